@@ -1,0 +1,50 @@
+#pragma once
+// Shared plumbing of the dualgibbs command: the options every subcommand understands, and a registry so
+// that each subcommand lives in its own file (apps/cmd_NAME.cpp) and registers itself.
+
+#include <dualgibbs/model.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dualgibbs::cli {
+
+/// Options of the top-level command, shared by all subcommands (given before or after the subcommand).
+struct CommonOptions {
+  std::string graph = "torus:10";
+  double s = 1.0;
+  double sigma = 0.1;
+  std::optional<std::string> node_file;
+  std::uint64_t seed = 1;
+  bool quiet = false;
+  /// Loads the model these options describe. \throws std::invalid_argument on bad input.
+  Model model() const;
+};
+
+/// A subcommand: `setup` adds it to the app and returns the callback to run when it is chosen.
+struct Command {
+  std::string name;
+  std::function<std::function<int()>(CLI::App& app, CommonOptions& common)> setup;
+};
+
+/// All registered subcommands.
+std::vector<Command>& registry();
+
+/// Registers a subcommand at static-initialisation time: `static Registration reg{{"info", setup_info}};`.
+struct Registration {
+  explicit Registration(Command c) { registry().push_back(std::move(c)); }
+};
+
+/// The run without a subcommand (the headline demo).
+int run_default(const CommonOptions& common);
+
+/// Prints JSON on stdout, one object per line.
+void print_json(const nlohmann::json& j);
+
+}  // namespace dualgibbs::cli

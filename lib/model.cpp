@@ -1,0 +1,225 @@
+#include <dualgibbs/model.hpp>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs {
+
+namespace {
+
+std::string number(double x) {
+  std::ostringstream os;
+  os.precision(17);
+  os << x;
+  return os.str();
+}
+
+}  // namespace
+
+void check_standard_deviation(double sd, const std::string& what) {
+  if (!std::isfinite(sd) || !(sd > 0.0))
+    throw std::invalid_argument("Model: " + what + " = " + number(sd) + " must be a finite positive standard deviation");
+  const double var = sd * sd;
+  if (!std::isfinite(var) || !(var > 0.0) || !std::isfinite(1.0 / var))
+    throw std::invalid_argument("Model: " + what + " = " + number(sd) +
+                                " gives a variance that overflows or underflows double precision");
+}
+
+const char* to_string(Domain d) noexcept { return d == Domain::Primal ? "primal" : "dual"; }
+
+Domain parse_domain(const std::string& name) {
+  if (name == "primal") return Domain::Primal;
+  if (name == "dual") return Domain::Dual;
+  throw std::invalid_argument("unknown domain '" + name + "' (expected 'primal' or 'dual')");
+}
+
+Model::Model(Graph graph, double s, double sigma)
+    : m_graph(std::move(graph)),
+      m_s(static_cast<std::size_t>(m_graph.num_nodes()), s),
+      m_sigma(static_cast<std::size_t>(m_graph.num_edges()), sigma) {
+  check_standard_deviation(s, "s");
+  check_standard_deviation(sigma, "sigma");
+  validate_and_square();
+}
+
+Model::Model(Graph graph, std::vector<double> s, std::vector<double> sigma)
+    : m_graph(std::move(graph)), m_s(std::move(s)), m_sigma(std::move(sigma)) {
+  if (m_s.size() != static_cast<std::size_t>(m_graph.num_nodes()))
+    throw std::invalid_argument("Model: " + std::to_string(m_s.size()) + " node standard deviations given for " +
+                                std::to_string(m_graph.num_nodes()) + " nodes");
+  if (m_sigma.size() != static_cast<std::size_t>(m_graph.num_edges()))
+    throw std::invalid_argument("Model: " + std::to_string(m_sigma.size()) + " edge standard deviations given for " +
+                                std::to_string(m_graph.num_edges()) + " edges");
+  validate_and_square();
+}
+
+void Model::validate_and_square() {
+  const Index n = m_graph.num_nodes(), m = m_graph.num_edges();
+  m_s2.resize(n);
+  m_sigma2.resize(m);
+  for (Index v = 0; v < n; ++v) {
+    check_standard_deviation(m_s[v], "s_v of node " + std::to_string(v));
+    m_s2[v] = m_s[v] * m_s[v];
+  }
+  for (Index e = 0; e < m; ++e) {
+    check_standard_deviation(m_sigma[e], "sigma_e of edge " + std::to_string(e));
+    m_sigma2[e] = m_sigma[e] * m_sigma[e];
+  }
+  m_homogeneous = true;
+  for (Index v = 1; v < n && m_homogeneous; ++v) m_homogeneous = m_s[v] == m_s[0];
+  for (Index e = 1; e < m && m_homogeneous; ++e) m_homogeneous = m_sigma[e] == m_sigma[0];
+  // The diagonals of Q and R must stay finite (a node of huge degree with tiny sigma could overflow).
+  if (!primal_diagonal().allFinite())
+    throw std::invalid_argument("Model: the diagonal of the primal precision Q overflows double precision");
+  if (!dual_diagonal().allFinite())
+    throw std::invalid_argument("Model: the diagonal of the dual precision R overflows double precision");
+}
+
+double Model::s() const {
+  if (!m_homogeneous) throw std::logic_error("Model::s(): the model is heterogeneous; use node_sd()");
+  return m_s[0];
+}
+
+double Model::sigma() const {
+  if (!m_homogeneous) throw std::logic_error("Model::sigma(): the model is heterogeneous; use edge_sd()");
+  return m_sigma.empty() ? 1.0 : m_sigma[0];
+}
+
+SparseMatrix Model::incidence() const {
+  const Index n = num_nodes(), m = num_edges();
+  SparseMatrix B(n, m);
+  std::vector<Eigen::Triplet<double, int>> t;
+  t.reserve(2 * static_cast<std::size_t>(m));
+  for (Index e = 0; e < m; ++e) {
+    t.emplace_back(m_graph.edge(e).head, e, 1.0);
+    t.emplace_back(m_graph.edge(e).tail, e, -1.0);
+  }
+  B.setFromTriplets(t.begin(), t.end());
+  return B;
+}
+
+namespace {
+
+// L or Q: diag[v] on the diagonal, -w_e at (u, v) and (v, u) for every edge e = (u, v).
+SparseMatrix node_matrix(const Graph& g, const Eigen::VectorXd& diag, const Eigen::VectorXd& edge_weight) {
+  const Index n = g.num_nodes(), m = g.num_edges();
+  std::vector<Eigen::Triplet<double, int>> t;
+  t.reserve(static_cast<std::size_t>(n) + 2 * static_cast<std::size_t>(m));
+  for (Index v = 0; v < n; ++v) t.emplace_back(v, v, diag[v]);
+  for (Index e = 0; e < m; ++e) {
+    const Edge& ed = g.edge(e);
+    t.emplace_back(ed.head, ed.tail, -edge_weight[e]);
+    t.emplace_back(ed.tail, ed.head, -edge_weight[e]);
+  }
+  SparseMatrix M(n, n);
+  M.setFromTriplets(t.begin(), t.end());
+  return M;
+}
+
+}  // namespace
+
+SparseMatrix Model::laplacian() const {
+  Eigen::VectorXd deg(num_nodes());
+  for (Index v = 0; v < num_nodes(); ++v) deg[v] = m_graph.degree(v);
+  return node_matrix(m_graph, deg, Eigen::VectorXd::Ones(num_edges()));
+}
+
+SparseMatrix Model::primal_precision() const {
+  // [eqn:QPNH] Q = D_s^-1 + B D_sigma^-1 B^T.
+  return node_matrix(m_graph, primal_diagonal(), m_sigma2.cwiseInverse());
+}
+
+Eigen::VectorXd Model::primal_diagonal() const {
+  Eigen::VectorXd d = m_s2.cwiseInverse();
+  for (Index e = 0; e < num_edges(); ++e) {
+    const double w = 1.0 / m_sigma2[e];
+    d[m_graph.edge(e).head] += w;
+    d[m_graph.edge(e).tail] += w;
+  }
+  return d;
+}
+
+Eigen::VectorXd Model::dual_diagonal() const {
+  Eigen::VectorXd d(num_edges());
+  for (Index e = 0; e < num_edges(); ++e)
+    d[e] = m_sigma2[e] + m_s2[m_graph.edge(e).head] + m_s2[m_graph.edge(e).tail];
+  return d;
+}
+
+std::int64_t Model::dual_precision_nonzeros() const noexcept {
+  // Row e = (u, v) holds e itself and the other d_u - 1 + d_v - 1 edges at its ends.
+  return m_graph.sum_squared_degrees() - static_cast<std::int64_t>(num_edges());
+}
+
+SparseMatrix Model::dual_precision() const {
+  // [eqn:QPNHDual] R = D_sigma + B^T D_s B: R_ee = sigma_e^2 + s_u^2 + s_v^2 and, for e' != e sharing node k,
+  // R_ee' = s_k^2 B[k,e] B[k,e'].
+  const std::int64_t nnz = dual_precision_nonzeros();
+  if (nnz > std::numeric_limits<int>::max())
+    throw std::invalid_argument("Model::dual_precision: R would have " + std::to_string(nnz) +
+                                " non-zeros, over the 32-bit index; use dual_operator()");
+  const Index m = num_edges();
+  const auto& off = m_graph.incidence_offsets();
+  const auto& ie = m_graph.incidence_edges();
+  const auto& is = m_graph.incidence_signs();
+  const Eigen::VectorXd diag = dual_diagonal();
+  std::vector<Eigen::Triplet<double, int>> t;
+  t.reserve(static_cast<std::size_t>(nnz));
+  for (Index e = 0; e < m; ++e) {
+    t.emplace_back(e, e, diag[e]);
+    for (Index k : {m_graph.edge(e).head, m_graph.edge(e).tail}) {
+      const double bke = k == m_graph.edge(e).head ? 1.0 : -1.0;
+      for (Index p = off[k]; p < off[k + 1]; ++p)
+        if (ie[p] != e) t.emplace_back(e, ie[p], m_s2[k] * bke * is[p]);
+    }
+  }
+  SparseMatrix R(m, m);
+  R.setFromTriplets(t.begin(), t.end());
+  return R;
+}
+
+DualPrecisionOperator Model::dual_operator() const { return DualPrecisionOperator(*this); }
+
+std::string Model::summary() const {
+  std::ostringstream os;
+  os << m_graph.summary() << "; ";
+  if (m_homogeneous)
+    os << "homogeneous, s = " << s() << ", sigma = " << sigma();
+  else
+    os << "heterogeneous, s_v in [" << m_s2.cwiseSqrt().minCoeff() << ", " << m_s2.cwiseSqrt().maxCoeff() << "]"
+       << (num_edges() ? ", sigma_e in [" + number(m_sigma2.cwiseSqrt().minCoeff()) + ", " +
+                             number(m_sigma2.cwiseSqrt().maxCoeff()) + "]"
+                       : std::string());
+  return os.str();
+}
+
+void DualPrecisionOperator::perform_op(const double* x_in, double* y_out) const {
+  const Model& md = *m_model;
+  const Graph& g = md.graph();
+  const Index n = g.num_nodes(), m = g.num_edges();
+  thread_local std::vector<double> node;  // D_s B y, kept per thread so repeated calls do not allocate
+  node.assign(static_cast<std::size_t>(n), 0.0);
+  const auto& edges = g.edges();
+  for (Index e = 0; e < m; ++e) {
+    node[edges[e].head] += x_in[e];
+    node[edges[e].tail] -= x_in[e];
+  }
+  const Eigen::VectorXd& s2 = md.node_variances();
+  for (Index v = 0; v < n; ++v) node[v] *= s2[v];
+  const Eigen::VectorXd& sig2 = md.edge_variances();
+  for (Index e = 0; e < m; ++e) y_out[e] = sig2[e] * x_in[e] + node[edges[e].head] - node[edges[e].tail];
+}
+
+Eigen::VectorXd DualPrecisionOperator::apply(const Eigen::VectorXd& y) const {
+  if (y.size() != rows())
+    throw std::invalid_argument("DualPrecisionOperator: vector of length " + std::to_string(y.size()) + " for " +
+                                std::to_string(rows()) + " edges");
+  Eigen::VectorXd out(rows());
+  perform_op(y.data(), out.data());
+  return out;
+}
+
+}  // namespace dualgibbs
