@@ -1,0 +1,11 @@
+#pragma once
+/// \file dualgibbs.hpp
+/// Includes the whole public interface of dualgibbs.
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/version.hpp>
+
+#include <dualgibbs/generators.hpp>
+#include <dualgibbs/graph.hpp>
+#include <dualgibbs/io.hpp>
+#include <dualgibbs/model.hpp>
