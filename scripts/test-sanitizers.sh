@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the library, the command and the tests with AddressSanitizer + UndefinedBehaviorSanitizer
+# (Debug build type, -O1 so that Eigen-heavy statistical tests finish, frame pointers kept) in a separate
+# build directory, and runs the default test suite under them. Any sanitizer report fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${DUALGIBBS_ASAN_BUILD_DIR:-build-asan}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DDUALGIBBS_SANITIZE=ON \
+  -DDUALGIBBS_BUILD_BENCH=OFF
+cmake --build "$build" -j "$(nproc)"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The packaging test builds an unsanitized consumer against the library: it runs in the Release suite only.
+ctest --test-dir "$build" -LE 'long|packaging' --output-on-failure -j "$(nproc)" --timeout 1500
