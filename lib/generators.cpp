@@ -128,6 +128,21 @@ Graph make_random_regular(Index n, Index k, std::uint64_t seed) {
   require(n >= 1 && k >= 0 && k < n, "kregular: need 0 <= k < n (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
   require((std::int64_t{n} * k) % 2 == 0, "kregular: n*k must be even (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
   checked_count(std::int64_t{n} * k, "edge ends", "kregular");
+  if (k > (n - 1) / 2 && k > 0) {
+    // Dense case: pairing rarely completes, so draw the (n-1-k)-regular complement and take its complement
+    // (n(n-1-k) has the parity of nk, so it is realisable); complementation is a bijection between the two
+    // families, so the draw is exactly as uniform as the sparse one.
+    const Graph h = make_random_regular(n, n - 1 - k, seed);
+    std::unordered_set<std::uint64_t> in_h;
+    in_h.reserve(static_cast<std::size_t>(h.num_edges()) * 2);
+    for (const Edge& e : h.edges()) in_h.insert(edge_key(e.head, e.tail));
+    std::vector<Edge> edges;
+    edges.reserve(static_cast<std::size_t>(n) * k / 2);
+    for (Index u = 0; u < n; ++u)
+      for (Index v = u + 1; v < n; ++v)
+        if (!in_h.count(edge_key(u, v))) edges.push_back({u, v});
+    return Graph(n, std::move(edges));
+  }
   std::mt19937_64 rng(seed);
   // Pair random stubs in rounds (the Steger–Wormald idea): a pair that would make a self-loop or a
   // duplicate goes back to the pool for the next round; if the pool can no longer be completed, restart.

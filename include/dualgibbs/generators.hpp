@@ -31,7 +31,10 @@ DUALGIBBS_EXPORT Graph make_complete_bipartite(Index n1, Index n2);
 DUALGIBBS_EXPORT Graph make_star(Index n);
 /// d-dimensional hypercube, 2^d nodes, 0 <= d <= 30.
 DUALGIBBS_EXPORT Graph make_hypercube(int d);
-/// Uniformly random k-regular simple graph on n nodes (pairing model with rejection; 0 <= k < n, n*k even).
+/// Random k-regular simple graph on n nodes (0 <= k < n, n*k even): random stubs are paired in rounds and
+/// pairs that would make a self-loop or a duplicate are redrawn (after Steger and Wormald, asymptotically
+/// uniform for k = o(n^(1/28)) and close to uniform in practice); for k > (n-1)/2 the complement of a
+/// random (n-1-k)-regular graph is returned, so dense graphs are drawn quickly too.
 DUALGIBBS_EXPORT Graph make_random_regular(Index n, Index k, std::uint64_t seed);
 /// Watts–Strogatz: ring lattice of n nodes each joined to its k nearest neighbours (k even, 2 <= k < n),
 /// every edge's far end rewired with probability p to a uniform node, avoiding self-loops and duplicates.
