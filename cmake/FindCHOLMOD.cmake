@@ -22,6 +22,10 @@ if(CHOLMOD_FOUND AND NOT TARGET CHOLMOD::CHOLMOD)
   if(CCOLAMD_LIBRARY)
     list(APPEND _cholmod_deps ${CCOLAMD_LIBRARY})
   endif()
+  # CHOLMOD's supernodal kernels run on the system BLAS/LAPACK, and dualgibbs' selected inversion calls them
+  # directly (dense blocks of the factor), so they are linked explicitly.
+  find_package(LAPACK REQUIRED)
+  list(APPEND _cholmod_deps LAPACK::LAPACK)
   set_property(TARGET CHOLMOD::CHOLMOD PROPERTY INTERFACE_LINK_LIBRARIES "${_cholmod_deps}")
 endif()
 mark_as_advanced(CHOLMOD_INCLUDE_DIR CHOLMOD_LIBRARY SUITESPARSECONFIG_LIBRARY AMD_LIBRARY CAMD_LIBRARY

@@ -5,6 +5,7 @@
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/version.hpp>
 
+#include <dualgibbs/exact.hpp>
 #include <dualgibbs/generators.hpp>
 #include <dualgibbs/graph.hpp>
 #include <dualgibbs/io.hpp>
