@@ -1,0 +1,467 @@
+// Estimators of the paper's Section VII: grouped moments, Woodbury reconstruction, split-half errors,
+// jackknife and bootstrap, normalisation and the Theil–Sen decay-rate fit. See estimators.hpp.
+#include <dualgibbs/estimators.hpp>
+
+#include "random_util.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace dualgibbs {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw std::invalid_argument(where + ": " + what);
+}
+
+std::string str(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+bool all_finite(const Eigen::Ref<const Eigen::MatrixXd>& m) { return m.allFinite(); }
+
+double median_in_place(std::vector<double>& v) {
+  const std::size_t n = v.size();
+  const std::size_t mid = n / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double hi = v[mid];
+  if (n % 2 == 1) return hi;
+  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+const char* to_string(MomentKind kind) noexcept { return kind == MomentKind::Full ? "full" : "diagonal"; }
+
+// ---- MomentSums ---------------------------------------------------------------------------------
+
+MomentSums& MomentSums::operator+=(const MomentSums& other) {
+  count += other.count;
+  sum += other.sum;
+  scatter += other.scatter;
+  return *this;
+}
+
+MomentSums& MomentSums::operator-=(const MomentSums& other) {
+  count -= other.count;
+  sum -= other.sum;
+  scatter -= other.scatter;
+  return *this;
+}
+
+// ---- GroupedMoments -----------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::size_t> even_offsets(std::size_t n, std::size_t groups) {
+  if (groups < 1 || groups > n)
+    fail("GroupedMoments", "number of groups " + std::to_string(groups) + " must be in [1, " + std::to_string(n) +
+                               "] (the number of draws)");
+  std::vector<std::size_t> off(groups + 1);
+  for (std::size_t g = 0; g <= groups; ++g) off[g] = g * n / groups;
+  return off;
+}
+
+}  // namespace
+
+GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
+                               MomentKind kind, unsigned threads)
+    : m_kind(kind) {
+  build(draws, offsets, threads);
+}
+
+GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind,
+                               unsigned threads)
+    : m_kind(kind) {
+  if (draws.cols() == 0 || draws.rows() == 0) fail("GroupedMoments", "no draws (empty matrix)");
+  build(draws, even_offsets(static_cast<std::size_t>(draws.cols()), groups), threads);
+}
+
+void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
+                           unsigned threads) {
+  const Eigen::Index dim = draws.rows();
+  const auto n = static_cast<std::size_t>(draws.cols());
+  if (dim == 0 || n == 0) fail("GroupedMoments", "no draws (empty matrix)");
+  if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != n)
+    fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws " + std::to_string(n));
+  for (std::size_t g = 0; g + 1 < offsets.size(); ++g)
+    if (offsets[g + 1] <= offsets[g])
+      fail("GroupedMoments", "group offsets must increase strictly (group " + std::to_string(g) + " is empty)");
+  if (!all_finite(draws)) fail("GroupedMoments", "draws contain NaN or infinite values");
+  if (threads < 1) threads = 1;
+
+  // Pass 1: the common centre.
+  m_center = draws.rowwise().mean();
+
+  // Pass 2: each group's sums about the centre; the scatter by a symmetric rank update (lower triangle,
+  // then mirrored).
+  const std::size_t groups = offsets.size() - 1;
+  const Eigen::Index scatter_size = m_kind == MomentKind::Full ? dim * dim : dim;
+  m_groups.assign(groups, MomentSums{});
+  auto work = [&](std::size_t first, std::size_t last) {
+    Eigen::MatrixXd centred;
+    for (std::size_t g = first; g < last; ++g) {
+      const auto off = static_cast<Eigen::Index>(offsets[g]);
+      const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
+      centred = draws.middleCols(off, cnt).colwise() - m_center;
+      MomentSums& s = m_groups[g];
+      s.count = static_cast<double>(cnt);
+      s.sum = centred.rowwise().sum();
+      s.scatter.setZero(scatter_size);
+      if (m_kind == MomentKind::Full) {
+        Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
+        p.selfadjointView<Eigen::Lower>().rankUpdate(centred);
+        p.triangularView<Eigen::StrictlyUpper>() = p.transpose().eval();
+      } else {
+        s.scatter = centred.rowwise().squaredNorm();
+      }
+    }
+  };
+  const std::size_t nthreads = std::min<std::size_t>(threads, groups);
+  if (nthreads <= 1) {
+    work(0, groups);
+  } else {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < nthreads; ++t) pool.emplace_back(work, t * groups / nthreads, (t + 1) * groups / nthreads);
+    for (auto& th : pool) th.join();
+  }
+  m_total = range(0, groups);
+}
+
+MomentSums GroupedMoments::range(std::size_t first, std::size_t last) const {
+  if (first >= last || last > m_groups.size())
+    fail("GroupedMoments::range", "group range [" + std::to_string(first) + ", " + std::to_string(last) +
+                                      ") is empty or beyond " + std::to_string(m_groups.size()) + " groups");
+  MomentSums s = m_groups[first];
+  for (std::size_t g = first + 1; g < last; ++g) s += m_groups[g];
+  return s;
+}
+
+SampleMoments GroupedMoments::moments(const MomentSums& sums) const {
+  const Eigen::Index dim = m_center.size();
+  if (!(sums.count > 1))
+    fail("GroupedMoments::moments", "need more than one draw for a sample covariance, got count " + str(sums.count));
+  if (sums.sum.size() != dim) fail("GroupedMoments::moments", "sums of the wrong dimension");
+  SampleMoments m;
+  m.count = sums.count;
+  const Eigen::VectorXd delta = sums.sum / sums.count;  // mean - centre
+  m.mean = m_center + delta;
+  const double denom = sums.count - 1.0;
+  if (m_kind == MomentKind::Full) {
+    Eigen::Map<const Eigen::MatrixXd> p(sums.scatter.data(), dim, dim);
+    // sum (x - mean)(x - mean)^T = P - n delta delta^T
+    m.covariance = (p - sums.count * delta * delta.transpose()) / denom;
+    m.variance = m.covariance.diagonal();
+  } else {
+    m.variance = (sums.scatter - sums.count * delta.cwiseProduct(delta)) / denom;
+  }
+  return m;
+}
+
+SampleMoments GroupedMoments::moments_weighted(const std::vector<double>& weights) const {
+  if (weights.size() != m_groups.size())
+    fail("GroupedMoments::moments_weighted", "got " + std::to_string(weights.size()) + " weights for " +
+                                                 std::to_string(m_groups.size()) + " groups");
+  MomentSums s;
+  s.sum.setZero(m_center.size());
+  s.scatter.setZero(m_groups.front().scatter.size());
+  for (std::size_t g = 0; g < weights.size(); ++g) {
+    if (!(weights[g] >= 0) || !std::isfinite(weights[g]))
+      fail("GroupedMoments::moments_weighted", "weight of group " + std::to_string(g) + " is " + str(weights[g]));
+    if (weights[g] == 0) continue;
+    s.count += weights[g] * m_groups[g].count;
+    s.sum += weights[g] * m_groups[g].sum;
+    s.scatter += weights[g] * m_groups[g].scatter;
+  }
+  return moments(s);
+}
+
+std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint64_t seed,
+                                              const std::function<double(const SampleMoments&)>& statistic) const {
+  if (!statistic) fail("GroupedMoments::bootstrap", "no statistic given");
+  const std::size_t groups = m_groups.size();
+  if (groups < 2) fail("GroupedMoments::bootstrap", "need at least 2 groups to resample");
+  const Eigen::Index dim = m_center.size();
+  const Eigen::Index scatter_size = m_groups.front().scatter.size();
+  // Group statistics side by side, so a batch of replicates is one matrix product with the multiplicities.
+  Eigen::MatrixXd sums(dim, static_cast<Eigen::Index>(groups));
+  Eigen::MatrixXd scatters(scatter_size, static_cast<Eigen::Index>(groups));
+  Eigen::RowVectorXd counts(static_cast<Eigen::Index>(groups));
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto gi = static_cast<Eigen::Index>(g);
+    sums.col(gi) = m_groups[g].sum;
+    scatters.col(gi) = m_groups[g].scatter;
+    counts(gi) = m_groups[g].count;
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<double> out;
+  out.reserve(replicates);
+  const std::size_t batch = 64;
+  Eigen::MatrixXd w;
+  MomentSums s;
+  for (std::size_t done = 0; done < replicates; done += batch) {
+    const auto b = static_cast<Eigen::Index>(std::min(batch, replicates - done));
+    w.setZero(static_cast<Eigen::Index>(groups), b);
+    for (Eigen::Index r = 0; r < b; ++r)
+      for (std::size_t k = 0; k < groups; ++k) w(static_cast<Eigen::Index>(detail::uniform_below(rng, groups)), r) += 1.0;
+    const Eigen::MatrixXd bs = sums * w;
+    const Eigen::MatrixXd bp = scatters * w;
+    const Eigen::RowVectorXd bc = counts * w;
+    for (Eigen::Index r = 0; r < b; ++r) {
+      s.count = bc(r);
+      s.sum = bs.col(r);
+      s.scatter = bp.col(r);
+      out.push_back(statistic(moments(s)));
+    }
+  }
+  return out;
+}
+
+// ---- Woodbury and errors ------------------------------------------------------------------------
+
+Eigen::MatrixXd woodbury_primal_covariance(const Eigen::VectorXd& node_variances, const Eigen::MatrixXd& cov_x_tilde) {
+  const Eigen::Index n = node_variances.size();
+  if (cov_x_tilde.rows() != n || cov_x_tilde.cols() != n)
+    fail("woodbury_primal_covariance", "Cov(x~) is " + std::to_string(cov_x_tilde.rows()) + " x " +
+                                           std::to_string(cov_x_tilde.cols()) + ", expected " + std::to_string(n) +
+                                           " x " + std::to_string(n));
+  // [eq:cov_woodbury3] Cov(X) = D_s - D_s Cov(x~) D_s
+  Eigen::MatrixXd out = -(node_variances.asDiagonal() * cov_x_tilde * node_variances.asDiagonal());
+  out.diagonal() += node_variances;
+  return out;
+}
+
+Eigen::VectorXd woodbury_primal_variances(const Eigen::VectorXd& node_variances, const Eigen::VectorXd& var_x_tilde) {
+  if (var_x_tilde.size() != node_variances.size())
+    fail("woodbury_primal_variances", "Var(x~) has length " + std::to_string(var_x_tilde.size()) + ", expected " +
+                                          std::to_string(node_variances.size()));
+  // [eq:cov_woodbury5] Var(X_v) = s_v^2 - s_v^4 Var(x~_v)
+  return node_variances - node_variances.cwiseProduct(node_variances).cwiseProduct(var_x_tilde);
+}
+
+Eigen::MatrixXd primal_covariance_estimate(Domain observed, const Eigen::VectorXd& node_variances,
+                                           const SampleMoments& moments) {
+  const bool full = moments.covariance.size() > 0;
+  if (observed == Domain::Primal) return full ? moments.covariance : Eigen::MatrixXd(moments.variance);
+  return full ? woodbury_primal_covariance(node_variances, moments.covariance)
+              : Eigen::MatrixXd(woodbury_primal_variances(node_variances, moments.variance));
+}
+
+namespace {
+void check_same_shape(const char* where, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    fail(where, "shapes differ: " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " and " +
+                    std::to_string(b.rows()) + " x " + std::to_string(b.cols()));
+}
+}  // namespace
+
+double biased_error(const Eigen::MatrixXd& estimate, const Eigen::MatrixXd& target) {
+  check_same_shape("biased_error", estimate, target);
+  return (estimate - target).squaredNorm();
+}
+
+double unbiased_error(const Eigen::MatrixXd& half1, const Eigen::MatrixXd& half2, const Eigen::MatrixXd& target) {
+  check_same_shape("unbiased_error", half1, target);
+  check_same_shape("unbiased_error", half2, target);
+  // [eq:unbiased_error] trace((S1 - S)^T (S2 - S)) = <S1 - S, S2 - S>_F
+  return ((half1 - target).array() * (half2 - target).array()).sum();
+}
+
+// ---- CovarianceErrorTracker ---------------------------------------------------------------------
+
+CovarianceErrorTracker::CovarianceErrorTracker(Domain observed, Eigen::VectorXd node_variances, Eigen::MatrixXd target,
+                                               ErrorTrackerOptions options)
+    : m_domain(observed), m_node_variances(std::move(node_variances)), m_target(std::move(target)), m_options(options) {
+  const Eigen::Index n = m_node_variances.size();
+  if (n == 0) fail("CovarianceErrorTracker", "no node variances given");
+  if (m_target.rows() == n && m_target.cols() == n && n > 1) {
+    m_kind = MomentKind::Full;
+  } else if (m_target.rows() == n && m_target.cols() == 1) {
+    m_kind = n == 1 ? MomentKind::Full : MomentKind::Diagonal;
+  } else {
+    fail("CovarianceErrorTracker", "target is " + std::to_string(m_target.rows()) + " x " +
+                                       std::to_string(m_target.cols()) + ", expected " + std::to_string(n) + " x " +
+                                       std::to_string(n) + " (covariance) or " + std::to_string(n) +
+                                       " x 1 (marginal variances)");
+  }
+  if (!m_target.allFinite()) fail("CovarianceErrorTracker", "target contains NaN or infinite values");
+  if (!m_node_variances.allFinite() || (m_node_variances.array() <= 0).any())
+    fail("CovarianceErrorTracker", "node variances must be finite and positive");
+  if (m_options.jackknife_groups < 2)
+    fail("CovarianceErrorTracker", "jackknife_groups must be at least 2, got " + std::to_string(m_options.jackknife_groups));
+}
+
+ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
+                                              const Eigen::Ref<const Eigen::MatrixXd>& states) {
+  const Eigen::Index dim = m_node_variances.size();
+  if (states.rows() != dim)
+    fail("CovarianceErrorTracker::observe", "states have " + std::to_string(states.rows()) + " rows, expected " +
+                                                std::to_string(dim) + " (x, or x~ = B y~ for the dual)");
+  const auto chains = static_cast<std::size_t>(states.cols());
+  if (chains < 4) fail("CovarianceErrorTracker::observe", "need at least 4 chains, got " + std::to_string(chains));
+
+  // Half 1 = chains [0, L/2), half 2 = [L/2, L), each cut into g groups.
+  const std::size_t half = chains / 2;
+  const std::size_t g = std::min(m_options.jackknife_groups, half);
+  std::vector<std::size_t> offsets;
+  for (std::size_t k = 0; k < g; ++k) offsets.push_back(k * half / g);
+  for (std::size_t k = 0; k < g; ++k) offsets.push_back(half + k * (chains - half) / g);
+  offsets.push_back(chains);
+  const GroupedMoments gm(states, offsets, m_kind, m_options.parallel ? 2u : 1u);
+
+  auto estimate = [&](const MomentSums& s) { return primal_covariance_estimate(m_domain, m_node_variances, gm.moments(s)); };
+  const MomentSums h1 = gm.range(0, g);
+  const MomentSums h2 = gm.range(g, 2 * g);
+  const MomentSums& all = gm.total();
+  const Eigen::MatrixXd s1 = estimate(h1);
+  const Eigen::MatrixXd s2 = estimate(h2);
+  m_estimate = estimate(all);
+  const Eigen::MatrixXd d1 = s1 - m_target;
+  const Eigen::MatrixXd d2 = s2 - m_target;
+  const Eigen::MatrixXd d = m_estimate - m_target;
+
+  ErrorEstimate e;
+  e.sweep = sweep;
+  e.seconds = seconds;
+  e.Eb = d.squaredNorm();
+  e.Eu = (d1.array() * d2.array()).sum();
+  e.Eb_floor = 0.25 * (s1 - s2).squaredNorm();
+  e.max_abs_error = d.cwiseAbs().maxCoeff();
+
+  // Standard errors from delete-one-group jackknife replicates (vectorised deviations, one column per
+  // deleted group). Eu = <A1, A2> is bilinear in two independent halves: with C_h the covariance of A_h,
+  // Var(Eu) = A2' C1 A2 + A1' C2 A1 - tr(C1 C2) in expectation of the plug-ins (the multivariate form of
+  // Goodman's unbiased variance of a product of independent estimates). The plain two-sample jackknife
+  // V1 + V2 (Arvesen 1969) counts tr(C1 C2) twice, i.e. overstates the variance by up to 2x near
+  // convergence; subtracting T12 = tr(C1^ C2^) removes that. The difference is unbiased but, when one
+  // direction dominates the noise (the primal's constant mode), negative about a third of the time at
+  // convergence; since Var(Eu) >= tr(C1 C2), whose unbiased estimate is T12, the estimate is floored at
+  // T12. So Eu_se is unbiased away from convergence and conservative near it (measured: variance up to
+  // 1.9x on a 4x4 torus at sigma = 0.1, primal; 1.2x dual). Eb = ||A||^2 from all chains: pooled jackknife V_b minus its own double count,
+  // 2 tr(C^2) ~ T12 / 2 (pooled noise = mean of the halves' noise, equal halves), floored at T12 / 2.
+  const auto D = d.size();
+  const auto gi = static_cast<Eigen::Index>(g);
+  Eigen::MatrixXd j1(D, gi), j2(D, gi), jb(D, 2 * gi);
+  for (std::size_t j = 0; j < 2 * g; ++j) {
+    const bool first = j < g;
+    MomentSums part = first ? h1 : h2;
+    part -= gm.group(j);
+    const Eigen::MatrixXd dj = estimate(part) - m_target;
+    const auto col = static_cast<Eigen::Index>(first ? j : j - g);
+    (first ? j1 : j2).col(col) = Eigen::Map<const Eigen::VectorXd>(dj.data(), D);
+    MomentSums rest = all;
+    rest -= gm.group(j);
+    const Eigen::MatrixXd rj = estimate(rest) - m_target;
+    jb.col(static_cast<Eigen::Index>(j)) = Eigen::Map<const Eigen::VectorXd>(rj.data(), D);
+  }
+  j1 = j1.colwise() - j1.rowwise().mean();
+  j2 = j2.colwise() - j2.rowwise().mean();
+  const double f = (static_cast<double>(g) - 1.0) / static_cast<double>(g);
+  const Eigen::Map<const Eigen::VectorXd> a1(d1.data(), D), a2(d2.data(), D);
+  const double v1 = f * (j1.transpose() * a2).squaredNorm();
+  const double v2 = f * (j2.transpose() * a1).squaredNorm();
+  const double t12 = f * f * (j1.transpose() * j2).squaredNorm();
+  e.Eu_se = std::sqrt(std::max(v1 + v2 - t12, t12));
+  const Eigen::VectorXd thb = jb.colwise().squaredNorm().transpose();
+  const double fb = (2.0 * static_cast<double>(g) - 1.0) / (2.0 * static_cast<double>(g));
+  const double vb = fb * (thb.array() - thb.mean()).square().sum();
+  e.Eb_se = std::sqrt(std::max(vb - 0.5 * t12, 0.5 * t12));
+
+  const SampleMoments m1 = gm.moments(h1), m2 = gm.moments(h2);
+  e.mean_norm = (gm.center() + all.sum / all.count).norm();
+  e.mean_floor = 0.5 * (m1.mean - m2.mean).norm();
+  m_history.push_back(e);
+  return e;
+}
+
+// ---- normalisation and rate fits ----------------------------------------------------------------
+
+std::vector<double> normalise_to_first(const std::vector<double>& values) {
+  std::vector<double> out(values.size(), kNaN);
+  if (values.empty()) return out;
+  const double ref = values.front();
+  if (ref == 0 || !std::isfinite(ref)) return out;
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i] / ref;
+  return out;
+}
+
+LineFit theil_sen(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size())
+    fail("theil_sen", "x has " + std::to_string(x.size()) + " points, y has " + std::to_string(y.size()));
+  if (x.size() < 2) fail("theil_sen", "need at least 2 points, got " + std::to_string(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) fail("theil_sen", "point " + std::to_string(i) + " is not finite");
+  std::vector<double> slopes;
+  slopes.reserve(x.size() * (x.size() - 1) / 2);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = i + 1; j < x.size(); ++j)
+      if (x[j] != x[i]) slopes.push_back((y[j] - y[i]) / (x[j] - x[i]));
+  if (slopes.empty()) fail("theil_sen", "all x are equal");
+  LineFit fit;
+  fit.slope = median_in_place(slopes);
+  std::vector<double> icpt(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) icpt[i] = y[i] - fit.slope * x[i];
+  fit.intercept = median_in_place(icpt);
+  return fit;
+}
+
+RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& values,
+                       const std::vector<double>& noise, const RateFitOptions& options) {
+  if (sweeps.size() != values.size())
+    fail("fit_decay_rate", "got " + std::to_string(sweeps.size()) + " sweeps and " + std::to_string(values.size()) +
+                               " values");
+  if (!noise.empty() && noise.size() != values.size())
+    fail("fit_decay_rate", "got " + std::to_string(noise.size()) + " noise levels for " +
+                               std::to_string(values.size()) + " values");
+  if (!(options.exponent > 0) || !std::isfinite(options.exponent))
+    fail("fit_decay_rate", "exponent must be positive, got " + str(options.exponent));
+  RateFit fit;
+  const std::size_t n = values.size();
+  // Noise level: given per point, or estimated from the tail (median |value| of the last fifth, >= 3 points).
+  std::vector<double> level(n, 0.0);
+  if (!noise.empty()) {
+    level = noise;
+  } else if (n > 0) {
+    const std::size_t tail = std::min(n, std::max<std::size_t>(3, n / 5));
+    std::vector<double> t;
+    for (std::size_t i = n - tail; i < n; ++i) t.push_back(std::abs(values[i]));
+    std::fill(level.begin(), level.end(), median_in_place(t));
+  }
+  std::size_t start = 0;
+  while (start < n && !(sweeps[start] >= options.first_sweep)) ++start;
+  std::vector<double> x, y;
+  std::size_t i = start;
+  for (; i < n; ++i) {
+    const double v = values[i];
+    if (!std::isfinite(v) || v <= 0 || v <= options.snr * level[i]) break;
+    x.push_back(sweeps[i]);
+    y.push_back(std::log(v));
+  }
+  if (x.size() < std::max<std::size_t>(2, options.min_points)) {
+    std::ostringstream os;
+    os << "only " << x.size() << " point(s) above " << options.snr << " x noise from sweep " << options.first_sweep;
+    fit.note = os.str();
+    return fit;
+  }
+  const LineFit line = theil_sen(x, y);
+  fit.neg_log_rate = -line.slope / options.exponent;
+  fit.rate = std::exp(-fit.neg_log_rate);
+  fit.first_sweep = x.front();
+  fit.last_sweep = x.back();
+  fit.points = x.size();
+  return fit;
+}
+
+}  // namespace dualgibbs

@@ -1,0 +1,412 @@
+#define BOOST_TEST_MODULE estimators
+#include <boost/test/unit_test.hpp>
+
+#include <dualgibbs/estimators.hpp>
+#include <dualgibbs/generators.hpp>
+#include <dualgibbs/model.hpp>
+
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/normal_distribution.hpp>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+using namespace dualgibbs;
+
+namespace {
+
+// ---- oracles written in the test: dense matrices, dense Cholesky draws, naive sample moments ----------
+
+Eigen::MatrixXd dense(const SparseMatrix& m) { return Eigen::MatrixXd(m); }
+
+Eigen::MatrixXd exact_cov_x(const Model& m) {
+  const Eigen::MatrixXd q = dense(m.primal_precision());
+  return q.llt().solve(Eigen::MatrixXd::Identity(q.rows(), q.cols()));
+}
+
+/// Cov(x~) = B R^-1 B^T from dense matrices.
+Eigen::MatrixXd exact_cov_x_tilde(const Model& m) {
+  const Eigen::MatrixXd r = dense(m.dual_precision());
+  const Eigen::MatrixXd b = dense(m.incidence());
+  return b * r.llt().solve(b.transpose());
+}
+
+/// count exact draws of N(0, M^-1) by a dense Cholesky M = L L^T: z = L^-T eps.
+Eigen::MatrixXd draws_from_precision(const Eigen::MatrixXd& precision, std::size_t count, boost::random::mt19937_64& rng) {
+  boost::random::normal_distribution<double> normal;
+  const Eigen::LLT<Eigen::MatrixXd> llt(precision);
+  Eigen::MatrixXd eps(precision.rows(), static_cast<Eigen::Index>(count));
+  for (Eigen::Index j = 0; j < eps.cols(); ++j)
+    for (Eigen::Index i = 0; i < eps.rows(); ++i) eps(i, j) = normal(rng);
+  return llt.matrixU().solve(eps);
+}
+
+Eigen::MatrixXd naive_covariance(const Eigen::MatrixXd& x) {
+  const Eigen::VectorXd mean = x.rowwise().mean();
+  Eigen::MatrixXd c = Eigen::MatrixXd::Zero(x.rows(), x.rows());
+  for (Eigen::Index k = 0; k < x.cols(); ++k) {
+    const Eigen::VectorXd d = x.col(k) - mean;
+    c += d * d.transpose();
+  }
+  return c / static_cast<double>(x.cols() - 1);
+}
+
+Model heterogeneous_ws(std::uint64_t seed) {
+  Graph g = make_watts_strogatz(12, 4, 0.3, seed);
+  std::mt19937_64 rng(seed);
+  std::vector<double> s(static_cast<std::size_t>(g.num_nodes())), sigma(static_cast<std::size_t>(g.num_edges()));
+  for (auto& v : s) v = 0.8 + 0.4 * static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  for (auto& v : sigma) v = 0.2 + 0.1 * static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  return Model(std::move(g), std::move(s), std::move(sigma));
+}
+
+struct Summary {
+  double mean = 0, sd = 0;
+};
+Summary summarize(const std::vector<double>& v) {
+  Summary s;
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  return s;
+}
+
+// Two-sided z threshold with P(|Z| > 5.2) = 2.0e-7 per test (<= 1e-6 even with a few tests per case and
+// some departure from normality of a mean of 400 replicates).
+constexpr double kZ = 5.2;
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(woodbury)
+
+BOOST_AUTO_TEST_CASE(reconstructs_cov_x_from_exact_cov_x_tilde) {
+  // [eq:cov_woodbury3] on exact dense matrices, homogeneous torus and heterogeneous Watts–Strogatz.
+  for (const Model& m : {Model(make_torus(4, 5), 1.0, 0.3), heterogeneous_ws(7), Model(make_star(6), 0.7, 1.3)}) {
+    const Eigen::MatrixXd cov_x = exact_cov_x(m);
+    const Eigen::MatrixXd cov_xt = exact_cov_x_tilde(m);
+    const Eigen::MatrixXd rec = woodbury_primal_covariance(m.node_variances(), cov_xt);
+    BOOST_TEST((rec - cov_x).cwiseAbs().maxCoeff() < 1e-12);
+    const Eigen::VectorXd var = woodbury_primal_variances(m.node_variances(), cov_xt.diagonal());
+    BOOST_TEST((var - cov_x.diagonal()).cwiseAbs().maxCoeff() < 1e-12);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(rejects_mismatched_sizes) {
+  BOOST_CHECK_THROW(woodbury_primal_covariance(Eigen::VectorXd::Ones(3), Eigen::MatrixXd::Zero(2, 2)),
+                    std::invalid_argument);
+  BOOST_CHECK_THROW(woodbury_primal_variances(Eigen::VectorXd::Ones(3), Eigen::VectorXd::Zero(4)),
+                    std::invalid_argument);
+  BOOST_CHECK_THROW(unbiased_error(Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(3, 3)),
+                    std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(grouped_moments)
+
+BOOST_AUTO_TEST_CASE(matches_naive_moments_for_every_grouping) {
+  boost::random::mt19937_64 rng(11);
+  Eigen::MatrixXd x = draws_from_precision(dense(Model(make_cycle(5), 1.0, 0.5).primal_precision()), 37, rng);
+  x.array() += 3.0;  // an offset the two-pass centring must absorb
+  const Eigen::MatrixXd cov = naive_covariance(x);
+  for (std::size_t groups : {1u, 2u, 5u, 37u}) {
+    for (unsigned threads : {1u, 2u}) {
+      const GroupedMoments gm(x, groups, MomentKind::Full, threads);
+      const SampleMoments m = gm.moments();
+      BOOST_TEST(m.count == 37.0);
+      BOOST_TEST((m.mean - x.rowwise().mean()).cwiseAbs().maxCoeff() < 1e-13);
+      BOOST_TEST((m.covariance - cov).cwiseAbs().maxCoeff() < 1e-13);
+      const GroupedMoments gd(x, groups, MomentKind::Diagonal, threads);
+      BOOST_TEST((gd.moments().variance - cov.diagonal()).cwiseAbs().maxCoeff() < 1e-13);
+      BOOST_TEST(gd.moments().covariance.size() == 0);
+    }
+  }
+  // Deleting a group and ranges of groups agree with moments of the remaining columns.
+  const GroupedMoments gm(x, std::vector<std::size_t>{0, 10, 20, 37}, MomentKind::Full);
+  MomentSums rest = gm.total();
+  rest -= gm.group(1);
+  Eigen::MatrixXd kept(x.rows(), 27);
+  kept << x.leftCols(10), x.rightCols(17);
+  BOOST_TEST((gm.moments(rest).covariance - naive_covariance(kept)).cwiseAbs().maxCoeff() < 1e-13);
+  BOOST_TEST((gm.moments(gm.range(1, 3)).covariance - naive_covariance(x.rightCols(27))).cwiseAbs().maxCoeff() < 1e-13);
+}
+
+BOOST_AUTO_TEST_CASE(weighted_moments_equal_moments_of_replicated_columns) {
+  boost::random::mt19937_64 rng(3);
+  const Eigen::MatrixXd x = draws_from_precision(Eigen::MatrixXd::Identity(3, 3) * 2.0, 6, rng);
+  const GroupedMoments gm(x, 6, MomentKind::Full);
+  const std::vector<double> w{2, 0, 1, 3, 0, 1};
+  Eigen::MatrixXd rep(3, 7);
+  Eigen::Index c = 0;
+  for (Eigen::Index k = 0; k < 6; ++k)
+    for (int r = 0; r < static_cast<int>(w[static_cast<std::size_t>(k)]); ++r) rep.col(c++) = x.col(k);
+  BOOST_TEST((gm.moments_weighted(w).covariance - naive_covariance(rep)).cwiseAbs().maxCoeff() < 1e-13);
+}
+
+BOOST_AUTO_TEST_CASE(bootstrap_standard_error_of_a_mean_matches_theory) {
+  // The bootstrap sd of the sample mean of n i.i.d. draws is s / sqrt(n) (s the plug-in sd) up to the
+  // replicate noise: relative sd of a bootstrap variance from B = 4000 replicates is sqrt(2/B) = 2.2%, so a
+  // 15% band on the sd (30% on the variance) is > 10 sd: false failure far below 1e-6.
+  boost::random::mt19937_64 rng(5);
+  const Eigen::MatrixXd x = draws_from_precision(Eigen::MatrixXd::Identity(2, 2), 500, rng);
+  const GroupedMoments gm(x, 500, MomentKind::Full);
+  const std::vector<double> boot = gm.bootstrap(4000, 99, [](const SampleMoments& m) { return m.mean(0); });
+  BOOST_TEST(boot.size() == 4000u);
+  const Summary s = summarize(boot);
+  const double plugin_sd = std::sqrt(naive_covariance(x)(0, 0) * 499.0 / 500.0);
+  BOOST_TEST(std::abs(s.sd / (plugin_sd / std::sqrt(500.0)) - 1.0) < 0.15);
+  // Same seed, same replicates.
+  BOOST_TEST(gm.bootstrap(10, 99, [](const SampleMoments& m) { return m.mean(0); })[3] == boot[3]);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_bad_input) {
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Ones(2, 4);
+  BOOST_CHECK_THROW(GroupedMoments(x, 0, MomentKind::Full), std::invalid_argument);
+  BOOST_CHECK_THROW(GroupedMoments(x, 5, MomentKind::Full), std::invalid_argument);
+  BOOST_CHECK_THROW(GroupedMoments(x, std::vector<std::size_t>{0, 2, 2, 4}, MomentKind::Full), std::invalid_argument);
+  BOOST_CHECK_THROW(GroupedMoments(x, std::vector<std::size_t>{0, 3}, MomentKind::Full), std::invalid_argument);
+  BOOST_CHECK_THROW(GroupedMoments(Eigen::MatrixXd(2, 0), 1, MomentKind::Full), std::invalid_argument);
+  Eigen::MatrixXd bad = x;
+  bad(1, 2) = std::nan("");
+  BOOST_CHECK_THROW(GroupedMoments(bad, 2, MomentKind::Full), std::invalid_argument);
+  const GroupedMoments gm(x, 4, MomentKind::Full);
+  BOOST_CHECK_THROW(gm.moments(gm.group(0)), std::invalid_argument);  // one draw: no covariance
+  BOOST_CHECK_THROW(gm.moments_weighted({1, 1}), std::invalid_argument);
+  BOOST_CHECK_THROW(gm.moments_weighted({1, -1, 1, 1}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(split_half_error)
+
+BOOST_AUTO_TEST_CASE(tracker_numbers_match_naive_formulas) {
+  const Model m(make_torus(3, 4), 1.0, 0.4);
+  const Eigen::MatrixXd target = exact_cov_x(m);
+  boost::random::mt19937_64 rng(17);
+  const Eigen::MatrixXd x = draws_from_precision(dense(m.primal_precision()), 41, rng);
+  CovarianceErrorTracker track(Domain::Primal, m.node_variances(), target);
+  const ErrorEstimate e = track.observe(3, 0.5, x);
+  const Eigen::MatrixXd s = naive_covariance(x), s1 = naive_covariance(x.leftCols(20)), s2 = naive_covariance(x.rightCols(21));
+  BOOST_TEST(e.sweep == 3u);
+  BOOST_TEST(e.Eb == (s - target).squaredNorm(), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(e.Eu == ((s1 - target).array() * (s2 - target).array()).sum(), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(e.Eb_floor == 0.25 * (s1 - s2).squaredNorm(), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(e.mean_norm == x.rowwise().mean().norm(), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(e.mean_floor == 0.5 * (x.leftCols(20).rowwise().mean() - x.rightCols(21).rowwise().mean()).norm(),
+             boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(e.Eu_se > 0);
+  BOOST_TEST(track.history().size() == 1u);
+
+  // Dual: states x~ scored through Woodbury.
+  CovarianceErrorTracker dual(Domain::Dual, m.node_variances(), target);
+  const ErrorEstimate ed = dual.observe(0, 0, x);
+  const Eigen::MatrixXd w = woodbury_primal_covariance(m.node_variances(), s);
+  const Eigen::MatrixXd w1 = woodbury_primal_covariance(m.node_variances(), s1);
+  const Eigen::MatrixXd w2 = woodbury_primal_covariance(m.node_variances(), s2);
+  BOOST_TEST(ed.Eb == (w - target).squaredNorm(), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(ed.Eu == unbiased_error(w1, w2, target), boost::test_tools::tolerance(1e-10));
+
+  // Diagonal tracker: the same numbers restricted to the diagonal.
+  CovarianceErrorTracker diag(Domain::Primal, m.node_variances(), Eigen::MatrixXd(target.diagonal()));
+  BOOST_TEST((diag.kind() == MomentKind::Diagonal));
+  const ErrorEstimate eg = diag.observe(0, 0, x);
+  BOOST_TEST(eg.Eb == (s.diagonal() - target.diagonal()).squaredNorm(), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(eg.Eu == ((s1.diagonal() - target.diagonal()).array() * (s2.diagonal() - target.diagonal()).array()).sum(),
+             boost::test_tools::tolerance(1e-10));
+}
+
+/// K independent ensembles of L exact draws, scored by a tracker against `target`.
+std::vector<ErrorEstimate> exact_ensembles(Domain domain, const Model& m, const Eigen::MatrixXd& target, std::size_t K,
+                                           std::size_t L, std::uint64_t seed) {
+  boost::random::mt19937_64 rng(seed);
+  const Eigen::MatrixXd b = dense(m.incidence());
+  const Eigen::MatrixXd precision = dense(domain == Domain::Primal ? m.primal_precision() : m.dual_precision());
+  CovarianceErrorTracker track(domain, m.node_variances(), target);
+  for (std::size_t k = 0; k < K; ++k) {
+    Eigen::MatrixXd z = draws_from_precision(precision, L, rng);
+    if (domain == Domain::Dual) z = b * z;  // x~ = B y~
+    track.observe(k, 0, z);
+  }
+  return track.history();
+}
+
+BOOST_AUTO_TEST_CASE(unbiased_error_of_exact_ensembles_has_mean_zero) {
+  // Exact draws: Sigma_t = Sigma, so E[Eu] = 0 [eq:unbiased_error], in both domains (the dual through
+  // Woodbury). z-test on the mean of K = 2000 ensembles, |z| < 5.2: false failure 2e-7 per domain.
+  // Power: the same test with a wrong target must reject (next case), so it can fail.
+  const Model m(make_torus(4, 4), 1.0, 0.5);
+  const Eigen::MatrixXd target = exact_cov_x(m);
+  for (Domain domain : {Domain::Primal, Domain::Dual}) {
+    const auto hist = exact_ensembles(domain, m, target, 2000, 200, domain == Domain::Primal ? 1 : 2);
+    std::vector<double> eu, eu_se2, eb, floor;
+    for (const auto& e : hist) {
+      eu.push_back(e.Eu);
+      eu_se2.push_back(e.Eu_se * e.Eu_se);
+      eb.push_back(e.Eb);
+      floor.push_back(e.Eb_floor);
+    }
+    const Summary s = summarize(eu);
+    const double z = s.mean / (s.sd / std::sqrt(static_cast<double>(eu.size())));
+    BOOST_TEST_MESSAGE(to_string(domain) << ": mean Eu " << s.mean << " sd " << s.sd << " z " << z);
+    BOOST_TEST(std::abs(z) < kZ);
+    // Eu_se against the spread of Eu over ensembles. At convergence the estimate is conservative by
+    // design (floored at tr(C1^ C2^), see estimators.cpp): measured 1.2x (dual) to 1.8x (primal) in
+    // variance. The sample variance of 2000 replicates has relative sd <= sqrt(8 / 2000) = 6.3% (kurtosis
+    // of a product of normals <= 9), so [0.7, 2.8] holds with > 5 sd to spare and still catches an error
+    // bar off by a factor sqrt(2) the wrong way or by sqrt(groups).
+    const double ratio = summarize(eu_se2).mean / (s.sd * s.sd);
+    BOOST_TEST_MESSAGE("  Eu_se^2 / Var(Eu) = " << ratio);
+    BOOST_TEST(ratio > 0.7);
+    BOOST_TEST(ratio < 2.8);
+    // Eb's floor estimates Eb's bias: at convergence E[Eb] = E[floor] up to O(1/L).
+    BOOST_TEST(std::abs(summarize(eb).mean / summarize(floor).mean - 1.0) < 0.1);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unbiased_error_detects_a_wrong_target) {
+  // Target off by 10% (primal) or 50% (dual, whose Woodbury estimate is about 10x noisier here): E[Eu] =
+  // ||Sigma - target||_F^2 > 0 and the same z-test rejects decisively (measured z ~ 17 and ~ 60).
+  const Model m(make_torus(4, 4), 1.0, 0.5);
+  const Eigen::MatrixXd target = exact_cov_x(m);
+  for (Domain domain : {Domain::Primal, Domain::Dual}) {
+    const double scale = domain == Domain::Primal ? 1.1 : 1.5;
+    const auto hist = exact_ensembles(domain, m, scale * target, 2000, 200, 3);
+    std::vector<double> eu, se2;
+    for (const auto& e : hist) {
+      eu.push_back(e.Eu);
+      se2.push_back(e.Eu_se * e.Eu_se);
+    }
+    const Summary s = summarize(eu);
+    const double sem = s.sd / std::sqrt(2000.0);
+    BOOST_TEST(s.mean / sem > kZ);
+    // The expectation is the squared distance itself (|z| < 5.2 again).
+    const double truth = ((scale - 1.0) * target).squaredNorm();
+    BOOST_TEST(std::abs(s.mean - truth) < kZ * sem);
+    // Away from convergence the standard error is close to unbiased (measured 1.0x to 1.4x).
+    const double ratio = summarize(se2).mean / (s.sd * s.sd);
+    BOOST_TEST_MESSAGE(to_string(domain) << " off target: Eu_se^2 / Var(Eu) = " << ratio);
+    BOOST_TEST(ratio > 0.7);
+    BOOST_TEST(ratio < 1.9);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(dual_estimate_carries_more_variance_on_a_stiff_model) {
+  // sigma << s: Cov(X) is small but D_s Cov(x~) D_s is close to D_s, so the Woodbury difference amplifies
+  // the noise of Cov^(x~). The standard errors must show it (the user-visible point of Eu_se).
+  const Model m(make_torus(4, 4), 1.0, 0.1);
+  const Eigen::MatrixXd target = exact_cov_x(m);
+  const auto p = exact_ensembles(Domain::Primal, m, target, 20, 400, 8);
+  const auto d = exact_ensembles(Domain::Dual, m, target, 20, 400, 9);
+  double sp = 0, sd = 0;
+  for (std::size_t k = 0; k < 20; ++k) {
+    sp += p[k].Eb_floor;
+    sd += d[k].Eb_floor;
+  }
+  BOOST_TEST(sd > 10 * sp);
+}
+
+BOOST_AUTO_TEST_CASE(tracker_rejects_bad_input) {
+  const Eigen::VectorXd ds = Eigen::VectorXd::Ones(3);
+  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, ds, Eigen::MatrixXd::Identity(2, 2)), std::invalid_argument);
+  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, Eigen::VectorXd(), Eigen::MatrixXd()), std::invalid_argument);
+  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, -ds, Eigen::MatrixXd::Identity(3, 3)), std::invalid_argument);
+  Eigen::MatrixXd nan_target = Eigen::MatrixXd::Identity(3, 3);
+  nan_target(0, 1) = std::nan("");
+  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, ds, nan_target), std::invalid_argument);
+  ErrorTrackerOptions one_group;
+  one_group.jackknife_groups = 1;
+  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, ds, Eigen::MatrixXd::Identity(3, 3), one_group),
+                    std::invalid_argument);
+  CovarianceErrorTracker t(Domain::Primal, ds, Eigen::MatrixXd::Identity(3, 3));
+  BOOST_CHECK_THROW(t.observe(0, 0, Eigen::MatrixXd::Zero(2, 10)), std::invalid_argument);  // wrong dimension
+  BOOST_CHECK_THROW(t.observe(0, 0, Eigen::MatrixXd::Zero(3, 3)), std::invalid_argument);   // too few chains
+  Eigen::MatrixXd inf_states = Eigen::MatrixXd::Zero(3, 8);
+  inf_states(2, 5) = INFINITY;
+  BOOST_CHECK_THROW(t.observe(0, 0, inf_states), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(rate_fit)
+
+BOOST_AUTO_TEST_CASE(theil_sen_recovers_a_geometric_rate_despite_outliers) {
+  // E_t = 5 r^(2t), r = 0.9, with 5 of 41 points corrupted by factors 10 and 1/10. More than half of the
+  // pairwise slopes are exact, so the median slope is exact.
+  const double r = 0.9;
+  std::vector<double> t, e;
+  for (int k = 0; k <= 40; ++k) {
+    t.push_back(k);
+    e.push_back(5.0 * std::pow(r, 2.0 * k));
+  }
+  for (int k : {3, 11, 20}) e[static_cast<std::size_t>(k)] *= 10.0;
+  for (int k : {7, 31}) e[static_cast<std::size_t>(k)] /= 10.0;
+  RateFitOptions opt;
+  opt.exponent = 2.0;
+  opt.first_sweep = 0;
+  const RateFit fit = fit_decay_rate(t, e, std::vector<double>(t.size(), 0.0), opt);
+  BOOST_TEST(fit.ok());
+  BOOST_TEST(fit.points == 41u);
+  BOOST_TEST(fit.neg_log_rate == -std::log(r), boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(fit.rate == r, boost::test_tools::tolerance(1e-12));
+  // Exponent 1 (a norm): the same sequence means twice the -ln r.
+  opt.exponent = 1.0;
+  BOOST_TEST(fit_decay_rate(t, e, {}, opt).neg_log_rate == -2.0 * std::log(r), boost::test_tools::tolerance(1e-12));
+  // Plain line.
+  const LineFit line = theil_sen({0, 1, 2, 3}, {1, 3, 5, 7});
+  BOOST_TEST(line.slope == 2.0, boost::test_tools::tolerance(1e-15));
+  BOOST_TEST(line.intercept == 1.0, boost::test_tools::tolerance(1e-15));
+}
+
+BOOST_AUTO_TEST_CASE(window_stops_at_the_noise_floor) {
+  // E_t = r^(2t) + floor noise (amplitude 1e-6, alternating sign): the window must end before the floor
+  // (snr 3) and the fit must recover -ln r to 1%.
+  const double r = 0.7;
+  std::vector<double> t, e, noise;
+  for (int k = 0; k <= 60; ++k) {
+    t.push_back(k);
+    e.push_back(std::pow(r, 2.0 * k) + ((k % 2) ? 1e-6 : -1e-6));
+    noise.push_back(1e-6);
+  }
+  const RateFit fit = fit_decay_rate(t, e, noise);
+  BOOST_TEST(fit.ok());
+  BOOST_TEST(fit.first_sweep == 1.0);
+  // r^(2t) > 3e-6 + 1e-6 until t ~ 17.4
+  BOOST_TEST(fit.last_sweep <= 18.0);
+  BOOST_TEST(fit.last_sweep >= 15.0);
+  BOOST_TEST(std::abs(fit.neg_log_rate / -std::log(r) - 1.0) < 0.01);
+  // Tail-estimated noise (no noise vector) gives a similar window.
+  const RateFit tail = fit_decay_rate(t, e, {});
+  BOOST_TEST(tail.ok());
+  BOOST_TEST(std::abs(tail.neg_log_rate / -std::log(r) - 1.0) < 0.02);
+}
+
+BOOST_AUTO_TEST_CASE(no_fit_without_a_clean_window) {
+  const RateFit fit = fit_decay_rate({0, 1, 2, 3}, {1.0, 1e-9, -1e-9, 1e-9}, {0.1, 0.1, 0.1, 0.1});
+  BOOST_TEST(!fit.ok());
+  BOOST_TEST(!fit.note.empty());
+  BOOST_TEST(std::isnan(fit.neg_log_rate));
+  BOOST_CHECK_THROW(fit_decay_rate({0, 1}, {1.0}, {}), std::invalid_argument);
+  BOOST_CHECK_THROW(fit_decay_rate({0, 1}, {1.0, 0.5}, {1.0}), std::invalid_argument);
+  RateFitOptions bad;
+  bad.exponent = 0;
+  BOOST_CHECK_THROW(fit_decay_rate({0, 1}, {1.0, 0.5}, {}, bad), std::invalid_argument);
+  BOOST_CHECK_THROW(theil_sen({1, 1}, {0, 1}), std::invalid_argument);
+  BOOST_CHECK_THROW(theil_sen({1}, {0}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(normalisation_to_sweep_zero) {
+  const auto n = normalise_to_first({4.0, 2.0, -1.0});
+  BOOST_TEST(n[0] == 1.0);
+  BOOST_TEST(n[1] == 0.5);
+  BOOST_TEST(n[2] == -0.25);
+  BOOST_TEST(std::isnan(normalise_to_first({0.0, 1.0})[1]));
+  BOOST_TEST(normalise_to_first({}).empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
