@@ -1,0 +1,161 @@
+#pragma once
+// Dense, independent oracles for the sampler tests: the matrices of the model built from the edge list (not
+// from Model's sparse builders), the exact linear evolution of the mean and second moment of a Gibbs chain,
+// and z-score checks with a Bonferroni threshold.
+#include <dualgibbs/generators.hpp>
+#include <dualgibbs/model.hpp>
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace oracle {
+
+using dualgibbs::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+// B[head, e] = +1, B[tail, e] = -1.
+inline MatrixXd incidence(const dualgibbs::Model& m) {
+  MatrixXd B = MatrixXd::Zero(m.num_nodes(), m.num_edges());
+  for (Index e = 0; e < m.num_edges(); ++e) {
+    B(m.graph().edge(e).head, e) = 1.0;
+    B(m.graph().edge(e).tail, e) = -1.0;
+  }
+  return B;
+}
+inline VectorXd node_var(const dualgibbs::Model& m) {
+  VectorXd v(m.num_nodes());
+  for (Index i = 0; i < m.num_nodes(); ++i) v[i] = m.node_sd()[i] * m.node_sd()[i];
+  return v;
+}
+inline VectorXd edge_var(const dualgibbs::Model& m) {
+  VectorXd v(m.num_edges());
+  for (Index i = 0; i < m.num_edges(); ++i) v[i] = m.edge_sd()[i] * m.edge_sd()[i];
+  return v;
+}
+// Q = D_s^-1 + B D_sigma^-1 B^T [eqn:QPNH]
+inline MatrixXd primal_precision(const dualgibbs::Model& m) {
+  const MatrixXd B = incidence(m);
+  return MatrixXd(node_var(m).cwiseInverse().asDiagonal()) + B * edge_var(m).cwiseInverse().asDiagonal() * B.transpose();
+}
+// R = D_sigma + B^T D_s B [eqn:QPNHDual]
+inline MatrixXd dual_precision(const dualgibbs::Model& m) {
+  const MatrixXd B = incidence(m);
+  return MatrixXd(edge_var(m).asDiagonal()) + B.transpose() * node_var(m).asDiagonal() * B;
+}
+
+// A small heterogeneous model with cycles, a pendant node and unequal degrees: 6 nodes, 8 edges.
+inline dualgibbs::Model small_model() {
+  dualgibbs::Graph g(6, {{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 1}, {4, 0}, {5, 3}});
+  return dualgibbs::Model(std::move(g), std::vector<double>{1.0, 0.7, 1.3, 0.9, 1.6, 0.5},
+                          std::vector<double>{0.4, 0.9, 0.3, 1.2, 0.6, 0.8, 0.5, 1.1});
+}
+
+// The site-update matrix of coordinate i: T_i = I - e_i (D^-1 M)_{i,:}, so that z <- T_i z + M_ii^{-1/2} eps e_i.
+inline MatrixXd site_matrix(const MatrixXd& M, Index i) {
+  MatrixXd T = MatrixXd::Identity(M.rows(), M.cols());
+  T.row(i) -= M.row(i) / M(i, i);
+  return T;
+}
+
+// Exact first and second moments (mean mu, P = E[z z^T]) of a Gibbs chain, advanced one sweep at a time.
+struct Moments {
+  VectorXd mean;
+  MatrixXd second;  // E[z z^T]
+  MatrixXd covariance() const { return second - mean * mean.transpose(); }
+};
+
+inline void apply_site(const MatrixXd& M, Index i, Moments& mo, bool noise = true) {
+  const MatrixXd T = site_matrix(M, i);
+  mo.mean = T * mo.mean;
+  mo.second = T * mo.second * T.transpose();
+  if (noise) mo.second(i, i) += 1.0 / M(i, i);
+}
+
+// Fixed scan: sites 0..n-1 in order.
+inline Moments sweep_fixed(const MatrixXd& M, Moments mo, bool noise = true) {
+  for (Index i = 0; i < M.rows(); ++i) apply_site(M, i, mo, noise);
+  return mo;
+}
+
+// Random scan: n updates, each at a uniformly chosen site: the expectation of the update over the pick.
+inline Moments sweep_random(const MatrixXd& M, Moments mo, bool noise = true) {
+  const Index n = static_cast<Index>(M.rows());
+  for (Index t = 0; t < n; ++t) {
+    Moments acc{VectorXd::Zero(n), MatrixXd::Zero(n, n)};
+    for (Index i = 0; i < n; ++i) {
+      Moments one = mo;
+      apply_site(M, i, one, noise);
+      acc.mean += one.mean / n;
+      acc.second += one.second / n;
+    }
+    mo = acc;
+  }
+  return mo;
+}
+
+// Permutation scan: the average over all n! orders of a sweep (n small).
+inline Moments sweep_permutation(const MatrixXd& M, const Moments& mo, bool noise = true) {
+  const Index n = static_cast<Index>(M.rows());
+  std::vector<Index> order(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  Moments acc{VectorXd::Zero(n), MatrixXd::Zero(n, n)};
+  double count = 0;
+  do {
+    Moments one = mo;
+    for (Index i : order) apply_site(M, i, one, noise);
+    acc.mean += one.mean;
+    acc.second += one.second;
+    count += 1;
+  } while (std::next_permutation(order.begin(), order.end()));
+  acc.mean /= count;
+  acc.second /= count;
+  return acc;
+}
+
+// Two-sided z threshold such that `tests` z-scores all pass with probability >= 1 - alpha if each is N(0, 1)
+// (Bonferroni).
+inline double bonferroni_z(double alpha, double tests) {
+  boost::math::normal n;
+  return boost::math::quantile(boost::math::complement(n, alpha / (2.0 * tests)));
+}
+
+// Checks sample means and second moments of the columns of X (independent draws) against exact values.
+// Means use the exact variance; second moments use the sample variance of the products. Returns the largest |z|.
+inline double check_moments(const MatrixXd& X, const Moments& exact, double z_max, const std::string& what) {
+  const Index d = static_cast<Index>(X.rows());
+  const double N = static_cast<double>(X.cols());
+  const MatrixXd Xt = X.transpose();  // contiguous columns
+  const MatrixXd cov = exact.covariance();
+  double worst = 0;
+  for (Index i = 0; i < d; ++i) {
+    const double m = Xt.col(i).mean();
+    const double z = (m - exact.mean[i]) / std::sqrt(std::max(cov(i, i), 1e-300) / N);
+    worst = std::max(worst, std::abs(z));
+    BOOST_TEST(std::abs(z) < z_max, what << ": mean of coordinate " << i << " = " << m << ", exact "
+                                          << exact.mean[i] << ", z = " << z);
+  }
+  for (Index i = 0; i < d; ++i)
+    for (Index j = i; j < d; ++j) {
+      const Eigen::ArrayXd prod = Xt.col(i).array() * Xt.col(j).array();
+      const double m = prod.mean();
+      const double var = (prod - m).square().sum() / (N - 1);
+      const double z = (m - exact.second(i, j)) / std::sqrt(var / N);
+      worst = std::max(worst, std::abs(z));
+      BOOST_TEST(std::abs(z) < z_max, what << ": E[z_" << i << " z_" << j << "] = " << m << ", exact "
+                                            << exact.second(i, j) << ", z = " << z);
+    }
+  return worst;
+}
+
+// Number of z-scores check_moments makes for dimension d.
+inline double moment_tests(Index d) { return d + d * (d + 1) / 2.0; }
+
+}  // namespace oracle

@@ -1,0 +1,402 @@
+// Tests of ensemble.hpp: exact moments of the Gibbs chain after k sweeps (fixed, permutation and random scan),
+// stationarity from exact draws, the random-sweep decay rate, lock-step blocks, bitwise reproducibility across
+// thread counts, checkpoints, and bad input.
+//
+// Every statistical check is a set of z-scores compared with a two-sided Bonferroni threshold for the whole test
+// case at false-failure probability 1e-6 (normal approximation: the sample sizes are >= 20000 chains).
+#define BOOST_TEST_MODULE ensemble
+#include <boost/test/unit_test.hpp>
+
+#include <dualgibbs/ensemble.hpp>
+#include <dualgibbs/generators.hpp>
+
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/normal_distribution.hpp>
+
+#include "sampler_oracles.hpp"
+
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+using namespace dualgibbs;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+namespace {
+
+constexpr double kAlpha = 1e-6;  // false-failure probability of each statistical test case
+
+// Runs an ensemble and keeps the checkpoint matrices by sweep.
+std::map<std::size_t, MatrixXd> collect(const Model& model, Domain d, const EnsembleOptions& o) {
+  std::map<std::size_t, MatrixXd> out;
+  run_ensemble(model, d, o, [&](const Checkpoint& cp) { out[cp.sweep] = cp.states; });
+  return out;
+}
+
+MatrixXd precision(const Model& model, Domain d) {
+  return d == Domain::Primal ? oracle::primal_precision(model) : oracle::dual_precision(model);
+}
+
+oracle::Moments initial_moments(const MatrixXd& M, const EnsembleOptions& o) {
+  const Eigen::Index n = M.rows();
+  if (o.init == InitialState::Random)
+    return {VectorXd::Zero(n), MatrixXd(M.diagonal().cwiseInverse().asDiagonal())};
+  const VectorXd z0 = o.init == InitialState::Given ? o.given_state : VectorXd::Constant(n, o.init_value);
+  return {z0, z0 * z0.transpose()};
+}
+
+oracle::Moments advance(const MatrixXd& M, const oracle::Moments& mo, ScanOrder scan, bool noise) {
+  switch (scan) {
+    case ScanOrder::Fixed: return oracle::sweep_fixed(M, mo, noise);
+    case ScanOrder::Random: return oracle::sweep_random(M, mo, noise);
+    case ScanOrder::Permutation: return oracle::sweep_permutation(M, mo, noise);
+  }
+  return mo;
+}
+
+// Compares the sampled moments at sweeps 1..3 (and 0 for a random start) with the exact linear evolution, for
+// both domains (dual: y~, via observe_edges). With L chains a z-score of 6 corresponds to a relative error of
+// about 6 sqrt(2 / L) in a variance: 1.3% for the default L = 400000 (the _long test goes further).
+void check_exact_moments(ScanOrder scan, InitialState init, std::size_t chains = 400000, std::size_t sweeps = 3,
+                         const Model& model = oracle::small_model()) {
+  EnsembleOptions o;
+  o.chains = chains;
+  o.sweeps = sweeps;
+  o.scan = scan;
+  o.seed = 20240607;
+  o.threads = 2;
+  o.init = init;
+  o.init_value = 1.0;
+  const double checkpoints = static_cast<double>(init == InitialState::Random ? sweeps + 1 : sweeps);
+  const double tests =
+      checkpoints * (oracle::moment_tests(model.num_nodes()) + oracle::moment_tests(model.num_edges()));
+  const double z_max = oracle::bonferroni_z(kAlpha, tests);
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    o.observe_edges = d == Domain::Dual;
+    const MatrixXd M = precision(model, d);
+    std::vector<oracle::Moments> exact{initial_moments(M, o)};
+    for (std::size_t k = 1; k <= sweeps; ++k) exact.push_back(advance(M, exact.back(), scan, true));
+    std::size_t seen = 0;
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) {
+      ++seen;
+      if (cp.sweep == 0 && init != InitialState::Random) return;
+      oracle::check_moments(cp.states, exact.at(cp.sweep), z_max,
+                            std::string(to_string(d)) + " " + to_string(scan) + " sweep " + std::to_string(cp.sweep));
+    });
+    BOOST_TEST(seen == sweeps + 1);
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(blocks_and_reproducibility)
+
+BOOST_AUTO_TEST_CASE(lockstep_blocks_never_straddle_the_halves) {
+  for (std::size_t L : {1, 2, 3, 7, 16, 17, 33, 100, 1001})
+    for (std::size_t B : {1, 2, 4, 8, 16}) {
+      const auto blocks = lockstep_blocks(L, B);
+      std::size_t next = 0;
+      for (const auto& [first, width] : blocks) {
+        BOOST_TEST(first == next);
+        BOOST_TEST((width >= 1 && static_cast<std::size_t>(width) <= B && (width & (width - 1)) == 0));
+        const bool in_first_half = first + width <= L / 2, in_second_half = first >= L / 2;
+        BOOST_TEST((in_first_half || in_second_half), "block at " << first << " of width " << width << ", L = " << L);
+        next = first + static_cast<std::size_t>(width);
+      }
+      BOOST_TEST(next == L);
+    }
+  BOOST_CHECK_THROW(lockstep_blocks(0, 1), std::invalid_argument);
+  BOOST_CHECK_THROW(lockstep_blocks(10, 3), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(same_seed_gives_bitwise_identical_checkpoints_for_1_2_and_7_threads) {
+  const Model model(make_random_regular(30, 4, 2), 1.0, 0.3);
+  for (Domain d : {Domain::Primal, Domain::Dual})
+    for (std::size_t lockstep : {1, 4})
+      for (ScanOrder scan : {ScanOrder::Random, ScanOrder::Permutation}) {
+        EnsembleOptions o;
+        o.chains = 13;
+        o.sweeps = 10;
+        o.checkpoint_every = 3;
+        o.scan = scan;
+        o.seed = 77;
+        o.lockstep = lockstep;
+        o.init = InitialState::Random;
+        o.threads = 1;
+        const auto one = collect(model, d, o);
+        BOOST_TEST(one.size() == 5u);  // sweeps 0, 3, 6, 9 and the last, 10
+        BOOST_TEST(one.count(10) == 1u);
+        for (unsigned threads : {2u, 7u}) {
+          o.threads = threads;
+          const auto other = collect(model, d, o);
+          BOOST_REQUIRE_EQUAL(other.size(), one.size());
+          for (const auto& [sweep, m] : one) {
+            const MatrixXd& m2 = other.at(sweep);
+            BOOST_REQUIRE(m.rows() == m2.rows() && m.cols() == m2.cols());
+            BOOST_TEST(std::memcmp(m.data(), m2.data(), sizeof(double) * static_cast<std::size_t>(m.size())) == 0,
+                       to_string(d) << " lockstep " << lockstep << " threads " << threads << " sweep " << sweep);
+          }
+        }
+        // A different seed gives a different run.
+        o.seed = 78;
+        BOOST_TEST((collect(model, d, o).at(10) != one.at(10)));
+      }
+}
+
+BOOST_AUTO_TEST_CASE(dual_observer_sees_x_equal_B_y_and_stats_count_updates) {
+  const Model model = oracle::small_model();
+  EnsembleOptions o;
+  o.chains = 9;
+  o.sweeps = 5;
+  o.checkpoint_every = 2;
+  o.lockstep = 2;
+  o.threads = 2;
+  const auto x = collect(model, Domain::Dual, o);
+  o.observe_edges = true;
+  std::vector<std::size_t> sweeps;
+  std::vector<double> seconds;
+  const EnsembleStats st = run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+    sweeps.push_back(cp.sweep);
+    seconds.push_back(cp.seconds);
+    BOOST_TEST(cp.states.rows() == 8);
+    BOOST_TEST(cp.states.cols() == 9);
+    const MatrixXd Bm = oracle::incidence(model);
+    BOOST_TEST((Bm * cp.states - x.at(cp.sweep)).cwiseAbs().maxCoeff() <= 1e-12);
+  });
+  BOOST_TEST((sweeps == std::vector<std::size_t>{0, 2, 4, 5}));
+  BOOST_TEST(seconds.front() == 0.0);
+  BOOST_TEST(std::is_sorted(seconds.begin(), seconds.end()));
+  BOOST_TEST(st.updates == 9u * 5u * 8u);
+  BOOST_TEST(st.seconds >= seconds.back());
+  BOOST_TEST(st.ns_per_update > 0.0);
+  // Zero sweeps: one checkpoint, the initial state (the paper's constant vector).
+  o.sweeps = 0;
+  o.observe_edges = false;
+  const auto init = collect(model, Domain::Primal, o);
+  BOOST_TEST(init.size() == 1u);
+  BOOST_TEST((init.at(0).array() == 1.0).all());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- exact moments ---------------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(exact_moments)
+
+BOOST_AUTO_TEST_CASE(fixed_scan_moments_match_the_product_of_site_updates) {
+  check_exact_moments(ScanOrder::Fixed, InitialState::Constant);
+}
+
+BOOST_AUTO_TEST_CASE(random_scan_moments_match_the_averaged_update) {
+  check_exact_moments(ScanOrder::Random, InitialState::Constant);
+}
+
+BOOST_AUTO_TEST_CASE(random_scan_from_random_start_matches) {
+  // Also checks the random initial state N(0, diag(M)^-1) at sweep 0.
+  check_exact_moments(ScanOrder::Random, InitialState::Random);
+}
+
+BOOST_AUTO_TEST_CASE(permutation_scan_moments_match_the_average_over_all_orders) {
+  check_exact_moments(ScanOrder::Permutation, InitialState::Constant);
+}
+
+BOOST_AUTO_TEST_CASE(lockstep_chains_follow_the_exact_marginal_law) {
+  // Chains in one block share their schedule, so they are dependent; the averages over one block are i.i.d.
+  // across blocks with the exact per-chain moments as their mean. z-scores use the sample variance across blocks.
+  const Model model = oracle::small_model();
+  EnsembleOptions o;
+  o.chains = 8 * 6000;
+  o.sweeps = 2;
+  o.lockstep = 8;
+  o.seed = 5;
+  o.threads = 2;
+  const double tests = 2 * (oracle::moment_tests(6) + oracle::moment_tests(8));  // 2 sweeps, both domains
+  const double z_max = oracle::bonferroni_z(kAlpha, tests);
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    o.observe_edges = d == Domain::Dual;
+    const MatrixXd M = precision(model, d);
+    const auto states = collect(model, d, o);
+    oracle::Moments mo = initial_moments(M, o);
+    for (std::size_t k = 1; k <= 2; ++k) {
+      mo = advance(M, mo, ScanOrder::Random, true);
+      const MatrixXd& X = states.at(k);
+      const Eigen::Index n = X.rows(), blocks = X.cols() / 8;
+      for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index j = i - 1; j < n; ++j) {  // j = i - 1 stands for the mean of coordinate i
+          Eigen::ArrayXd avg(blocks);
+          for (Eigen::Index b = 0; b < blocks; ++b) {
+            const auto xi = X.row(i).segment(8 * b, 8).array();
+            avg[b] = j < i ? xi.mean() : (xi * X.row(j).segment(8 * b, 8).array()).mean();
+          }
+          const double expect = j < i ? mo.mean[i] : mo.second(i, j);
+          const double m = avg.mean(), var = (avg - m).square().sum() / (blocks - 1);
+          const double z = (m - expect) / std::sqrt(var / blocks);
+          BOOST_TEST(std::abs(z) < z_max, to_string(d) << " sweep " << k << " (" << i << ", " << j << "): " << m
+                                                       << " vs " << expect << ", z = " << z);
+        }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- stationarity and rate -------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(stationarity_and_rate)
+
+template <class Kernel>
+MatrixXd run_from_exact_draws(const Kernel& kernel, const MatrixXd& M, ScanOrder scan, std::size_t chains,
+                              std::size_t sweeps) {
+  // Exact draws z = L eps with L L^T = M^-1 (dense Cholesky), eps from Boost's normal on mt19937_64.
+  const MatrixXd cov = M.inverse();
+  const MatrixXd L = cov.llt().matrixL();
+  boost::random::mt19937_64 rng(4242);
+  boost::random::normal_distribution<double> normal;
+  MatrixXd out(M.rows(), static_cast<Eigen::Index>(chains));
+  for (std::size_t c = 0; c < chains; ++c) {
+    VectorXd eps(M.rows());
+    for (Eigen::Index i = 0; i < M.rows(); ++i) eps[i] = normal(rng);
+    GibbsSampler<Kernel> g(kernel, scan, 31, c);
+    g.set_state(0, L * eps);
+    g.sweep(sweeps);
+    out.col(static_cast<Eigen::Index>(c)) = g.state(0);
+  }
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(chains_started_at_exact_draws_stay_stationary) {
+  // Chains are independent (one sampler each); a z-score of 6 is a relative variance error of 6 sqrt(2 / L), 2.7%.
+  const Model model = oracle::small_model();
+  const std::size_t chains = 100000;
+  const double tests = 2 * (oracle::moment_tests(6) + oracle::moment_tests(8));
+  const double z_max = oracle::bonferroni_z(kAlpha, tests);
+  for (ScanOrder scan : {ScanOrder::Random, ScanOrder::Fixed}) {
+    {
+      const MatrixXd Q = oracle::primal_precision(model);
+      const CsrKernel k(model.primal_precision());
+      const MatrixXd X = run_from_exact_draws(k, Q, scan, chains, 3);
+      oracle::check_moments(X, {VectorXd::Zero(6), Q.inverse()}, z_max, std::string("primal ") + to_string(scan));
+    }
+    {
+      const MatrixXd R = oracle::dual_precision(model);
+      const DualIncidenceKernel k(model);
+      const MatrixXd X = run_from_exact_draws(k, R, scan, chains, 3);
+      oracle::check_moments(X, {VectorXd::Zero(8), R.inverse()}, z_max, std::string("dual ") + to_string(scan));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(mean_decays_at_the_random_sweep_rate) {
+  // Start every chain at z0 = D^-1/2 u, u the eigenvector of the smallest eigenvalue of D^-1/2 M D^-1/2. Then the
+  // expected random-scan update E[z'] = (I - D^-1 M / n) z multiplies z0 by (n - 1 + lambda_max(A)) / n, so after
+  // k sweeps E[w^T z_k] / w^T z0 = r^k with w = D z0 and r = ((n - 1 + lambda_max(A)) / n)^n [eqn:primalrate,
+  // eqn:dualrate]. Checked for k = 1..8 in both domains, noise-free and with noise.
+  const Model model = oracle::small_model();
+  const std::size_t K = 8;
+  const double z_max = oracle::bonferroni_z(kAlpha, 2 * 2 * K);
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    const MatrixXd M = precision(model, d);
+    const Eigen::Index n = M.rows();
+    const VectorXd dm = M.diagonal();
+    const MatrixXd S = dm.cwiseSqrt().cwiseInverse().asDiagonal() * M * dm.cwiseSqrt().cwiseInverse().asDiagonal();
+    Eigen::SelfAdjointEigenSolver<MatrixXd> es(S);
+    const double lambda_max_A = 1.0 - es.eigenvalues()[0];
+    const double r = std::pow((n - 1 + lambda_max_A) / n, static_cast<double>(n));
+    const VectorXd z0 = dm.cwiseSqrt().cwiseInverse().asDiagonal() * es.eigenvectors().col(0);
+    const VectorXd w = dm.asDiagonal() * z0;
+    for (bool noise : {false, true}) {
+      EnsembleOptions o;
+      o.chains = 40000;
+      o.sweeps = K;
+      o.seed = 99;
+      o.threads = 2;
+      o.noise = noise;
+      o.init = InitialState::Given;
+      o.given_state = z0;
+      o.observe_edges = d == Domain::Dual;
+      run_ensemble(model, d, o, [&](const Checkpoint& cp) {
+        if (cp.sweep == 0) return;
+        const Eigen::ArrayXd p = (w.transpose() * cp.states).array() / w.dot(z0);
+        const double m = p.mean(), var = (p - m).square().sum() / (p.size() - 1);
+        const double expect = std::pow(r, static_cast<double>(cp.sweep));
+        const double z = (m - expect) / std::sqrt(var / p.size());
+        BOOST_TEST(std::abs(z) < z_max, to_string(d) << (noise ? " noisy" : " noise-free") << " sweep " << cp.sweep
+                                                     << ": " << m << " vs r^k = " << expect << ", z = " << z);
+      });
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- bad input -------------------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(bad_input)
+
+BOOST_AUTO_TEST_CASE(rejects_bad_options) {
+  const Model model = oracle::small_model();
+  const Observer none;
+  auto expect_throw = [&](EnsembleOptions o, Domain d, const std::string& needle) {
+    try {
+      run_ensemble(model, d, o, none);
+      BOOST_ERROR("no exception for " << needle);
+    } catch (const std::invalid_argument& e) {
+      BOOST_TEST(std::string(e.what()).find(needle) != std::string::npos, e.what());
+    }
+  };
+  EnsembleOptions o;
+  o.chains = 4;
+  o.sweeps = 1;
+  EnsembleOptions bad = o;
+  bad.chains = 0;
+  expect_throw(bad, Domain::Primal, "chains = 0");
+  bad = o;
+  bad.checkpoint_every = 0;
+  expect_throw(bad, Domain::Dual, "checkpoint_every");
+  bad = o;
+  bad.lockstep = 3;
+  expect_throw(bad, Domain::Dual, "lockstep = 3");
+  bad.lockstep = 32;
+  expect_throw(bad, Domain::Dual, "lockstep = 32");
+  bad = o;
+  bad.init = InitialState::Given;
+  bad.given_state = VectorXd::Zero(6);  // |V| given for the dual domain (|E| = 8)
+  expect_throw(bad, Domain::Dual, "given_state has length 6");
+  bad.given_state = VectorXd::Zero(8);
+  expect_throw(bad, Domain::Primal, "given_state has length 8");
+  bad.given_state = VectorXd::Constant(6, NAN);
+  expect_throw(bad, Domain::Primal, "non-finite");
+  bad = o;
+  bad.init_value = INFINITY;
+  expect_throw(bad, Domain::Primal, "init_value");
+  bad = o;
+  bad.observe_edges = true;
+  expect_throw(bad, Domain::Primal, "observe_edges");
+  BOOST_CHECK_THROW(run_ensemble(Model(Graph(4, {}), 1.0, 1.0), Domain::Dual, o, none), std::invalid_argument);
+  BOOST_CHECK_THROW(parse_initial_state("ones"), std::invalid_argument);
+  BOOST_TEST((parse_initial_state("random") == InitialState::Random));
+  BOOST_TEST((parse_initial_state(to_string(InitialState::Given)) == InitialState::Given));
+  // A graph without edges is a valid primal model.
+  BOOST_CHECK_NO_THROW(run_ensemble(Model(Graph(4, {}), 1.0, 1.0), Domain::Primal, o, none));
+}
+
+BOOST_AUTO_TEST_CASE(observer_exceptions_propagate) {
+  const Model model = oracle::small_model();
+  EnsembleOptions o;
+  o.chains = 4;
+  o.sweeps = 3;
+  o.threads = 2;
+  BOOST_CHECK_THROW(run_ensemble(model, Domain::Dual, o,
+                                 [](const Checkpoint& cp) {
+                                   if (cp.sweep == 2) throw std::runtime_error("stop");
+                                 }),
+                    std::runtime_error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

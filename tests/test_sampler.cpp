@@ -1,0 +1,446 @@
+// Tests of sampler.hpp: kernels against dense formulas, the CSR and dual kernels running the same chain, scan
+// orders, random streams, Gauss–Seidel, and bad input. Statistical checks state their false-failure probability.
+#define BOOST_TEST_MODULE sampler
+#include <boost/mpl/list.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <dualgibbs/generators.hpp>
+#include <dualgibbs/sampler.hpp>
+
+#include <boost/math/distributions/chi_squared.hpp>
+#include <boost/random/normal_distribution.hpp>
+
+#include "sampler_oracles.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+using namespace dualgibbs;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+namespace {
+
+VectorXd random_vector(Index n, std::uint64_t seed) {
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Initial);
+  VectorXd v(n);
+  for (Index i = 0; i < n; ++i) v[i] = standard_normal(rng);
+  return v;
+}
+
+// Interleaved copy of W lanes: lane c of coordinate i at out[i * W + c].
+template <int W>
+std::vector<double> interleave(const std::vector<VectorXd>& lanes) {
+  std::vector<double> out(static_cast<std::size_t>(lanes[0].size()) * W);
+  for (int c = 0; c < W; ++c)
+    for (Index i = 0; i < lanes[0].size(); ++i) out[static_cast<std::size_t>(i) * W + c] = lanes[c][i];
+  return out;
+}
+
+// Relative maximum difference.
+double rel_diff(const VectorXd& a, const VectorXd& b) {
+  return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(scan_and_streams)
+
+BOOST_AUTO_TEST_CASE(parses_scan_orders_and_rejects_unknown) {
+  BOOST_TEST((parse_scan_order("random") == ScanOrder::Random));
+  BOOST_TEST((parse_scan_order("permutation") == ScanOrder::Permutation));
+  BOOST_TEST((parse_scan_order("fixed") == ScanOrder::Fixed));
+  for (ScanOrder s : {ScanOrder::Random, ScanOrder::Permutation, ScanOrder::Fixed})
+    BOOST_TEST((parse_scan_order(to_string(s)) == s));
+  BOOST_CHECK_THROW(parse_scan_order("systematic"), std::invalid_argument);
+  BOOST_CHECK_THROW(parse_scan_order(""), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(streams_are_reproducible_and_distinct) {
+  BOOST_TEST((make_stream(7, 3, StreamPurpose::Noise) == make_stream(7, 3, StreamPurpose::Noise)));
+  std::set<std::array<std::uint64_t, 4>> states;
+  for (std::uint64_t seed : {0ULL, 1ULL, 2ULL, ~0ULL})
+    for (std::uint64_t chain = 0; chain < 200; ++chain)
+      for (auto p : {StreamPurpose::Schedule, StreamPurpose::Noise, StreamPurpose::Initial})
+        states.insert(make_stream(seed, chain, p).state());
+  BOOST_TEST(states.size() == 4u * 200u * 3u);
+  BOOST_CHECK_THROW(ChainEngine({0, 0, 0, 0}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(xoshiro256plusplus_matches_its_definition) {
+  // Recomputes xoshiro256++ from its published definition (Blackman and Vigna 2019) with plain arithmetic.
+  std::uint64_t s[4] = {1, 2, 3, 4};
+  ChainEngine e({1, 2, 3, 4});
+  auto rotl = [](std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+  for (int t = 0; t < 1000; ++t) {
+    const std::uint64_t expect = rotl(s[0] + s[3], 23) + s[0];
+    const std::uint64_t u = s[1] << 17;
+    s[2] ^= s[0], s[3] ^= s[1], s[1] ^= s[2], s[0] ^= s[3], s[2] ^= u, s[3] = rotl(s[3], 45);
+    BOOST_REQUIRE_EQUAL(e(), expect);
+  }
+  // The first output from {1, 2, 3, 4} is rotl(1 + 4, 23) + 1 = 41943041.
+  ChainEngine f({1, 2, 3, 4});
+  BOOST_TEST(f() == 41943041u);
+}
+
+BOOST_AUTO_TEST_CASE(normals_are_boost_ziggurat_on_the_stream) {
+  ChainEngine a = make_stream(5, 0, StreamPurpose::Noise), b = a, c = a;
+  boost::random::normal_distribution<double> boost_normal;
+  std::vector<double> batch(1000 * 3);
+  detail::fill_standard_normals(c, 1000, batch.data(), 3);
+  for (int t = 0; t < 1000; ++t) {
+    const double x = standard_normal(a);
+    BOOST_REQUIRE_EQUAL(x, boost_normal(b));
+    BOOST_REQUIRE_EQUAL(x, batch[static_cast<std::size_t>(t) * 3]);
+  }
+  BOOST_TEST((a == c));  // the batch consumed the stream exactly as the single draws did
+}
+
+BOOST_AUTO_TEST_CASE(uniform_indices_are_uniform) {
+  // Chi-square goodness of fit, n = 7 (2^64 mod 7 != 0, so Lemire's rejection matters) with 700000 draws.
+  // False-failure probability: 1e-7 (the chi-square(6) upper quantile used as the threshold).
+  ChainEngine rng = make_stream(11, 0, StreamPurpose::Schedule);
+  const int n = 7;
+  std::vector<Index> idx(700000);
+  detail::fill_uniform_indices(rng, n, idx.size(), idx.data());
+  std::vector<double> count(n, 0.0);
+  for (Index i : idx) {
+    BOOST_REQUIRE(i >= 0 && i < n);
+    count[static_cast<std::size_t>(i)] += 1;
+  }
+  double chi2 = 0;
+  const double expect = static_cast<double>(idx.size()) / n;
+  for (double c : count) chi2 += (c - expect) * (c - expect) / expect;
+  const double threshold = boost::math::quantile(boost::math::complement(boost::math::chi_squared(n - 1), 1e-7));
+  BOOST_TEST(chi2 < threshold);
+  BOOST_TEST(uniform_below(rng, 1) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(permutations_are_permutations_and_uniform) {
+  // Every ordering of 4 elements should appear with frequency 1/24: chi-square over 24 cells with 240000 draws.
+  // False-failure probability: 1e-7.
+  ChainEngine rng = make_stream(12, 0, StreamPurpose::Schedule);
+  std::map<std::vector<Index>, double> freq;
+  std::vector<Index> p(4);
+  const int draws = 240000;
+  for (int t = 0; t < draws; ++t) {
+    detail::fill_permutation(rng, 4, p.data());
+    freq[p] += 1;
+  }
+  BOOST_TEST(freq.size() == 24u);
+  double chi2 = 0;
+  for (auto& [perm, c] : freq) {
+    std::vector<Index> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    BOOST_TEST((sorted == std::vector<Index>{0, 1, 2, 3}));
+    chi2 += (c - draws / 24.0) * (c - draws / 24.0) / (draws / 24.0);
+  }
+  BOOST_TEST(chi2 < boost::math::quantile(boost::math::complement(boost::math::chi_squared(23), 1e-7)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- kernels against dense formulas ----------------------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(kernels)
+
+BOOST_AUTO_TEST_CASE(csr_conditional_mean_and_sd_match_dense_formulas) {
+  const Model model = oracle::small_model();
+  const MatrixXd Q = oracle::primal_precision(model);
+  const CsrKernel k(model.primal_precision());
+  BOOST_REQUIRE_EQUAL(k.dimension(), model.num_nodes());
+  std::vector<VectorXd> lanes = {random_vector(6, 1), random_vector(6, 2), random_vector(6, 3), random_vector(6, 4)};
+  const std::vector<double> z = interleave<4>(lanes);
+  for (Index i = 0; i < 6; ++i) {
+    BOOST_TEST(std::abs(k.conditional_sd(i) - 1.0 / std::sqrt(Q(i, i))) <= 1e-12 / std::sqrt(Q(i, i)));
+    double mean[4];
+    k.conditional_mean<4>(i, z.data(), nullptr, mean);
+    for (int c = 0; c < 4; ++c) {
+      // mu_i = -Q_ii^-1 sum_{j != i} Q_ij z_j [eqn:sampling_general]
+      double s = 0;
+      for (Index j = 0; j < 6; ++j)
+        if (j != i) s += Q(i, j) * lanes[c][j];
+      const double expect = -s / Q(i, i);
+      BOOST_TEST(std::abs(mean[c] - expect) <= 1e-12 * std::max(1.0, std::abs(expect)));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(dual_conditional_mean_and_sd_match_dense_formulas) {
+  const Model model = oracle::small_model();
+  const MatrixXd R = oracle::dual_precision(model);
+  const MatrixXd B = oracle::incidence(model);
+  const DualIncidenceKernel k(model);
+  BOOST_REQUIRE_EQUAL(k.dimension(), 8);
+  BOOST_REQUIRE_EQUAL(k.tally_dimension(), 6);
+  std::vector<VectorXd> ys = {random_vector(8, 5), random_vector(8, 6)};
+  std::vector<VectorXd> xs = {B * ys[0], B * ys[1]};
+  const std::vector<double> y = interleave<2>(ys), x = interleave<2>(xs);
+  for (Index e = 0; e < 8; ++e) {
+    BOOST_TEST(std::abs(k.conditional_sd(e) - 1.0 / std::sqrt(R(e, e))) <= 1e-12 / std::sqrt(R(e, e)));
+    double mean[2];
+    k.conditional_mean<2>(e, y.data(), x.data(), mean);
+    for (int c = 0; c < 2; ++c) {
+      double s = 0;
+      for (Index j = 0; j < 8; ++j)
+        if (j != e) s += R(e, j) * ys[c][j];
+      const double expect = -s / R(e, e);
+      BOOST_TEST(std::abs(mean[c] - expect) <= 1e-12 * std::max(1.0, std::abs(expect)));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(dual_update_keeps_the_tally_and_adds_scaled_noise) {
+  const Model model = oracle::small_model();
+  const MatrixXd R = oracle::dual_precision(model);
+  const MatrixXd B = oracle::incidence(model);
+  const DualIncidenceKernel k(model);
+  VectorXd y = random_vector(8, 9);
+  VectorXd x = B * y;
+  for (Index e = 0; e < 8; ++e) {
+    double mean;
+    k.conditional_mean<1>(e, y.data(), x.data(), &mean);
+    const double eps = 0.37 * (e - 3);
+    k.update<1>(e, y.data(), x.data(), &eps);
+    BOOST_TEST(std::abs(y[e] - (mean + eps / std::sqrt(R(e, e)))) <= 1e-12);
+    BOOST_TEST(rel_diff(x, B * y) <= 1e-12);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(csr_update_adds_scaled_noise) {
+  const Model model = oracle::small_model();
+  const MatrixXd Q = oracle::primal_precision(model);
+  const CsrKernel k(model.primal_precision());
+  VectorXd z = random_vector(6, 10);
+  for (Index i = 0; i < 6; ++i) {
+    double mean;
+    k.conditional_mean<1>(i, z.data(), nullptr, &mean);
+    const double eps = -1.3 + 0.5 * i;
+    k.update<1>(i, z.data(), nullptr, &eps);
+    BOOST_TEST(std::abs(z[i] - (mean + eps / std::sqrt(Q(i, i)))) <= 1e-12);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(dual_kernel_matches_csr_on_explicit_R) {
+  // Same seed, same scan: the chain of the O(1) dual kernel and that of the CSR kernel on the explicit R are the
+  // same chain, up to rounding. Deterministic (no false failures).
+  const Model models[] = {oracle::small_model(), Model(make_torus(5, 4), 1.0, 0.1),
+                          Model(make_random_regular(12, 3, 4), 0.8, 1.7)};
+  for (const Model& model : models) {
+    const CsrKernel csr(model.dual_precision());
+    const DualIncidenceKernel dual(model);
+    for (ScanOrder scan : {ScanOrder::Random, ScanOrder::Permutation, ScanOrder::Fixed}) {
+      GibbsSampler<CsrKernel, 4> a(csr, scan, 99, 10);
+      GibbsSampler<DualIncidenceKernel, 4> b(dual, scan, 99, 10);
+      a.set_random_state();
+      b.set_random_state();
+      a.sweep(60);
+      b.sweep(60);
+      const MatrixXd Bm = oracle::incidence(model);
+      for (int c = 0; c < 4; ++c) {
+        BOOST_TEST(rel_diff(a.state(c), b.state(c)) <= 1e-12, to_string(scan) << " lane " << c);
+        BOOST_TEST(rel_diff(b.tally(c), Bm * b.state(c)) <= 1e-12);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(lanes_of_a_block_equal_single_chains_with_the_block_schedule) {
+  // Lane c of a width-4 block with first chain f uses the noise stream of chain f + c and the schedule of chain f:
+  // with a fixed scan (no schedule randomness) it is exactly the width-1 chain f + c. Deterministic.
+  const Model model = oracle::small_model();
+  const DualIncidenceKernel dual(model);
+  GibbsSampler<DualIncidenceKernel, 4> block(dual, ScanOrder::Fixed, 5, 20);
+  block.set_constant_state(0.5);
+  block.sweep(7);
+  for (int c = 0; c < 4; ++c) {
+    GibbsSampler<DualIncidenceKernel, 1> one(dual, ScanOrder::Fixed, 5, 20 + static_cast<std::uint64_t>(c));
+    one.set_constant_state(0.5);
+    one.sweep(7);
+    BOOST_TEST(rel_diff(block.state(c), one.state(0)) == 0.0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(noise_free_fixed_scan_is_dense_gauss_seidel) {
+  // Deterministic: compare with Gauss–Seidel written against the dense precision.
+  const Model model = oracle::small_model();
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    const MatrixXd M = d == Domain::Primal ? oracle::primal_precision(model) : oracle::dual_precision(model);
+    VectorXd z = VectorXd::Constant(M.rows(), 1.0);
+    for (int s = 0; s < 5; ++s)
+      for (Index i = 0; i < M.rows(); ++i) z[i] -= M.row(i).dot(z) / M(i, i);
+    VectorXd got;
+    if (d == Domain::Primal) {
+      const CsrKernel k(model.primal_precision());
+      GibbsSampler<CsrKernel> g(k, ScanOrder::Fixed, 1, 0, false);
+      g.set_constant_state(1.0);
+      g.sweep(5);
+      got = g.state(0);
+    } else {
+      const DualIncidenceKernel k(model);
+      GibbsSampler<DualIncidenceKernel> g(k, ScanOrder::Fixed, 1, 0, false);
+      g.set_constant_state(1.0);
+      g.sweep(5);
+      got = g.state(0);
+    }
+    BOOST_TEST(rel_diff(got, z) <= 1e-12, to_string(d));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(tally_stays_exact_over_many_sweeps) {
+  // Rounding drift of the incremental tally x~ = B y~ after 2000 random sweeps of a 20x20 torus (1.6e6 updates).
+  const Model model(make_torus(20, 20), 1.0, 0.1);
+  const DualIncidenceKernel k(model);
+  GibbsSampler<DualIncidenceKernel, 2> g(k, ScanOrder::Random, 3);
+  g.set_random_state();
+  g.sweep(2000);
+  const MatrixXd B = oracle::incidence(model);
+  for (int c = 0; c < 2; ++c) BOOST_TEST(rel_diff(g.tally(c), B * g.state(c)) <= 1e-12);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- the engine over a user kernel: scan orders ----------------------------------------------------------
+
+namespace {
+
+// A kernel that only records the sites visited (identity update): exercises the concept with a user type.
+struct RecordingKernel {
+  Index n;
+  mutable std::vector<Index> visits;
+  Index dimension() const noexcept { return n; }
+  Index tally_dimension() const noexcept { return 0; }
+  double conditional_sd(Index) const noexcept { return 1.0; }
+  template <int W>
+  void conditional_mean(Index i, const double* z, const double*, double* mean) const noexcept {
+    for (int c = 0; c < W; ++c) mean[c] = z[i * W + c];
+  }
+  template <int W>
+  void update(Index i, double*, double*, const double*) const {
+    visits.push_back(i);
+  }
+  template <int W>
+  void prefetch(Index, const double*, const double*) const noexcept {}
+  void prefetch_row(Index) const noexcept {}
+  template <int W>
+  void rebuild_tally(const double*, double*) const noexcept {}
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(scan_orders)
+
+BOOST_AUTO_TEST_CASE(fixed_scan_visits_in_order) {
+  RecordingKernel k{5000, {}};
+  GibbsSampler<RecordingKernel, 2> g(k, ScanOrder::Fixed);
+  g.sweep(2);
+  BOOST_REQUIRE_EQUAL(k.visits.size(), 10000u);
+  for (std::size_t t = 0; t < k.visits.size(); ++t) BOOST_REQUIRE_EQUAL(k.visits[t], static_cast<Index>(t % 5000));
+}
+
+BOOST_AUTO_TEST_CASE(permutation_scan_visits_every_site_once_per_sweep_in_fresh_orders) {
+  RecordingKernel k{5000, {}};
+  GibbsSampler<RecordingKernel, 1> g(k, ScanOrder::Permutation, 4);
+  g.sweep(3);
+  BOOST_REQUIRE_EQUAL(k.visits.size(), 15000u);
+  std::vector<std::vector<Index>> sweeps;
+  for (int s = 0; s < 3; ++s) {
+    std::vector<Index> v(k.visits.begin() + s * 5000, k.visits.begin() + (s + 1) * 5000);
+    sweeps.push_back(v);
+    std::sort(v.begin(), v.end());
+    for (Index i = 0; i < 5000; ++i) BOOST_REQUIRE_EQUAL(v[static_cast<std::size_t>(i)], i);
+  }
+  BOOST_TEST((sweeps[0] != sweeps[1]));
+  BOOST_TEST((sweeps[1] != sweeps[2]));
+}
+
+BOOST_AUTO_TEST_CASE(random_scan_draws_n_uniform_picks_per_sweep) {
+  // 200 sweeps of n = 50: 10000 picks; chi-square over 50 cells. False-failure probability: 1e-7.
+  // Also: a random scan of a large graph must not repeat a sweep (indices are drawn afresh, not cycled).
+  RecordingKernel k{50, {}};
+  GibbsSampler<RecordingKernel, 1> g(k, ScanOrder::Random, 8);
+  g.sweep(200);
+  BOOST_REQUIRE_EQUAL(k.visits.size(), 10000u);
+  std::vector<double> count(50, 0.0);
+  for (Index i : k.visits) count[static_cast<std::size_t>(i)] += 1;
+  double chi2 = 0;
+  for (double c : count) chi2 += (c - 200.0) * (c - 200.0) / 200.0;
+  BOOST_TEST(chi2 < boost::math::quantile(boost::math::complement(boost::math::chi_squared(49), 1e-7)));
+
+  RecordingKernel big{100000, {}};
+  GibbsSampler<RecordingKernel, 1> h(big, ScanOrder::Random, 8);
+  h.sweep(2);
+  BOOST_TEST(!std::equal(big.visits.begin(), big.visits.begin() + 100000, big.visits.begin() + 100000));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- bad input -------------------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(bad_input)
+
+SparseMatrix from_dense(const MatrixXd& D) { return D.sparseView(); }
+
+BOOST_AUTO_TEST_CASE(csr_kernel_rejects_non_spd_matrices) {
+  MatrixXd M(3, 3);
+  M << 2, -1, 0, -1, 2, -1, 0, -1, 2;
+  BOOST_CHECK_NO_THROW(CsrKernel{from_dense(M)});
+
+  MatrixXd neg = M;
+  neg(1, 1) = -2;
+  BOOST_CHECK_THROW(CsrKernel{from_dense(neg)}, std::invalid_argument);
+  MatrixXd zero_diag = M;
+  zero_diag(2, 2) = 0;
+  BOOST_CHECK_THROW(CsrKernel{from_dense(zero_diag)}, std::invalid_argument);
+  MatrixXd asym = M;
+  asym(0, 1) = -0.5;
+  BOOST_CHECK_THROW(CsrKernel{from_dense(asym)}, std::invalid_argument);
+  MatrixXd asym_pattern = M;
+  asym_pattern(0, 2) = 0.1;
+  BOOST_CHECK_THROW(CsrKernel{from_dense(asym_pattern)}, std::invalid_argument);
+  MatrixXd minor = M;
+  minor(0, 1) = minor(1, 0) = -2.5;  // 2x2 minor 4 - 6.25 < 0
+  BOOST_CHECK_THROW(CsrKernel(from_dense(minor), SpdCheck::Cheap), std::invalid_argument);
+  MatrixXd nan = M;
+  nan(1, 2) = nan(2, 1) = std::nan("");
+  BOOST_CHECK_THROW(CsrKernel{from_dense(nan)}, std::invalid_argument);
+
+  // Indefinite although every diagonal entry and every 2x2 minor is positive: caught by the factorization.
+  MatrixXd indef(3, 3);
+  indef << 1, -0.9, -0.9, -0.9, 1, -0.9, -0.9, -0.9, 1;  // eigenvalue 1 - 1.8 < 0
+  BOOST_CHECK_NO_THROW(CsrKernel(from_dense(indef), SpdCheck::Cheap));
+  BOOST_CHECK_THROW(CsrKernel{from_dense(indef)}, std::invalid_argument);
+  BOOST_CHECK_THROW(CsrKernel(from_dense(indef), SpdCheck::Cholesky), std::invalid_argument);
+
+  BOOST_CHECK_THROW(CsrKernel(SparseMatrix(3, 4)), std::invalid_argument);
+  BOOST_CHECK_THROW(CsrKernel(SparseMatrix(0, 0)), std::invalid_argument);
+  try {
+    CsrKernel{from_dense(neg)};
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()).find("M(1, 1)") != std::string::npos, e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sampler_rejects_bad_states_and_lanes) {
+  const Model model = oracle::small_model();
+  const DualIncidenceKernel k(model);
+  GibbsSampler<DualIncidenceKernel, 2> g(k);
+  BOOST_CHECK_THROW(g.set_state(0, VectorXd::Zero(6)), std::invalid_argument);  // |V| given, |E| expected
+  BOOST_CHECK_THROW(g.set_state(2, VectorXd::Zero(8)), std::invalid_argument);
+  BOOST_CHECK_THROW(g.set_state(-1, VectorXd::Zero(8)), std::invalid_argument);
+  VectorXd bad = VectorXd::Zero(8);
+  bad[3] = INFINITY;
+  BOOST_CHECK_THROW(g.set_state(0, bad), std::invalid_argument);
+  BOOST_CHECK_THROW(g.set_constant_state(NAN), std::invalid_argument);
+  BOOST_CHECK_THROW(g.state(5), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(dual_kernel_rejects_a_graph_without_edges) {
+  const Model model(Graph(3, {}), 1.0, 1.0);
+  BOOST_CHECK_THROW(DualIncidenceKernel{model}, std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
