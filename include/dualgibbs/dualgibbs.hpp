@@ -5,8 +5,10 @@
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/version.hpp>
 
+#include <dualgibbs/ensemble.hpp>
 #include <dualgibbs/exact.hpp>
 #include <dualgibbs/generators.hpp>
 #include <dualgibbs/graph.hpp>
 #include <dualgibbs/io.hpp>
 #include <dualgibbs/model.hpp>
+#include <dualgibbs/sampler.hpp>
