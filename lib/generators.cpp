@@ -60,6 +60,7 @@ Graph make_torus(Index rows, Index cols) {
 Graph make_grid(Index rows, Index cols) {
   require(rows >= 1 && cols >= 1, "grid: sides must be at least 1 (got " + std::to_string(rows) + "x" + std::to_string(cols) + ")");
   const Index n = checked_count(std::int64_t{rows} * cols, "nodes", "grid");
+  checked_count(std::int64_t{rows} * (cols - 1) + std::int64_t{cols} * (rows - 1), "edges", "grid");
   std::vector<Edge> edges;
   for (Index i = 0; i < rows; ++i)
     for (Index j = 0; j < cols; ++j) {
@@ -72,6 +73,7 @@ Graph make_grid(Index rows, Index cols) {
 
 Graph make_path(Index n) {
   require(n >= 1, "path: needs at least 1 node (got " + std::to_string(n) + ")");
+  checked_count(std::int64_t{n} - 1, "edges", "path");  // before allocating: the Graph would reject it anyway
   std::vector<Edge> edges;
   for (Index v = 0; v + 1 < n; ++v) edges.push_back({v, v + 1});
   return Graph(n, std::move(edges));
@@ -79,6 +81,7 @@ Graph make_path(Index n) {
 
 Graph make_cycle(Index n) {
   require(n >= 3, "cycle: needs at least 3 nodes (got " + std::to_string(n) + ")");
+  checked_count(n, "edges", "cycle");
   std::vector<Edge> edges;
   for (Index v = 0; v < n; ++v) edges.push_back({v, (v + 1) % n});
   return Graph(n, std::move(edges));
@@ -107,6 +110,7 @@ Graph make_complete_bipartite(Index n1, Index n2) {
 
 Graph make_star(Index n) {
   require(n >= 2, "star: needs at least 2 nodes in all (got " + std::to_string(n) + ")");
+  checked_count(std::int64_t{n} - 1, "edges", "star");
   std::vector<Edge> edges;
   for (Index v = 1; v < n; ++v) edges.push_back({0, v});
   return Graph(n, std::move(edges));
@@ -237,7 +241,11 @@ Graph make_erdos_renyi(Index n, double p, std::uint64_t seed) {
   std::int64_t v = 1, w = -1;
   while (v < n) {
     const double r = detail::uniform01(rng);
-    w += 1 + static_cast<std::int64_t>(std::floor(std::log1p(-r) / log_q));
+    // The skip is geometric; for tiny p it can exceed every remaining pair (and the int64 range), so
+    // compare it as a double before converting: pairs left < n^2 <= 2^62.
+    const double skip = std::floor(std::log1p(-r) / log_q);
+    if (!(skip < static_cast<double>(n) * static_cast<double>(n))) break;
+    w += 1 + static_cast<std::int64_t>(skip);
     while (w >= v && v < n) {
       w -= v;
       ++v;

@@ -2,9 +2,14 @@
 
 #include <dualgibbs/generators.hpp>
 
+#include "parameter_check.hpp"
+
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
@@ -48,10 +53,39 @@ bool parse_double(std::string_view t, double& out) {
   return r.ec == std::errc() && r.ptr == t.data() + t.size();
 }
 
-std::string quoted(std::string_view t) {
+// A token for an error message: at most 40 characters, non-printable bytes shown as '?', so that a
+// binary file cannot spray control characters over the terminal.
+std::string shown(std::string_view t) {
   std::string s(t.substr(0, 40));
+  for (char& c : s)
+    if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
   if (t.size() > 40) s += "...";
   return "'" + s + "'";
+}
+
+// Why a token is not a valid integer: a run of digits that does not fit is "too large", anything else is
+// not an integer at all.
+std::string integer_problem(std::string_view t) {
+  if (!t.empty() && (t.front() == '+' || t.front() == '-')) t.remove_prefix(1);
+  const bool digits = !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? "is too large" : "is not an integer";
+}
+
+// Checks a standard deviation read from a file (the same test as the Model's, reported with the line).
+void check_file_sd(double x, std::string_view token, const char* name, const std::string& source, std::int64_t line) {
+  if (detail::is_valid_standard_deviation(x)) return;
+  if (!std::isfinite(x) || !(x > 0.0))
+    fail_at(source, line, std::string(name) + " " + shown(token) + " must be a finite positive standard deviation");
+  fail_at(source, line, std::string(name) + " " + shown(token) + " gives a variance that overflows or underflows double precision");
+}
+
+// Opens a file named on the command line or in a spec, with a clear message for the usual mistakes.
+std::ifstream open_input(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::invalid_argument(std::string(what) + " '" + path + "' is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(std::string("cannot open ") + what + " '" + path + "'");
+  return in;
 }
 
 std::uint64_t pair_key(std::int64_t a, std::int64_t b) {
@@ -86,8 +120,8 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
     if (f.size() < 2 || f.size() > 3)
       fail_at(source, lineno, "expected 'u v [sigma_e]', found " + std::to_string(f.size()) + " fields");
     std::int64_t u, v;
-    if (!parse_int(f[0], u) || !parse_int(f[1], v))
-      fail_at(source, lineno, "node ids must be integers, found " + quoted(f[0]) + " " + quoted(f[1]));
+    if (!parse_int(f[0], u)) fail_at(source, lineno, "node id " + shown(f[0]) + " " + integer_problem(f[0]));
+    if (!parse_int(f[1], v)) fail_at(source, lineno, "node id " + shown(f[1]) + " " + integer_problem(f[1]));
     if (u < 0 || v < 0) fail_at(source, lineno, "negative node id " + std::to_string(std::min(u, v)));
     if (std::max(u, v) >= std::min<std::int64_t>(limits.max_nodes, kMaxIndex))
       fail_at(source, lineno, "node id " + std::to_string(std::max(u, v)) + " exceeds the limit of " +
@@ -95,9 +129,8 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
     if (u == v) fail_at(source, lineno, "self-loop at node " + std::to_string(u));
     double sg = std::numeric_limits<double>::quiet_NaN();
     if (f.size() == 3) {
-      if (!parse_double(f[2], sg)) fail_at(source, lineno, "sigma_e " + quoted(f[2]) + " is not a number");
-      if (!std::isfinite(sg) || !(sg > 0.0))
-        fail_at(source, lineno, "sigma_e " + quoted(f[2]) + " must be a finite positive standard deviation");
+      if (!parse_double(f[2], sg)) fail_at(source, lineno, "sigma_e " + shown(f[2]) + " is not a number");
+      check_file_sd(sg, f[2], "sigma_e", source, lineno);
     }
     const auto [it, inserted] = seen.emplace(pair_key(u, v), lineno);
     if (!inserted)
@@ -125,11 +158,11 @@ std::vector<double> read_node_file(std::istream& in, Index num_nodes, const std:
     if (f.size() != 2) fail_at(source, lineno, "expected 'v s_v', found " + std::to_string(f.size()) + " fields");
     std::int64_t v;
     double sv;
-    if (!parse_int(f[0], v)) fail_at(source, lineno, "node id " + quoted(f[0]) + " is not an integer");
+    if (!parse_int(f[0], v)) fail_at(source, lineno, "node id " + shown(f[0]) + " " + integer_problem(f[0]));
     if (v < 0 || v >= num_nodes)
       fail_at(source, lineno, "node id " + std::to_string(v) + " is outside the graph's 0.." + std::to_string(num_nodes - 1));
-    if (!parse_double(f[1], sv)) fail_at(source, lineno, "s_v " + quoted(f[1]) + " is not a number");
-    if (!std::isfinite(sv) || !(sv > 0.0)) fail_at(source, lineno, "s_v " + quoted(f[1]) + " must be a finite positive standard deviation");
+    if (!parse_double(f[1], sv)) fail_at(source, lineno, "s_v " + shown(f[1]) + " is not a number");
+    check_file_sd(sv, f[1], "s_v", source, lineno);
     if (line_of[v] != 0)
       fail_at(source, lineno, "node " + std::to_string(v) + " given twice (first on line " + std::to_string(line_of[v]) + ")");
     line_of[v] = lineno;
@@ -166,11 +199,12 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
   } while (f.empty());
   std::int64_t rows, cols, nnz;
   if (f.size() != 3 || !parse_int(f[0], rows) || !parse_int(f[1], cols) || !parse_int(f[2], nnz))
-    fail_at(source, lineno, "expected the size line 'rows cols entries'");
+    fail_at(source, lineno, "expected the size line 'rows cols entries' (three integers), found " + shown(line));
   if (rows != cols) fail_at(source, lineno, "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + ", not square");
   if (rows <= 0) fail_at(source, lineno, "the matrix has no rows (empty graph)");
   if (rows > std::min<std::int64_t>(limits.max_nodes, kMaxIndex))
-    fail_at(source, lineno, std::to_string(rows) + " rows exceed the limit of " + std::to_string(limits.max_nodes) + " nodes");
+    fail_at(source, lineno, std::to_string(rows) + " rows exceed the limit of " +
+                                std::to_string(std::min<std::int64_t>(limits.max_nodes, kMaxIndex)) + " nodes");
   if (nnz < 0 || nnz > 2 * limits.max_edges + rows)
     fail_at(source, lineno, std::to_string(nnz) + " entries exceed the limit of " + std::to_string(limits.max_edges) + " edges");
 
@@ -191,12 +225,13 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
     if (f.size() != (pattern ? 2u : 3u))
       fail_at(source, lineno, std::string("expected '") + (pattern ? "i j" : "i j value") + "', found " + std::to_string(f.size()) + " fields");
     std::int64_t i, j;
-    if (!parse_int(f[0], i) || !parse_int(f[1], j)) fail_at(source, lineno, "indices must be integers");
+    if (!parse_int(f[0], i)) fail_at(source, lineno, "row index " + shown(f[0]) + " " + integer_problem(f[0]));
+    if (!parse_int(f[1], j)) fail_at(source, lineno, "column index " + shown(f[1]) + " " + integer_problem(f[1]));
     if (i < 1 || i > rows || j < 1 || j > rows)
       fail_at(source, lineno, "index (" + std::to_string(i) + ", " + std::to_string(j) + ") outside 1.." + std::to_string(rows));
     if (!pattern) {
       double val;
-      if (!parse_double(f[2], val) || !std::isfinite(val)) fail_at(source, lineno, "value " + quoted(f[2]) + " is not a finite number");
+      if (!parse_double(f[2], val) || !std::isfinite(val)) fail_at(source, lineno, "value " + shown(f[2]) + " is not a finite number");
     }
     ++read;
     if (i == j) continue;  // the diagonal does not change the graph
@@ -257,13 +292,21 @@ std::uint64_t spec_seed(const std::string& spec, const std::string& t) {
   return v;
 }
 
-// Checks a node or edge count against the limits before anything is allocated.
+// A count computed in double for an error message: an integer while it is exact, else in %g form.
+std::string count_text(double x) {
+  if (std::fabs(x) < 9.0e15) return std::to_string(static_cast<std::int64_t>(x));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+// Checks a node or edge count against the limits (and the 32-bit index) before anything is allocated.
 void check_size(const std::string& spec, double nodes, double edges, const ReadLimits& limits) {
   if (nodes > static_cast<double>(std::min<std::int64_t>(limits.max_nodes, kMaxIndex)))
-    bad_spec(spec, "asks for " + std::to_string(static_cast<long double>(nodes)) + " nodes, over the limit of " +
+    bad_spec(spec, "asks for " + count_text(nodes) + " nodes, over the limit of " +
                        std::to_string(std::min<std::int64_t>(limits.max_nodes, kMaxIndex)));
   if (edges > static_cast<double>(std::min<std::int64_t>(limits.max_edges, kMaxIndex / 2)))
-    bad_spec(spec, "asks for about " + std::to_string(static_cast<long double>(edges)) + " edges, over the limit of " +
+    bad_spec(spec, "asks for about " + count_text(edges) + " edges, over the limit of " +
                        std::to_string(std::min<std::int64_t>(limits.max_edges, kMaxIndex / 2)));
 }
 
@@ -280,8 +323,7 @@ LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed, cons
   const std::string family = spec.substr(0, colon), rest = spec.substr(colon + 1);
   if (family == "file") {
     if (rest.empty()) bad_spec(spec, "no path after 'file:'");
-    std::ifstream in(rest, std::ios::binary);
-    if (!in) throw std::invalid_argument("cannot open graph file '" + rest + "'");
+    std::ifstream in = open_input(rest, "graph file");
     const bool mtx = rest.size() >= 4 && rest.compare(rest.size() - 4, 4, ".mtx") == 0;
     return mtx ? read_matrix_market(in, rest, limits) : read_edge_list(in, rest, limits);
   }
@@ -376,8 +418,7 @@ Model load_model(const std::string& spec, double s, double sigma, const std::opt
   const Index n = lg.graph.num_nodes();
   std::vector<double> sv(static_cast<std::size_t>(n), s);
   if (node_file) {
-    std::ifstream in(*node_file, std::ios::binary);
-    if (!in) throw std::invalid_argument("cannot open node file '" + *node_file + "'");
+    std::ifstream in = open_input(*node_file, "node file");
     const auto given = read_node_file(in, n, *node_file);
     for (Index v = 0; v < n; ++v)
       if (!std::isnan(given[v])) sv[v] = given[v];

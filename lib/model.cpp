@@ -1,5 +1,9 @@
 #include <dualgibbs/model.hpp>
 
+#include "parameter_check.hpp"
+
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -10,22 +14,21 @@ namespace dualgibbs {
 
 namespace {
 
+// The shortest text that reads back as x: "0.1", not "0.10000000000000001".
 std::string number(double x) {
-  std::ostringstream os;
-  os.precision(17);
-  os << x;
-  return os.str();
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
 }
 
 }  // namespace
 
 void check_standard_deviation(double sd, const std::string& what) {
+  if (detail::is_valid_standard_deviation(sd)) return;
   if (!std::isfinite(sd) || !(sd > 0.0))
     throw std::invalid_argument("Model: " + what + " = " + number(sd) + " must be a finite positive standard deviation");
-  const double var = sd * sd;
-  if (!std::isfinite(var) || !(var > 0.0) || !std::isfinite(1.0 / var))
-    throw std::invalid_argument("Model: " + what + " = " + number(sd) +
-                                " gives a variance that overflows or underflows double precision");
+  throw std::invalid_argument("Model: " + what + " = " + number(sd) +
+                              " gives a variance that overflows or underflows double precision");
 }
 
 const char* to_string(Domain d) noexcept { return d == Domain::Primal ? "primal" : "dual"; }
@@ -60,12 +63,14 @@ void Model::validate_and_square() {
   const Index n = m_graph.num_nodes(), m = m_graph.num_edges();
   m_s2.resize(n);
   m_sigma2.resize(m);
+  // The message is built only on failure: no string per node on the valid path.
   for (Index v = 0; v < n; ++v) {
-    check_standard_deviation(m_s[v], "s_v of node " + std::to_string(v));
+    if (!detail::is_valid_standard_deviation(m_s[v])) check_standard_deviation(m_s[v], "s_v of node " + std::to_string(v));
     m_s2[v] = m_s[v] * m_s[v];
   }
   for (Index e = 0; e < m; ++e) {
-    check_standard_deviation(m_sigma[e], "sigma_e of edge " + std::to_string(e));
+    if (!detail::is_valid_standard_deviation(m_sigma[e]))
+      check_standard_deviation(m_sigma[e], "sigma_e of edge " + std::to_string(e));
     m_sigma2[e] = m_sigma[e] * m_sigma[e];
   }
   m_homogeneous = true;
@@ -186,13 +191,16 @@ DualPrecisionOperator Model::dual_operator() const { return DualPrecisionOperato
 std::string Model::summary() const {
   std::ostringstream os;
   os << m_graph.summary() << "; ";
-  if (m_homogeneous)
+  if (m_homogeneous) {
     os << "homogeneous, s = " << s() << ", sigma = " << sigma();
-  else
-    os << "heterogeneous, s_v in [" << m_s2.cwiseSqrt().minCoeff() << ", " << m_s2.cwiseSqrt().maxCoeff() << "]"
-       << (num_edges() ? ", sigma_e in [" + number(m_sigma2.cwiseSqrt().minCoeff()) + ", " +
-                             number(m_sigma2.cwiseSqrt().maxCoeff()) + "]"
-                       : std::string());
+  } else {
+    const auto [s_lo, s_hi] = std::minmax_element(m_s.begin(), m_s.end());
+    os << "heterogeneous, s_v in [" << *s_lo << ", " << *s_hi << "]";
+    if (num_edges() > 0) {
+      const auto [g_lo, g_hi] = std::minmax_element(m_sigma.begin(), m_sigma.end());
+      os << ", sigma_e in [" << *g_lo << ", " << *g_hi << "]";
+    }
+  }
   return os.str();
 }
 

@@ -29,7 +29,7 @@ DUALGIBBS_EXPORT Graph make_complete(Index n);
 DUALGIBBS_EXPORT Graph make_complete_bipartite(Index n1, Index n2);
 /// Star S_n with n >= 2 nodes in all: centre 0, leaves 1..n-1, edges (0, leaf).
 DUALGIBBS_EXPORT Graph make_star(Index n);
-/// d-dimensional hypercube, 2^d nodes, 0 <= d <= 30.
+/// d-dimensional hypercube: 2^d nodes, d 2^(d-1) edges, 0 <= d <= 26 (d = 27 would overflow the edge index).
 DUALGIBBS_EXPORT Graph make_hypercube(int d);
 /// Random k-regular simple graph on n nodes (0 <= k < n, n*k even): random stubs are paired in rounds and
 /// pairs that would make a self-loop or a duplicate are redrawn (after Steger and Wormald, asymptotically

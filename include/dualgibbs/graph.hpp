@@ -51,7 +51,7 @@ public:
   Index max_degree() const noexcept;
   /// Number of isolated nodes (degree 0).
   Index num_isolated() const noexcept;
-  /// sum_v d_v^2: the number of non-zeros of the dual precision R (including its diagonal... see model.hpp).
+  /// sum_v d_v^2; the dual precision R has sum_v d_v^2 - |E| non-zeros (see Model::dual_precision_nonzeros()).
   std::int64_t sum_squared_degrees() const noexcept;
 
   const std::vector<Index>& incidence_offsets() const noexcept { return m_offsets; }
