@@ -1,29 +1,145 @@
 #!/usr/bin/env bash
-# Every bad input to the dualgibbs command gives a one-line error naming the problem and a non-zero exit.
+# The dualgibbs command on good and bad input (issue 2, items 6 and 7, and its done-when checks).
+# Every bad input gives a one-line error on stderr naming the problem and a non-zero exit; never a crash
+# (exit >= 128: killed by a signal) and never a hang (each run is limited to 60 s).
+# Usage: cli_bad_input.sh PATH/TO/dualgibbs
 set -u
 exe="$1"
+data="$(cd "$(dirname "$0")" && pwd)/data"
 fail=0; pass=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-expect_error() {  # expect_error PATTERN ARGS...: non-zero exit, no crash (exit < 128), stderr matches PATTERN
+
+run() {  # run ARGS...: sets rc, out in $tmp/out, err in $tmp/err
+  timeout 60 "$exe" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+}
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: dualgibbs $1"; fail=$((fail+1)); }
+
+# expect_error PATTERN ARGS...: exit non-zero but no crash or timeout, exactly one line on stderr, and that
+# line matches the extended regular expression PATTERN (case-insensitive).
+expect_error() {
   local pattern="$1"; shift
-  "$exe" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-  if [ $rc -eq 0 ] || [ $rc -ge 128 ] || ! grep -qiE -- "$pattern" "$tmp/err"; then
-    echo "FAIL: dualgibbs $* -> exit $rc, stderr: $(head -c 300 "$tmp/err")"; fail=$((fail+1))
-  else pass=$((pass+1)); fi
+  run "$@"
+  local lines; lines=$(wc -l <"$tmp/err")
+  if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ $rc -ge 128 ] || [ "$lines" -ne 1 ] || ! grep -qiE -- "$pattern" "$tmp/err"; then
+    bad "$* -> exit $rc, $lines stderr lines: $(head -c 400 "$tmp/err")"
+  else ok; fi
+}
+# expect_usage_error ARGS...: a command-line parse error (CLI11's own message): non-zero, no crash.
+expect_usage_error() {
+  run "$@"
+  if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ $rc -ge 128 ] || [ ! -s "$tmp/err" ]; then
+    bad "$* -> exit $rc: $(head -c 300 "$tmp/err")"
+  else ok; fi
 }
 expect_ok() {
-  "$exe" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-  if [ $rc -ne 0 ]; then echo "FAIL: dualgibbs $* -> exit $rc: $(head -c 300 "$tmp/err")"; fail=$((fail+1)); else pass=$((pass+1)); fi
+  run "$@"
+  if [ $rc -ne 0 ]; then bad "$* -> exit $rc: $(head -c 300 "$tmp/err")"; else ok; fi
 }
+# expect_json PYTHON_CONDITION ARGS...: exit 0 and the JSON on stdout satisfies the condition on `j`.
+expect_json() {
+  local cond="$1"; shift
+  run "$@"
+  if [ $rc -ne 0 ]; then bad "$* -> exit $rc: $(head -c 300 "$tmp/err")"; return; fi
+  if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($cond) else 1)" "$tmp/out"; then ok
+  else bad "$* -> JSON fails '$cond': $(head -c 400 "$tmp/out")"; fi
+}
+
+# ---- good input: the done-when checks --------------------------------------------------------------------
+expect_json 'j["nodes"] == 10000 and j["edges"] == 20000' info --graph torus:100 --json
+expect_json 'j["nodes"] == 5 and j["edges"] == 5 and j["homogeneous"] is False and j["components"] == 1' \
+  info --graph "file:$data/hetero_edges.txt" --node-file "$data/hetero_nodes.txt" --json
+expect_json 'j["homogeneous"] is False' info --graph "file:$data/hetero_edges.txt" --json  # per-edge sigma alone
+expect_json 'j["components"] == 3 and j["isolated_nodes"] == 1 and j["nodes"] == 7' info --graph "file:$data/disconnected.txt" --json
+expect_json 'j["nodes"] == 5 and j["edges"] == 3 and j["components"] == 2' info --graph "file:$data/small_pattern.mtx" --json
+expect_json 'j["nodes"] == 3 and j["edges"] == 3' info --graph "file:$data/small_general.mtx" --json
+expect_json 'j["homogeneous"] is True and j["s"] == 2.0 and j["sigma"] == 0.5' info --graph star:6 --s 2 --sigma 0.5 --json
 expect_ok info --graph torus:4
-expect_error "unknown graph family" info --graph moebius:5
-expect_error "sigma" info --graph torus:4 --sigma -1
-expect_error "sigma" info --graph torus:4 --sigma nan
-expect_error "s " info --graph torus:4 --s inf
-printf '0 1\n1 2\n2 0\n0 1\n' > "$tmp/dup.txt"
-expect_error "dup.txt:4: duplicate edge" info --graph "file:$tmp/dup.txt"
-printf '0 1\n1 1\n' > "$tmp/loop.txt"
-expect_error "loop.txt:2: self-loop" info --graph "file:$tmp/loop.txt"
-expect_error "overflow|over the limit" info --graph torus:100000
+expect_ok info --graph "file:$data/disconnected.txt"
+grep -q "components *3" "$tmp/out" || bad "info on a disconnected graph does not report 3 components: $(cat "$tmp/out")"
+for spec in torus:4x5 grid:3x4 path:5 cycle:5 complete:5 bipartite:2,3 star:5 kregular:10,3 kregular:10,3,7 \
+            ws:12,4,0.2 ws:12,4,0.2,3 er:20,0.2 er:20,0.2,3 ba:12,2 ba:12,2,3 hypercube:3; do
+  expect_ok info --graph "$spec" --json
+done
+expect_ok   # no arguments: the default run
+
+# ---- bad graph specs ---------------------------------------------------------------------------------------
+expect_error "unknown graph family 'moebius'" info --graph moebius:5
+expect_error "FAMILY:ARGS" info --graph torus
+expect_error "side 'abc' is not an integer" info --graph torus:abc
+expect_error "expected torus:N or torus:NxM" info --graph torus:4x5x6
+expect_error "sides must be at least 3" info --graph torus:2
+expect_error "out of range" info --graph torus:-4
+expect_error "asks for 10000000000 nodes, over the limit" info --graph torus:100000
+expect_error "asks for about 4999950000 edges" info --graph complete:100000
+expect_error "is not an integer" info --graph path:99999999999999999999
+expect_error "not in 0\.\.26" info --graph hypercube:27
+expect_error "probability P must be in \[0, 1\]" info --graph er:10,1.5
+expect_error "n\*k must be even" info --graph kregular:5,3
+expect_error "seed '-3' is not a non-negative integer" info --graph kregular:10,3,-3
+expect_error "even k" info --graph ws:10,3,0.1
+expect_error "1 <= m < n" info --graph ba:4,4
+
+# ---- bad parameters -------------------------------------------------------------------------------------------
+expect_error "sigma = -1 must be a finite positive standard deviation" info --graph torus:4 --sigma -1
+expect_error "sigma = 0 must be" info --graph torus:4 --sigma 0
+expect_error "sigma = nan" info --graph torus:4 --sigma nan
+expect_error "sigma = inf" info --graph torus:4 --sigma inf
+expect_error "s = -2 must be" info --graph torus:4 --s -2
+expect_error "s = inf" info --graph torus:4 --s inf
+expect_error "s = 1e-200 gives a variance that overflows or underflows" info --graph torus:4 --s 1e-200
+expect_usage_error info --graph torus:4 --s abc
+expect_usage_error info --no-such-option
+expect_usage_error no-such-subcommand
+
+# ---- bad edge lists ---------------------------------------------------------------------------------------------
+f="$tmp/g.txt"
+printf '' >"$f";                                 expect_error "g.txt: no edges \(empty graph\)" info --graph "file:$f"
+printf '# nothing\n\n' >"$f";                    expect_error "empty graph" info --graph "file:$f"
+printf '0 1\n1 2\n2 0\n0 1\n' >"$f";             expect_error "g.txt:4: duplicate edge \(0, 1\), first given on line 1" info --graph "file:$f"
+printf '0 1\n1 2\n2 1\n' >"$f";                  expect_error "g.txt:3: duplicate edge \(2, 1\), first given on line 2" info --graph "file:$f"
+printf '0 1\n1 1\n' >"$f";                       expect_error "g.txt:2: self-loop at node 1" info --graph "file:$f"
+printf '0 1\n-1 2\n' >"$f";                      expect_error "g.txt:2: negative node id -1" info --graph "file:$f"
+printf '0 1\n1 5000000000\n' >"$f";              expect_error "g.txt:2: node id 5000000000 exceeds the limit" info --graph "file:$f"
+printf '0 99999999999999999999\n' >"$f";         expect_error "g.txt:1: node id '99999999999999999999' is too large" info --graph "file:$f"
+printf '0 1\n1.5 2\n' >"$f";                     expect_error "g.txt:2: node id '1.5' is not an integer" info --graph "file:$f"
+printf '0 1\n1 2\n3' >"$f";                      expect_error "g.txt:3: expected 'u v \[sigma_e\]', found 1 fields" info --graph "file:$f"
+printf '0 1 1 1\n' >"$f";                        expect_error "g.txt:1: .*found 4 fields" info --graph "file:$f"
+printf '0 1 0.5\n1 2 0\n' >"$f";                 expect_error "g.txt:2: sigma_e '0' must be a finite positive" info --graph "file:$f"
+printf '0 1 -0.5\n' >"$f";                       expect_error "g.txt:1: sigma_e '-0.5'" info --graph "file:$f"
+printf '0 1 nan\n' >"$f";                        expect_error "g.txt:1: sigma_e 'nan'" info --graph "file:$f"
+printf '0 1 inf\n' >"$f";                        expect_error "g.txt:1: sigma_e 'inf'" info --graph "file:$f"
+printf '0 1 fast\n' >"$f";                       expect_error "g.txt:1: sigma_e 'fast' is not a number" info --graph "file:$f"
+printf '0 1\n\001\002\003\000\377 7\n' >"$f";    expect_error "g.txt:2: node id '\?+' is not an integer" info --graph "file:$f"
+head -c 3000000 /dev/zero | tr '\0' '7' >"$f";   expect_error "g.txt:1: line longer than 1 MiB" info --graph "file:$f"
+expect_error "cannot open graph file" info --graph "file:$tmp/missing.txt"
+expect_error "is a directory" info --graph "file:$tmp"
+expect_error "no path after 'file:'" info --graph file:
+
+# ---- bad node files ----------------------------------------------------------------------------------------------
+g="file:$data/hetero_edges.txt"; n="$tmp/n.txt"
+printf '0 1\n5 2\n' >"$n";     expect_error "n.txt:2: node id 5 is outside the graph's 0\.\.4" info --graph "$g" --node-file "$n"
+printf '0 1\n0 2\n' >"$n";     expect_error "n.txt:2: node 0 given twice \(first on line 1\)" info --graph "$g" --node-file "$n"
+printf '0 -1\n' >"$n";         expect_error "n.txt:1: s_v '-1' must be a finite positive" info --graph "$g" --node-file "$n"
+printf '0 nan\n' >"$n";        expect_error "n.txt:1: s_v 'nan'" info --graph "$g" --node-file "$n"
+printf '0\n' >"$n";            expect_error "n.txt:1: expected 'v s_v', found 1 fields" info --graph "$g" --node-file "$n"
+printf 'x 1\n' >"$n";          expect_error "n.txt:1: node id 'x' is not an integer" info --graph "$g" --node-file "$n"
+expect_error "cannot open node file" info --graph "$g" --node-file "$tmp/missing.txt"
+
+# ---- bad Matrix Market files -------------------------------------------------------------------------------------
+m="$tmp/m.mtx"; h='%%%%MatrixMarket matrix coordinate pattern symmetric\n'
+printf '' >"$m";                         expect_error "m.mtx: empty file" info --graph "file:$m"
+printf '1 2\n' >"$m";                    expect_error "m.mtx:1: not a Matrix Market header" info --graph "file:$m"
+printf '%%%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n' >"$m"; expect_error "m.mtx:1: .*coordinate" info --graph "file:$m"
+printf "$h"'%% no size line\n' >"$m";    expect_error "m.mtx:2: truncated: no size line" info --graph "file:$m"
+printf "$h"'3 4 1\n2 1\n' >"$m";         expect_error "m.mtx:2: the matrix is 3 x 4, not square" info --graph "file:$m"
+printf "$h"'0 0 0\n' >"$m";              expect_error "m.mtx:2: the matrix has no rows \(empty graph\)" info --graph "file:$m"
+printf "$h"'3000000000 3000000000 1\n2 1\n' >"$m"; expect_error "m.mtx:2: 3000000000 rows exceed the limit" info --graph "file:$m"
+printf "$h"'4 4 5\n2 1\n3 2\n' >"$m";    expect_error "m.mtx: truncated: 5 entries declared, 2 found" info --graph "file:$m"
+printf "$h"'4 4 2\n2 1\n9 1\n' >"$m";    expect_error "m.mtx:4: index \(9, 1\) outside 1\.\.4" info --graph "file:$m"
+printf "$h"'4 4 2\n2 1\n2 1\n' >"$m";    expect_error "m.mtx:4: duplicate entry \(2, 1\), first on line 3" info --graph "file:$m"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 1\n' >"$m"; expect_error "m.mtx:3: general matrix without the mirror" info --graph "file:$m"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 inf\n' >"$m"; expect_error "m.mtx:3: value 'inf' is not a finite number" info --graph "file:$m"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
