@@ -17,8 +17,8 @@ using Index = std::int32_t;
 
 /// An oriented edge e = (head, tail): B[head, e] = +1, B[tail, e] = -1 (paper, Section II).
 struct Edge {
-  Index head;
-  Index tail;
+  Index head;  ///< u, where B[u, e] = +1
+  Index tail;  ///< v, where B[v, e] = -1
 };
 
 /// A finite simple graph G = (V, E) with nodes 0..n-1 and edges 0..m-1 in a fixed orientation.
@@ -41,30 +41,42 @@ public:
   ///         sizes that overflow Index.
   Graph(Index num_nodes, std::vector<Edge> edges);
 
+  /// |V|.
   Index num_nodes() const noexcept { return m_num_nodes; }
+  /// |E|.
   Index num_edges() const noexcept { return static_cast<Index>(m_edges.size()); }
+  /// The oriented edges, indexed by edge id.
   const std::vector<Edge>& edges() const noexcept { return m_edges; }
+  /// Edge e, 0 <= e < num_edges() (not checked).
   const Edge& edge(Index e) const { return m_edges[static_cast<std::size_t>(e)]; }
 
+  /// d_v, the number of edges at node v, 0 <= v < num_nodes() (not checked).
   Index degree(Index v) const noexcept { return m_offsets[v + 1] - m_offsets[v]; }
+  /// The smallest degree (0 if some node is isolated).
   Index min_degree() const noexcept;
+  /// The largest degree.
   Index max_degree() const noexcept;
   /// Number of isolated nodes (degree 0).
   Index num_isolated() const noexcept;
   /// sum_v d_v^2; the dual precision R has sum_v d_v^2 - |E| non-zeros (see Model::dual_precision_nonzeros()).
   std::int64_t sum_squared_degrees() const noexcept;
 
+  /// CSR row offsets of the incidence, length |V| + 1: node v's entries are [offsets[v], offsets[v+1]).
   const std::vector<Index>& incidence_offsets() const noexcept { return m_offsets; }
+  /// Edge id of each incidence entry (length 2|E|), increasing within a node.
   const std::vector<Index>& incidence_edges() const noexcept { return m_inc_edges; }
+  /// The other end of the edge of each incidence entry (length 2|E|).
   const std::vector<Index>& incidence_neighbors() const noexcept { return m_inc_neighbors; }
+  /// B[v, e] of each incidence entry: +1 if v is the head of e, -1 if the tail (length 2|E|).
   const std::vector<signed char>& incidence_signs() const noexcept { return m_inc_signs; }
 
-  /// Connected components, labelled 0..num_components()-1 in order of their smallest node.
+  /// Number of connected components, labelled 0..num_components()-1 in order of their smallest node.
   Index num_components() const noexcept { return m_num_components; }
+  /// The component label of every node (length |V|).
   const std::vector<Index>& component_labels() const noexcept { return m_component; }
   /// Number of nodes in each component.
   std::vector<Index> component_sizes() const;
-  /// True if G contains a cycle (|E| > |V| - #components): the dual precision's cycle space is then non-trivial.
+  /// True if G contains a cycle (|E| > |V| - number of components): the dual precision's cycle space is then non-trivial.
   bool has_cycles() const noexcept {
     return static_cast<std::int64_t>(num_edges()) > static_cast<std::int64_t>(m_num_nodes) - m_num_components;
   }

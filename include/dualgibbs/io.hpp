@@ -34,8 +34,8 @@ struct ReadLimits {
 
 /// A graph read from a file or spec, with the per-edge sigma given there (NaN where none was given).
 struct LoadedGraph {
-  Graph graph;
-  std::vector<double> edge_sigma;
+  Graph graph;                     ///< the graph, edges in file order and orientation
+  std::vector<double> edge_sigma;  ///< sigma_e per edge (a standard deviation), NaN where the input gave none
 };
 
 /// Reads an edge list. `source` names the input in error messages.

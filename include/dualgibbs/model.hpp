@@ -56,8 +56,11 @@ public:
   /// Heterogeneous model: s.size() == |V|, sigma.size() == |E|, each entry as above.
   Model(Graph graph, std::vector<double> s, std::vector<double> sigma);
 
+  /// The graph G.
   const Graph& graph() const noexcept { return m_graph; }
+  /// |V|, the dimension of the primal domain.
   Index num_nodes() const noexcept { return m_graph.num_nodes(); }
+  /// |E|, the dimension of the dual domain.
   Index num_edges() const noexcept { return m_graph.num_edges(); }
   /// Number of coordinates sampled in a domain: |V| (primal) or |E| (dual).
   Index dimension(Domain d) const noexcept { return d == Domain::Primal ? num_nodes() : num_edges(); }
@@ -119,9 +122,12 @@ private:
 /// Holds a reference to the model: the model must outlive it.
 class DUALGIBBS_EXPORT DualPrecisionOperator {
 public:
-  using Scalar = double;
+  using Scalar = double;  ///< Spectra's operator concept
+  /// An operator for `model`, which must outlive it (only a pointer is kept).
   explicit DualPrecisionOperator(const Model& model) : m_model(&model) {}
+  /// |E|.
   Eigen::Index rows() const noexcept { return m_model->num_edges(); }
+  /// |E|.
   Eigen::Index cols() const noexcept { return m_model->num_edges(); }
   /// y_out = R x_in; both arrays of length |E|, not aliased. O(|V| + |E|), no allocation but a |V| buffer
   /// kept per thread.
