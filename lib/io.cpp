@@ -101,7 +101,20 @@ bool next_line(std::istream& in, std::string& line, const std::string& source, s
   }
   if (line.size() > (1u << 20)) fail_at(source, lineno, "line longer than 1 MiB");
   if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (lineno == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
   return true;
+}
+
+// True if the stream starts with the Matrix Market banner (case-insensitive); the stream is rewound.
+bool starts_with_matrix_market_banner(std::istream& in) {
+  const std::string banner = "%%matrixmarket";
+  std::string head(banner.size(), '\0');
+  in.read(&head[0], static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  in.clear();
+  in.seekg(0);
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return head == banner;
 }
 
 }  // namespace
@@ -324,7 +337,8 @@ LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed, cons
   if (family == "file") {
     if (rest.empty()) bad_spec(spec, "no path after 'file:'");
     std::ifstream in = open_input(rest, "graph file");
-    const bool mtx = rest.size() >= 4 && rest.compare(rest.size() - 4, 4, ".mtx") == 0;
+    // Matrix Market by its extension or by its banner (so a .txt download of a .mtx file still works).
+    const bool mtx = (rest.size() >= 4 && rest.compare(rest.size() - 4, 4, ".mtx") == 0) || starts_with_matrix_market_banner(in);
     return mtx ? read_matrix_market(in, rest, limits) : read_edge_list(in, rest, limits);
   }
   std::vector<std::string> a;

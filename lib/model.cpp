@@ -3,6 +3,7 @@
 #include "parameter_check.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -93,38 +94,57 @@ double Model::sigma() const {
   return m_sigma.empty() ? 1.0 : m_sigma[0];
 }
 
-SparseMatrix Model::incidence() const {
-  const Index n = num_nodes(), m = num_edges();
-  SparseMatrix B(n, m);
-  std::vector<Eigen::Triplet<double, int>> t;
-  t.reserve(2 * static_cast<std::size_t>(m));
-  for (Index e = 0; e < m; ++e) {
-    t.emplace_back(m_graph.edge(e).head, e, 1.0);
-    t.emplace_back(m_graph.edge(e).tail, e, -1.0);
-  }
-  B.setFromTriplets(t.begin(), t.end());
-  return B;
-}
-
 namespace {
 
-// L or Q: diag[v] on the diagonal, -w_e at (u, v) and (v, u) for every edge e = (u, v).
+// The matrices are assembled straight into compressed CSR arrays from the graph's incidence (no triplets:
+// that would take 16 bytes per non-zero on top of the matrix, and a sort). Rows are written in order with
+// sorted columns.
+SparseMatrix empty_csr(Index rows, Index cols, std::int64_t nnz) {
+  SparseMatrix M(rows, cols);
+  M.resizeNonZeros(static_cast<Eigen::Index>(nnz));
+  return M;
+}
+
+// L or Q: diag[v] on the diagonal and -w_e at (u, v) and (v, u) for every edge e = (u, v).
 SparseMatrix node_matrix(const Graph& g, const Eigen::VectorXd& diag, const Eigen::VectorXd& edge_weight) {
-  const Index n = g.num_nodes(), m = g.num_edges();
-  std::vector<Eigen::Triplet<double, int>> t;
-  t.reserve(static_cast<std::size_t>(n) + 2 * static_cast<std::size_t>(m));
-  for (Index v = 0; v < n; ++v) t.emplace_back(v, v, diag[v]);
-  for (Index e = 0; e < m; ++e) {
-    const Edge& ed = g.edge(e);
-    t.emplace_back(ed.head, ed.tail, -edge_weight[e]);
-    t.emplace_back(ed.tail, ed.head, -edge_weight[e]);
+  const Index n = g.num_nodes();
+  const auto& off = g.incidence_offsets();
+  const auto& ie = g.incidence_edges();
+  const auto& nb = g.incidence_neighbors();
+  SparseMatrix M = empty_csr(n, n, static_cast<std::int64_t>(n) + 2 * static_cast<std::int64_t>(g.num_edges()));
+  int* outer = M.outerIndexPtr();
+  int* inner = M.innerIndexPtr();
+  double* value = M.valuePtr();
+  std::vector<std::pair<Index, double>> row;  // (column, value) of one row, sorted by column
+  int p = 0;
+  outer[0] = 0;
+  for (Index v = 0; v < n; ++v) {
+    row.clear();
+    row.emplace_back(v, diag[v]);
+    for (Index q = off[v]; q < off[v + 1]; ++q) row.emplace_back(nb[q], -edge_weight[ie[q]]);
+    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [col, val] : row) {
+      inner[p] = col;
+      value[p++] = val;
+    }
+    outer[v + 1] = p;
   }
-  SparseMatrix M(n, n);
-  M.setFromTriplets(t.begin(), t.end());
   return M;
 }
 
 }  // namespace
+
+SparseMatrix Model::incidence() const {
+  // Column-oriented data in a row-major matrix: row v holds the edges at v, already in increasing edge id.
+  const Index n = num_nodes();
+  const auto& off = m_graph.incidence_offsets();
+  SparseMatrix B = empty_csr(n, num_edges(), 2 * static_cast<std::int64_t>(num_edges()));
+  std::copy(off.begin(), off.end(), B.outerIndexPtr());
+  std::copy(m_graph.incidence_edges().begin(), m_graph.incidence_edges().end(), B.innerIndexPtr());
+  const auto& sg = m_graph.incidence_signs();
+  for (std::size_t q = 0; q < sg.size(); ++q) B.valuePtr()[q] = sg[q];
+  return B;
+}
 
 SparseMatrix Model::laplacian() const {
   Eigen::VectorXd deg(num_nodes());
@@ -160,8 +180,9 @@ std::int64_t Model::dual_precision_nonzeros() const noexcept {
 }
 
 SparseMatrix Model::dual_precision() const {
-  // [eqn:QPNHDual] R = D_sigma + B^T D_s B: R_ee = sigma_e^2 + s_u^2 + s_v^2 and, for e' != e sharing node k,
-  // R_ee' = s_k^2 B[k,e] B[k,e'].
+  // [eqn:QPNHDual] R = D_sigma + B^T D_s B: R_ee = sigma_e^2 + s_u^2 + s_v^2 and, for f != e sharing node k,
+  // R_ef = s_k^2 B[k,e] B[k,f]. Row e = (u, v) merges the edge lists of u and v (each sorted by edge id,
+  // disjoint but for e itself: the graph has no parallel edges).
   const std::int64_t nnz = dual_precision_nonzeros();
   if (nnz > std::numeric_limits<int>::max())
     throw std::invalid_argument("Model::dual_precision: R would have " + std::to_string(nnz) +
@@ -170,19 +191,36 @@ SparseMatrix Model::dual_precision() const {
   const auto& off = m_graph.incidence_offsets();
   const auto& ie = m_graph.incidence_edges();
   const auto& is = m_graph.incidence_signs();
-  const Eigen::VectorXd diag = dual_diagonal();
-  std::vector<Eigen::Triplet<double, int>> t;
-  t.reserve(static_cast<std::size_t>(nnz));
+  SparseMatrix R = empty_csr(m, m, nnz);
+  int* outer = R.outerIndexPtr();
+  int* inner = R.innerIndexPtr();
+  double* value = R.valuePtr();
+  int p = 0;
+  outer[0] = 0;
   for (Index e = 0; e < m; ++e) {
-    t.emplace_back(e, e, diag[e]);
-    for (Index k : {m_graph.edge(e).head, m_graph.edge(e).tail}) {
-      const double bke = k == m_graph.edge(e).head ? 1.0 : -1.0;
-      for (Index p = off[k]; p < off[k + 1]; ++p)
-        if (ie[p] != e) t.emplace_back(e, ie[p], m_s2[k] * bke * is[p]);
+    const Index u = m_graph.edge(e).head, v = m_graph.edge(e).tail;
+    Index a = off[u], b = off[v];
+    const Index a_end = off[u + 1], b_end = off[v + 1];
+    const double su2 = m_s2[u], sv2 = m_s2[v];  // B[u,e] = +1, B[v,e] = -1
+    while (a < a_end || b < b_end) {
+      const Index fa = a < a_end ? ie[a] : std::numeric_limits<Index>::max();
+      const Index fb = b < b_end ? ie[b] : std::numeric_limits<Index>::max();
+      if (fa == e && fb == e) {
+        inner[p] = e;
+        value[p++] = m_sigma2[e] + su2 + sv2;
+        ++a;
+        ++b;
+      } else if (fa < fb) {
+        inner[p] = fa;
+        value[p++] = su2 * is[a++];
+      } else {
+        inner[p] = fb;
+        value[p++] = -sv2 * is[b++];
+      }
     }
+    outer[e + 1] = p;
   }
-  SparseMatrix R(m, m);
-  R.setFromTriplets(t.begin(), t.end());
+  assert(p == nnz);
   return R;
 }
 

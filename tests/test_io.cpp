@@ -9,6 +9,8 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -60,6 +62,10 @@ BOOST_AUTO_TEST_CASE(reads_edges_sigmas_comments_and_blank_lines) {
   BOOST_TEST(lg.edge_sigma[2] == 0.1);
   BOOST_TEST(lg.graph.num_isolated() == 1);
   BOOST_TEST(lg.graph.num_components() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(byte_order_mark_is_skipped) {
+  BOOST_TEST((oriented(edges_from("\xEF\xBB\xBF" "0 1\n1 2\n").graph) == P{{0, 1}, {1, 2}}));
 }
 
 BOOST_AUTO_TEST_CASE(last_line_without_newline) {
@@ -260,6 +266,15 @@ BOOST_AUTO_TEST_CASE(file_specs_read_edge_lists_and_matrix_market) {
   BOOST_TEST(mm.graph.num_components() == 2);
   const auto gm = load_graph("file:" + kData + "small_general.mtx");
   BOOST_TEST((oriented(gm.graph) == P{{0, 1}, {0, 2}, {1, 2}}));
+  // A Matrix Market file without the .mtx extension is recognised by its banner.
+  const std::string renamed = DUALGIBBS_BINARY_DIR "/tests/test_io_pattern_mtx.txt";
+  {
+    std::ifstream src(kData + "small_pattern.mtx", std::ios::binary);
+    std::ofstream dst(renamed, std::ios::binary);
+    dst << src.rdbuf();
+  }
+  BOOST_TEST(same_edges(load_graph("file:" + renamed).graph, mm.graph));
+  std::remove(renamed.c_str());
   const auto dc = load_graph("file:" + kData + "disconnected.txt");
   BOOST_TEST(dc.graph.num_components() == 3);
   BOOST_TEST(dc.graph.num_isolated() == 1);

@@ -50,7 +50,8 @@ DUALGIBBS_EXPORT LoadedGraph read_matrix_market(std::istream& in, const std::str
 
 /// Builds a graph from a spec: `torus:N`, `torus:NxM`, `grid:NxM`, `path:N`, `cycle:N`, `complete:N`,
 /// `bipartite:N1,N2`, `star:N`, `kregular:N,K[,SEED]`, `ws:N,K,P[,SEED]`, `er:N,P[,SEED]`, `ba:N,M[,SEED]`,
-/// `hypercube:D`, `file:PATH` (`.mtx` is Matrix Market, anything else an edge list). `default_seed` is
+/// `hypercube:D`, `file:PATH` (Matrix Market if PATH ends in `.mtx` or the file starts with the
+/// `%%MatrixMarket` banner, an edge list otherwise). `default_seed` is
 /// used by random families given without a seed.
 /// \throws std::invalid_argument for unknown families, malformed numbers, sizes over the limits, unreadable files.
 DUALGIBBS_EXPORT LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed = 1,
