@@ -1,5 +1,6 @@
 #include "cholmod_handle.hpp"
 
+#include <dlfcn.h>
 #include <link.h>
 
 #include <climits>
@@ -113,6 +114,26 @@ Ordering ordering_of(const cholmod_factor* L) {
     default:
       return Ordering::Amd;
   }
+}
+
+namespace {
+using SetThreads = void (*)(int);
+using GetThreads = int (*)();
+SetThreads openblas_set() { return reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")); }
+GetThreads openblas_get() { return reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")); }
+}  // namespace
+
+ScopedBlasThreads::ScopedBlasThreads(int threads) {
+  const SetThreads set = openblas_set();
+  const GetThreads get = openblas_get();
+  if (!set || !get) return;
+  m_previous = get();
+  if (m_previous != threads) set(threads);
+  else m_previous = 0;
+}
+
+ScopedBlasThreads::~ScopedBlasThreads() {
+  if (m_previous > 0) openblas_set()(m_previous);
 }
 
 namespace {

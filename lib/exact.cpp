@@ -137,7 +137,10 @@ CholeskyFactor::CholeskyFactor(const SparseMatrix& spd, Ordering ordering) : m_i
   im.stats.nnz_L = c->lnz;
 
   t0 = Clock::now();
-  cholmod_l_factorize(a.get(), im.factor.get(), c);
+  {
+    const detail::ScopedBlasThreads single_threaded(1);
+    cholmod_l_factorize(a.get(), im.factor.get(), c);
+  }
   im.stats.factorize_seconds = seconds_since(t0);
   cholmod_factor* L = im.factor.get();
   // cholmod_factorize returns TRUE on an indefinite matrix: the verdict is in status and L->minor.
@@ -213,6 +216,40 @@ Eigen::VectorXd CholeskyFactor::marginal_variances() const {
   return out;
 }
 
+SparseMatrix CholeskyFactor::selected_inverse(const SparseMatrix& pattern) const {
+  const Index n = m_impl->n;
+  if (pattern.rows() != n || pattern.cols() != n)
+    throw std::invalid_argument("CholeskyFactor::selected_inverse: pattern is " + std::to_string(pattern.rows()) +
+                                " x " + std::to_string(pattern.cols()) + ", expected " + std::to_string(n) + " x " +
+                                std::to_string(n));
+  const detail::SupernodalFactor v = m_impl->view();
+  const std::vector<double> z = detail::selected_inverse(v);
+  const auto* perm = static_cast<const std::int64_t*>(m_impl->factor->Perm);
+  std::vector<std::int64_t> iperm(static_cast<std::size_t>(n)), owner(static_cast<std::size_t>(n));
+  for (Index k = 0; k < n; ++k) iperm[perm[k]] = k;
+  for (std::int64_t J = 0; J < v.nsuper; ++J)
+    for (std::int64_t c = v.super[J]; c < v.super[J + 1]; ++c) owner[c] = J;
+  SparseMatrix out = pattern;
+  out.makeCompressed();
+  for (Eigen::Index r = 0; r < out.outerSize(); ++r)
+    for (SparseMatrix::InnerIterator it(out, r); it; ++it) {
+      const std::int64_t a = iperm[it.row()], b = iperm[it.col()];
+      const std::int64_t row = std::max(a, b), col = std::min(a, b);
+      const std::int64_t K = owner[col], k1 = v.super[K], k2 = v.super[K + 1];
+      const std::int64_t* rows = v.s + v.pi[K];
+      const std::int64_t nrows = v.pi[K + 1] - v.pi[K];
+      std::int64_t p = row - k1;
+      if (row >= k2) {
+        p = std::lower_bound(rows + (k2 - k1), rows + nrows, row) - rows;
+        if (p == nrows || rows[p] != row)
+          throw std::invalid_argument("CholeskyFactor::selected_inverse: entry (" + std::to_string(it.row()) + ", " +
+                                      std::to_string(it.col()) + ") is outside the pattern of the factor");
+      }
+      it.valueRef() = z[static_cast<std::size_t>(v.px[K] + (col - k1) * nrows + p)];
+    }
+  return out;
+}
+
 Eigen::MatrixXd CholeskyFactor::inverse() const {
   if (m_impl->n > kMaxDenseDimension)
     throw std::invalid_argument("CholeskyFactor::inverse: dimension " + std::to_string(m_impl->n) +
@@ -278,6 +315,38 @@ Eigen::VectorXd marginal_variances(const Model& model, Domain domain, Ordering o
     return CholeskyFactor(model.dual_precision(), ordering).marginal_variances();
   }
   return CholeskyFactor(model.primal_precision(), ordering).marginal_variances();
+}
+
+Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ordering) {
+  const SparseMatrix q = model.primal_precision();
+  const SparseMatrix z = CholeskyFactor(q, ordering).selected_inverse(q);
+  const Index n = model.num_nodes();
+  Eigen::VectorXd diag(n);
+  for (Index v = 0; v < n; ++v) diag[v] = z.coeff(v, v);
+  Eigen::VectorXd out(model.num_edges());
+  for (Index e = 0; e < model.num_edges(); ++e) {
+    const Edge& ed = model.graph().edge(e);  // Var(X_u - X_v) = Z_uu + Z_vv - 2 Z_uv
+    out[e] = diag[ed.head] + diag[ed.tail] - 2 * z.coeff(ed.head, ed.tail);
+  }
+  return out;
+}
+
+Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering ordering) {
+  const Graph& g = model.graph();
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(model.num_nodes());
+  if (model.num_edges() == 0) return out;
+  const SparseMatrix r = model.dual_precision();
+  const SparseMatrix z = CholeskyFactor(r, ordering).selected_inverse(r);
+  const auto& off = g.incidence_offsets();
+  const auto& edges = g.incidence_edges();
+  const auto& signs = g.incidence_signs();
+  for (Index v = 0; v < model.num_nodes(); ++v) {  // Var(x~_v) = sum_{e,f at v} B_ve B_vf Cov(y~_e, y~_f)
+    double sum = 0;
+    for (Index a = off[v]; a < off[v + 1]; ++a)
+      for (Index b = off[v]; b < off[v + 1]; ++b) sum += signs[a] * signs[b] * z.coeff(edges[a], edges[b]);
+    out[v] = sum;
+  }
+  return out;
 }
 
 double torus_marginal_variance(Index rows, Index cols, double s, double sigma) {

@@ -1,5 +1,7 @@
 #include "selected_inversion.hpp"
 
+#include "cholmod_handle.hpp"
+
 #include <Eigen/Dense>
 
 #include <algorithm>
@@ -58,6 +60,7 @@ void check_layout(const SupernodalFactor& L) {
 
 std::vector<double> selected_inverse(const SupernodalFactor& L, const SelectedInversionOptions& options) {
   check_layout(L);
+  const ScopedBlasThreads single_threaded(1);
   std::vector<double> z(static_cast<std::size_t>(L.xsize), 0.0);
   if (L.n == 0) return z;
 

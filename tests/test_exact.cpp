@@ -132,6 +132,26 @@ BOOST_DATA_TEST_CASE(full_covariances_match_dense, bdata::make(kFamilies) * bdat
   BOOST_TEST(max_rel_diff(covariance_primal_edges(m), d.B.transpose() * qinv * d.B) < 1e-10);
 }
 
+BOOST_DATA_TEST_CASE(edge_and_dual_node_variances_match_dense, bdata::make(kFamilies) * bdata::make({false, true}),
+                     family, heterogeneous) {
+  const Model m = family_model(family, heterogeneous);
+  const Dense d = dense_matrices(m);
+  const Eigen::MatrixXd qinv = dense_inverse(d.Q), rinv = dense_inverse(d.R);
+  BOOST_TEST(max_rel_diff(marginal_variances_primal_edges(m), (d.B.transpose() * qinv * d.B).diagonal()) < 1e-10);
+  BOOST_TEST(max_rel_diff(marginal_variances_dual_nodes(m), (d.B * rinv * d.B.transpose()).diagonal()) < 1e-10);
+  // selected_inverse on the pattern of Q and of R: every stored entry equals the dense inverse's.
+  for (const auto& [a, inv] : {std::pair<SparseMatrix, Eigen::MatrixXd>{m.primal_precision(), qinv},
+                               std::pair<SparseMatrix, Eigen::MatrixXd>{m.dual_precision(), rinv}}) {
+    const SparseMatrix z = CholeskyFactor(a).selected_inverse(a);
+    BOOST_TEST(z.nonZeros() == a.nonZeros());
+    double worst = 0;
+    for (Eigen::Index r = 0; r < z.outerSize(); ++r)
+      for (SparseMatrix::InnerIterator it(z, r); it; ++it)
+        worst = std::max(worst, std::abs(it.value() - inv(it.row(), it.col())) / std::max(1.0, std::abs(inv(it.row(), it.col()))));
+    BOOST_TEST(worst < 1e-10);
+  }
+}
+
 BOOST_DATA_TEST_CASE(log_determinant_and_solve_match_dense, bdata::make(kFamilies) * bdata::make({false, true}),
                      family, heterogeneous) {
   const Model m = family_model(family, heterogeneous);
@@ -389,6 +409,11 @@ BOOST_AUTO_TEST_CASE(rejects_wrong_sizes_and_dense_requests_too_large) {
   const CholeskyFactor f(m.primal_precision());
   BOOST_CHECK_THROW(f.solve(Eigen::VectorXd(3)), std::invalid_argument);
   BOOST_CHECK_THROW(f.solve(Eigen::MatrixXd(5, 2)), std::invalid_argument);
+  BOOST_CHECK_THROW(f.selected_inverse(SparseMatrix(3, 3)), std::invalid_argument);
+  // An entry outside the pattern of L (with the natural order, L of a long path is bidiagonal up to the few
+  // explicit zeros of supernodal amalgamation).
+  const CholeskyFactor nat(Model(make_path(200), 1.0, 1.0).primal_precision(), Ordering::Natural);
+  BOOST_CHECK_THROW(nat.selected_inverse(csr(200, {{0, 199, 1.0}})), std::invalid_argument);
   const Model big(make_path(kMaxDenseDimension + 1), 1.0, 1.0);
   BOOST_CHECK_THROW(covariance_primal(big), std::invalid_argument);
   BOOST_CHECK_THROW(covariance_dual_nodes(big), std::invalid_argument);
@@ -409,6 +434,9 @@ BOOST_AUTO_TEST_CASE(tiny_graphs_are_exact) {
   BOOST_CHECK_THROW(covariance_dual(one), std::invalid_argument);
   BOOST_CHECK_THROW(covariance_primal_edges(one), std::invalid_argument);
   BOOST_TEST(covariance_dual_nodes(one).cwiseAbs().maxCoeff() == 0.0);
+  BOOST_TEST(marginal_variances_dual_nodes(one).size() == 1);
+  BOOST_TEST(marginal_variances_dual_nodes(one)[0] == 0.0);
+  BOOST_TEST(marginal_variances_primal_edges(one).size() == 0);
   BOOST_TEST(std::abs(entropy(one).primal - 0.5 * std::log(2 * M_PI * M_E * 2.25)) < 1e-14);
   BOOST_TEST(entropy(one).dual == 0.0);
   // Two nodes, one edge, by hand: Q = [[1/s^2 + 1/sg^2, -1/sg^2], [-1/sg^2, 1/s^2 + 1/sg^2]],

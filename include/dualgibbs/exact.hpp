@@ -47,13 +47,13 @@ public:
 };
 
 /// Fill-reducing orderings CHOLMOD can use.
-/// Auto (the default) is CHOLMOD's own strategy: AMD first; if AMD's factor is expensive (flops / nnz(L) >= 500
-/// and nnz(L) / nnz(triu(M)) >= 5) METIS as well, keeping the one with the smaller factor. Measured on the
-/// 1000 x 1000 torus (docs/exact.md) this halves the factorization and selected-inversion times compared with
-/// AMD alone, and costs nothing on small or easy matrices.
+/// Fill-reducing orderings. Measured on the 1000 x 1000 torus (docs/exact.md): AMD analyzes in 0.6 s and gives
+/// nnz(L) = 5.8e7; METIS gives a 20% smaller factor but its analysis alone takes 5 s, more than it saves in
+/// factorization and selected inversion. Amd is the default.
 enum class Ordering {
-  Auto,     ///< AMD, or METIS when AMD's fill is high (CHOLMOD's default, nmethods = 0)
-  Amd,      ///< approximate minimum degree (fastest to compute)
+  Amd,      ///< approximate minimum degree (fastest to compute; the default)
+  Auto,     ///< CHOLMOD's default strategy (nmethods = 0): AMD, and METIS as well when AMD's factor is
+            ///< expensive (flops / nnz(L) >= 500 and nnz(L) / nnz(triu(M)) >= 5), keeping the smaller factor
   Metis,    ///< METIS nested dissection
   Nesdis,   ///< CHOLMOD's nested dissection (METIS with constrained minimum degree on the separators)
   Natural   ///< no reordering (for tests)
@@ -76,13 +76,16 @@ struct FactorStats {
 
 /// Sparse Cholesky factorization P M P^T = L L^T of a symmetric positive definite matrix M (supernodal,
 /// LL^T, fill-reducing permutation P). Owns CHOLMOD's workspace and factor (RAII); movable, not copyable.
+/// The dense kernels of the factorization and of the selected inversion run on the system BLAS (OpenBLAS on
+/// Debian with libopenblas0-pthread), limited to one thread while they run: on a machine whose cores are busy
+/// OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md).
 /// Not thread-safe: use one factor per thread.
 class DUALGIBBS_EXPORT CholeskyFactor {
 public:
   /// Factorizes `spd` (square, full symmetric storage as Model builds it).
   /// \throws std::invalid_argument if `spd` is empty, not square, not symmetric or has non-finite entries;
   ///         NotPositiveDefinite if it is not positive definite; FactorizationError if CHOLMOD fails otherwise.
-  explicit CholeskyFactor(const SparseMatrix& spd, Ordering ordering = Ordering::Auto);
+  explicit CholeskyFactor(const SparseMatrix& spd, Ordering ordering = Ordering::Amd);
   ~CholeskyFactor();
   CholeskyFactor(CholeskyFactor&&) noexcept;
   CholeskyFactor& operator=(CholeskyFactor&&) noexcept;
@@ -104,6 +107,11 @@ public:
   /// diag(M^-1) by supernodal selected inversion (Takahashi recursion over the whole pattern of L),
   /// O(flops of the factorization) time and one more copy of L in memory.
   Eigen::VectorXd marginal_variances() const;
+  /// M^-1 at the positions of M's own non-zeros (a sparse matrix with M's pattern), from the same selected
+  /// inversion as marginal_variances(): for Q, the diagonal and Cov(X_u, X_v) of every edge (u, v); for R,
+  /// Cov(y~_e, y~_f) of every pair of edges sharing a node. \throws std::invalid_argument unless `pattern`
+  /// is size() x size().
+  SparseMatrix selected_inverse(const SparseMatrix& pattern) const;
   /// Dense M^-1 (n x n). \throws std::invalid_argument if n exceeds kMaxDenseDimension.
   Eigen::MatrixXd inverse() const;
 
@@ -132,7 +140,17 @@ DUALGIBBS_EXPORT Eigen::MatrixXd covariance_primal_edges(const Model& model);
 /// Marginal variances by selected inversion: diag(Q^-1) (length |V|) for Domain::Primal, diag(R^-1)
 /// (length |E|) for Domain::Dual. \throws std::invalid_argument for Domain::Dual on a graph without edges.
 DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances(const Model& model, Domain domain,
-                                                    Ordering ordering = Ordering::Auto);
+                                                    Ordering ordering = Ordering::Amd);
+
+/// Var(Y_e) = Var(X_u - X_v) for every edge e = (u, v), the diagonal of Cov(Y) = B^T Q^-1 B, from the selected
+/// inverse of Q (Q^-1_uu + Q^-1_vv - 2 Q^-1_uv; (u, v) is in the pattern of Q). Length |E| (empty without edges).
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& model,
+                                                                 Ordering ordering = Ordering::Amd);
+/// Var(x~_v) for every node, the diagonal of Cov(x~) = B R^-1 B^T, from the selected inverse of R
+/// (sum over the edges e, f at v of B_ve B_vf R^-1_ef; such pairs are in the pattern of R). Length |V|;
+/// zero for isolated nodes.
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_nodes(const Model& model,
+                                                               Ordering ordering = Ordering::Amd);
 
 /// The marginal variance shared by every node of the homogeneous rows x cols torus [eq:torus_true_var]:
 /// nu = (1 / (rows cols)) sum_{a,b} (1/s^2 + lambda_ab / sigma^2)^-1 with

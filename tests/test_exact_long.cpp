@@ -1,0 +1,84 @@
+// Scale runs of the exact module (label "long", skipped by the default suite: ctest -L long).
+#define BOOST_TEST_MODULE exact_long
+#include <boost/test/unit_test.hpp>
+
+#include <dualgibbs/exact.hpp>
+#include <dualgibbs/generators.hpp>
+#include <dualgibbs/model.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace dualgibbs;
+
+namespace {
+
+Model heterogeneous_torus(Index n, std::uint64_t seed) {
+  Graph g = make_torus(n, n);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> us(0.5, 2.0), usig(0.1, 1.0);
+  std::vector<double> s(static_cast<std::size_t>(g.num_nodes())), sigma(static_cast<std::size_t>(g.num_edges()));
+  for (double& x : s) x = us(rng);
+  for (double& x : sigma) x = usig(rng);
+  return Model(std::move(g), std::move(s), std::move(sigma));
+}
+
+// Largest relative difference between var and e_i^T M^-1 e_i computed by CHOLMOD solves (an independent path:
+// triangular solves with the factor, not the selected inversion) at `count` random coordinates.
+double worst_against_solves(const SparseMatrix& m, const Eigen::VectorXd& var, int count, std::uint64_t seed) {
+  const CholeskyFactor f(m, Ordering::Amd);  // another ordering than the default: another factor
+  std::mt19937_64 rng(seed);
+  double worst = 0;
+  for (int k = 0; k < count; ++k) {
+    const Eigen::Index i = static_cast<Eigen::Index>(rng() % static_cast<std::uint64_t>(m.rows()));
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(m.rows());
+    e[i] = 1;
+    worst = std::max(worst, std::abs(f.solve(e)[i] - var[i]) / var[i]);
+  }
+  return worst;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(exact_at_scale)
+
+BOOST_AUTO_TEST_CASE(all_marginal_variances_of_the_1000x1000_torus_match_the_closed_form) {
+  const Model m(make_torus(1000, 1000), 1.0, 0.25);
+  const Eigen::VectorXd var = marginal_variances(m, Domain::Primal);
+  const double nu = torus_marginal_variance(1000, 1000, 1.0, 0.25);
+  BOOST_TEST(var.size() == 1000000);
+  BOOST_TEST((var.array() - nu).abs().maxCoeff() <= 1e-9);
+  BOOST_TEST(std::abs(nu - 0.0308251569) < 1e-10);
+}
+
+BOOST_AUTO_TEST_CASE(heterogeneous_1000x1000_torus_matches_independent_solves) {
+  const Model m = heterogeneous_torus(1000, 3);
+  const SparseMatrix q = m.primal_precision();
+  const Eigen::VectorXd var = CholeskyFactor(q).marginal_variances();
+  BOOST_TEST(worst_against_solves(q, var, 30, 11) < 1e-10);
+}
+
+// Prop. 2 [eq:cov_woodbury5] and Prop. 3 [eq:cov_woodbury88] on the diagonals, at scale, from two independent
+// factorizations (Q for Var(X_v), Var(Y_e); R for Var(x~_v), Var(y~_e)).
+BOOST_AUTO_TEST_CASE(woodbury_diagonals_hold_on_a_heterogeneous_300x300_torus) {
+  const Model m = heterogeneous_torus(300, 5);
+  const Eigen::VectorXd var_x = marginal_variances(m, Domain::Primal);
+  const Eigen::VectorXd var_xt = marginal_variances_dual_nodes(m);
+  const Eigen::VectorXd var_y = marginal_variances_primal_edges(m);
+  const Eigen::VectorXd var_yt = marginal_variances(m, Domain::Dual);
+  double worst2 = 0, worst3 = 0;
+  for (Index v = 0; v < m.num_nodes(); ++v) {
+    const double s2 = m.node_variances()[v];
+    worst2 = std::max(worst2, std::abs(var_x[v] / s2 + s2 * var_xt[v] - 1));
+  }
+  for (Index e = 0; e < m.num_edges(); ++e) {
+    const double g2 = m.edge_variances()[e];
+    worst3 = std::max(worst3, std::abs(var_y[e] / g2 + g2 * var_yt[e] - 1));
+  }
+  BOOST_TEST(worst2 < 1e-11);
+  BOOST_TEST(worst3 < 1e-11);
+  BOOST_TEST(worst_against_solves(m.dual_precision(), var_yt, 20, 13) < 1e-10);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
