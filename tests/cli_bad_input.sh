@@ -141,5 +141,16 @@ printf "$h"'4 4 2\n2 1\n2 1\n' >"$m";    expect_error "m.mtx:4: duplicate entry 
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 1\n' >"$m"; expect_error "m.mtx:3: general matrix without the mirror" info --graph "file:$m"
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 inf\n' >"$m"; expect_error "m.mtx:3: value 'inf' is not a finite number" info --graph "file:$m"
 
+# ---- dualgibbs exact (issue 4) -----------------------------------------------------------------------------
+expect_json 'abs(j["marginal_variance_mean"] - j["torus_marginal_variance"]) < 1e-12 and j["torus_max_abs_error"] < 1e-12 and j["nodes"] == 10000' \
+  exact --graph torus:100 --s 1 --sigma 0.25 --json
+expect_json 'abs(j["marginal_variance_mean"] - 0.25) < 1e-15 and "logdet_R" not in j' exact --graph path:1 --s 0.5 --json
+expect_json '"torus_marginal_variance" not in j and j["nodes"] == 7' exact --graph "file:$data/disconnected.txt" --json
+expect_ok exact --graph cycle:6 --marginals "$tmp/nodes.csv" --edge-marginals "$tmp/edges.csv"
+[ "$(wc -l <"$tmp/nodes.csv")" -eq 7 ] && [ "$(wc -l <"$tmp/edges.csv")" -eq 7 ] && [ ! -e "$tmp/nodes.csv.tmp" ] \
+  || bad "exact --marginals/--edge-marginals: wrong CSV files"
+expect_error "unknown ordering 'colamd'" exact --graph cycle:6 --ordering colamd
+expect_error "cannot write" exact --graph cycle:6 --marginals "$tmp/no/such/dir/nodes.csv"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -32,7 +32,9 @@ namespace dualgibbs {
 /// at which the factorization broke down.
 class DUALGIBBS_EXPORT NotPositiveDefinite : public std::runtime_error {
 public:
+  /// `column` is -1 when CHOLMOD reported the failure without a column.
   NotPositiveDefinite(const std::string& what, Index column) : std::runtime_error(what), m_column(column) {}
+  /// The column (original numbering) at which the factorization broke down, or -1.
   Index column() const noexcept { return m_column; }
 
 private:
@@ -61,6 +63,7 @@ enum class Ordering {
 
 /// "auto" | "amd" | "metis" | "nesdis" | "natural". \throws std::invalid_argument otherwise.
 DUALGIBBS_EXPORT Ordering parse_ordering(const std::string& name);
+/// The name parse_ordering() accepts for `o`.
 DUALGIBBS_EXPORT const char* to_string(Ordering o) noexcept;
 
 /// What a factorization cost, for benchmarks and reports.
@@ -87,7 +90,9 @@ public:
   ///         NotPositiveDefinite if it is not positive definite; FactorizationError if CHOLMOD fails otherwise.
   explicit CholeskyFactor(const SparseMatrix& spd, Ordering ordering = Ordering::Amd);
   ~CholeskyFactor();
+  /// Moves the factor; the moved-from object may only be destroyed or assigned to.
   CholeskyFactor(CholeskyFactor&&) noexcept;
+  /// Moves the factor; the moved-from object may only be destroyed or assigned to.
   CholeskyFactor& operator=(CholeskyFactor&&) noexcept;
   CholeskyFactor(const CholeskyFactor&) = delete;
   CholeskyFactor& operator=(const CholeskyFactor&) = delete;
@@ -166,10 +171,14 @@ DUALGIBBS_EXPORT double torus_marginal_variance(Index rows, Index cols, double s
 ///    (Sylvester's determinant identity, so R is never factorized); bounds
 ///    sum_e ln(2 pi e / R_ee) / 2 <= H(y~) <= sum_e ln(2 pi e / sigma_e^2) / 2 [eq:detinequality].
 struct Entropy {
-  double logdet_Q = 0;
-  double logdet_R = 0;  ///< 0 for a graph without edges (R is empty)
-  double primal = 0, primal_lower = 0, primal_upper = 0;
-  double dual = 0, dual_lower = 0, dual_upper = 0;
+  double logdet_Q = 0;      ///< log det Q
+  double logdet_R = 0;      ///< log det R; 0 for a graph without edges (R is empty)
+  double primal = 0;        ///< H(X)
+  double primal_lower = 0;  ///< Hadamard lower bound on H(X)
+  double primal_upper = 0;  ///< upper bound on H(X) from Q >= D_s^-1
+  double dual = 0;          ///< H(y~); 0 for a graph without edges
+  double dual_lower = 0;    ///< Hadamard lower bound on H(y~)
+  double dual_upper = 0;    ///< upper bound on H(y~) from R >= D_sigma
 };
 /// Entropies and bounds from a factorization of Q.
 DUALGIBBS_EXPORT Entropy entropy(const Model& model);
