@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <time.h>
 
 namespace dualgibbs {
 
@@ -32,6 +33,15 @@ const char* to_string(InitialState init) noexcept {
 }
 
 namespace {
+
+// CPU time of the calling thread (POSIX); 0 where unavailable.
+double thread_cpu_seconds() noexcept {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+#endif
+  return 0.0;
+}
 
 void check_lockstep(std::size_t lockstep) {
   if (lockstep != 1 && lockstep != 2 && lockstep != 4 && lockstep != 8 && lockstep != 16)
@@ -151,6 +161,7 @@ EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const O
   Eigen::MatrixXd states;
   if (observe) states.resize(obs_dim, static_cast<Eigen::Index>(o.chains));
   double seconds = 0.0;
+  std::vector<double> cpu(pool.participants(), 0.0);
   auto checkpoint = [&](std::size_t sweep) {
     if (!observe) return;
     next = 0;
@@ -166,7 +177,9 @@ EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const O
     next = 0;
     const auto t0 = Clock::now();
     pool.run([&](unsigned p) {
+      const double c0 = thread_cpu_seconds();
       for (std::size_t b; (b = next.fetch_add(1)) < blocks.size();) blocks[b]->sweep(count, workspaces[p]);
+      cpu[p] += thread_cpu_seconds() - c0;
     });
     seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     done += count;
@@ -176,6 +189,8 @@ EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const O
   stats.seconds = seconds;
   stats.updates = static_cast<std::uint64_t>(o.chains) * o.sweeps * static_cast<std::uint64_t>(kernel.dimension());
   stats.ns_per_update = stats.updates ? seconds * 1e9 / static_cast<double>(stats.updates) : 0.0;
+  stats.cpu_seconds = 0.0;
+  for (double c : cpu) stats.cpu_seconds += c;
   return stats;
 }
 

@@ -8,6 +8,10 @@
 #include <Eigen/SparseCholesky>
 
 #include <cmath>
+#include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -45,18 +49,22 @@ __extension__ using u128 = unsigned __int128;
 
 }  // namespace
 
-ChainEngine make_stream(std::uint64_t seed, std::uint64_t chain, StreamPurpose purpose) noexcept {
+ChainEngine make_stream(std::uint64_t seed, std::uint64_t chain, StreamPurpose purpose,
+                        std::uint64_t substream) noexcept {
   std::array<std::uint64_t, 4> s{};
   for (std::uint64_t k = 0; k < 4; ++k) {
     const std::uint64_t a = mix64(seed + (k + 1) * 0x9e3779b97f4a7c15ULL);
     const std::uint64_t b = mix64(a ^ chain);  // bijective in chain for a fixed seed and word
-    s[k] = mix64(b + static_cast<std::uint64_t>(purpose) * 0xd1b54a32d192ed03ULL);
+    const std::uint64_t c = mix64(b + static_cast<std::uint64_t>(purpose) * 0xd1b54a32d192ed03ULL);
+    s[k] = substream == 0 ? c : mix64(c + substream * 0x8cb92ba72f3d8dd7ULL);
   }
   if ((s[0] | s[1] | s[2] | s[3]) == 0) s[0] = 1;  // the one forbidden state; never seen in practice
   return ChainEngine(s);
 }
 
-std::uint64_t uniform_below(ChainEngine& rng, std::uint64_t n) noexcept {
+namespace {
+
+inline std::uint64_t lemire_below(ChainEngine& rng, std::uint64_t n) noexcept {
   // Lemire, "Fast random integer generation in an interval" (2019): multiply-shift, rejecting the
   // (2^64 mod n) low products that would bias the result.
   u128 m = static_cast<u128>(rng()) * n;
@@ -71,23 +79,317 @@ std::uint64_t uniform_below(ChainEngine& rng, std::uint64_t n) noexcept {
   return static_cast<std::uint64_t>(m >> 64);
 }
 
-double standard_normal(ChainEngine& rng) noexcept {
+// boost::random::normal_distribution<double>()(rng), i.e. the unit ziggurat deviate * 1 + 0.
+inline double boost_normal(ChainEngine& rng) noexcept {
   boost::random::normal_distribution<double> normal;
   return normal(rng);
 }
 
+}  // namespace
+
+std::uint64_t uniform_below(ChainEngine& rng, std::uint64_t n) noexcept { return lemire_below(rng, n); }
+
+double standard_normal(ChainEngine& rng) noexcept { return boost_normal(rng); }
+
+// ---- NormalStream ----------------------------------------------------------------------------------------
+
+namespace {
+
+// Boost's ziggurat for a 64-bit engine draws one word u and uses bucket = u & 0xff (sign = bit 0, layer = bits
+// 1..7) and r = double((u & ~2^11) >> 8) 2^-56; it returns x = r * X[layer], with its sign, when x < X[layer + 1]
+// (the common branch, 97.2% of draws: the top layer never takes it), and otherwise continues with wedge and tail
+// tests that draw more words. The functions below evaluate the common branch for the eight sub-streams of a
+// NormalStream at once; a word that fails the test is given back (its sub-stream is reset to the state before the
+// draw) and Boost redraws that deviate, so the output is bitwise Boost's.
+constexpr int kWays = NormalStream::kWays;
+using StreamState = std::uint64_t (*)[kWays];
+
+// The deviate of one sub-stream from a state {s0, s1, s2, s3} through Boost (the rare branch).
+inline double redraw(std::uint64_t (&q)[4]) noexcept {
+  ChainEngine e({q[0], q[1], q[2], q[3]});
+  const double x = boost_normal(e);
+  for (int w = 0; w < 4; ++w) q[w] = e.state()[static_cast<std::size_t>(w)];
+  return x;
+}
+
+// Portable path: the sub-streams one after the other (Boost itself on each).
+void fill_groups_scalar(StreamState state, std::size_t groups, double* out, std::size_t stride) noexcept {
+  for (int k = 0; k < kWays; ++k) {
+    ChainEngine e({state[0][k], state[1][k], state[2][k], state[3][k]});
+    boost::random::normal_distribution<double> normal;
+    double* o = out + static_cast<std::size_t>(k) * stride;
+    for (std::size_t g = 0; g < groups; ++g) o[kWays * g * stride] = normal(e);
+    for (int w = 0; w < 4; ++w) state[w][k] = e.state()[static_cast<std::size_t>(w)];
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DUALGIBBS_HAVE_SIMD_PATHS 1
+
+// ---- AVX2: the eight sub-streams as two halves of four lanes ----
+// The 56-bit integer is converted exactly rounded as hi 2^24 + lo, with hi, lo < 2^32 converted exactly by the 2^52
+// trick: a single correctly rounded addition, hence equal to the direct conversion Boost does.
+struct Avx2Half {
+  __m256i s0, s1, s2, s3;
+};
+
+__attribute__((target("avx2"))) inline __m256i rotl256(__m256i x, int k) noexcept {
+  return _mm256_or_si256(_mm256_slli_epi64(x, k), _mm256_srli_epi64(x, 64 - k));
+}
+
+// One draw of four sub-streams: returns the candidate deviates, sets `accept` (bit k: lane k took the common
+// branch) and leaves the pre-draw state in `before`.
+__attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, Avx2Half& before, int& accept,
+                                                         const double* table_x) noexcept {
+  before = h;
+  const __m256i u = _mm256_add_epi64(rotl256(_mm256_add_epi64(h.s0, h.s3), 23), h.s0);  // xoshiro256++
+  const __m256i t = _mm256_slli_epi64(h.s1, 17);
+  h.s2 = _mm256_xor_si256(h.s2, h.s0);
+  h.s3 = _mm256_xor_si256(h.s3, h.s1);
+  h.s1 = _mm256_xor_si256(h.s1, h.s2);
+  h.s0 = _mm256_xor_si256(h.s0, h.s3);
+  h.s2 = _mm256_xor_si256(h.s2, t);
+  h.s3 = rotl256(h.s3, 45);
+  const __m256i magic = _mm256_set1_epi64x(0x4330000000000000LL);
+  const __m256d two52 = _mm256_set1_pd(0x1.0p52);
+  const __m256i v = _mm256_srli_epi64(_mm256_andnot_si256(_mm256_set1_epi64x(1LL << 11), u), 8);
+  const __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(v, 24), magic)), two52);
+  const __m256d lo = _mm256_sub_pd(
+      _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi64x(0xffffff)), magic)), two52);
+  const __m256d r = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1.0p24)), lo),
+                                  _mm256_set1_pd(0x1.0p-56));
+  alignas(32) std::uint64_t li[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(li),
+                     _mm256_srli_epi64(_mm256_and_si256(u, _mm256_set1_epi64x(0xff)), 1));
+  const __m256d x0 = _mm256_setr_pd(table_x[li[0]], table_x[li[1]], table_x[li[2]], table_x[li[3]]);
+  const __m256d x1 = _mm256_setr_pd(table_x[li[0] + 1], table_x[li[1] + 1], table_x[li[2] + 1], table_x[li[3] + 1]);
+  const __m256d x = _mm256_mul_pd(r, x0);
+  accept = _mm256_movemask_pd(_mm256_cmp_pd(x, x1, _CMP_LT_OQ));
+  const __m256i one = _mm256_set1_epi64x(1);
+  const __m256i flip = _mm256_slli_epi64(_mm256_xor_si256(_mm256_and_si256(u, one), one), 63);  // bit 0 clear: -
+  return _mm256_add_pd(_mm256_xor_pd(x, _mm256_castsi256_pd(flip)), _mm256_setzero_pd());
+}
+
+// Redraws the rejected lanes through Boost and merges state and deviates back in registers (no store forwarding).
+__attribute__((target("avx2"))) __attribute__((noinline)) void avx2_fix(Avx2Half& h, const Avx2Half& before,
+                                                                        int accept, __m256d& res) noexcept {
+  alignas(32) std::uint64_t b[4][4];
+  alignas(32) double rv[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b[0]), before.s0);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b[1]), before.s1);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b[2]), before.s2);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b[3]), before.s3);
+  _mm256_store_pd(rv, res);
+  alignas(32) std::uint64_t n[4][4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(n[0]), h.s0);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(n[1]), h.s1);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(n[2]), h.s2);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(n[3]), h.s3);
+  for (int k = 0; k < 4; ++k) {
+    if (accept & (1 << k)) continue;
+    std::uint64_t q[4] = {b[0][k], b[1][k], b[2][k], b[3][k]};
+    rv[k] = redraw(q);
+    for (int w = 0; w < 4; ++w) n[w][k] = q[w];
+  }
+  // Here the reloads follow scalar stores (a store-forwarding stall), but only on this rare path.
+  h.s0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[0]));
+  h.s1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[1]));
+  h.s2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[2]));
+  h.s3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[3]));
+  res = _mm256_load_pd(rv);
+}
+
+__attribute__((target("avx2"))) inline void store4(double* o, std::size_t stride, __m256d v) noexcept {
+  if (stride == 1) {
+    _mm256_storeu_pd(o, v);
+  } else {
+    const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+    _mm_storel_pd(o, lo);
+    _mm_storeh_pd(o + stride, lo);
+    _mm_storel_pd(o + 2 * stride, hi);
+    _mm_storeh_pd(o + 3 * stride, hi);
+  }
+}
+
+__attribute__((target("avx2"))) void fill_groups_avx2(StreamState state, std::size_t groups, double* out,
+                                                      std::size_t stride) noexcept {
+  const double* table_x = boost::random::detail::normal_table<double>::table_x;
+  Avx2Half a, b, pa, pb;
+  a.s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[0]));
+  a.s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[1]));
+  a.s2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[2]));
+  a.s3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[3]));
+  b.s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[0] + 4));
+  b.s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[1] + 4));
+  b.s2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[2] + 4));
+  b.s3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[3] + 4));
+  for (std::size_t g = 0; g < groups; ++g) {
+    int acc_a, acc_b;
+    __m256d ra = avx2_draw(a, pa, acc_a, table_x);
+    __m256d rb = avx2_draw(b, pb, acc_b, table_x);
+    if (__builtin_expect((acc_a & acc_b) != 0xf, 0)) {
+      if (acc_a != 0xf) avx2_fix(a, pa, acc_a, ra);
+      if (acc_b != 0xf) avx2_fix(b, pb, acc_b, rb);
+    }
+    double* o = out + kWays * g * stride;
+    store4(o, stride, ra);
+    store4(o + 4 * stride, stride, rb);
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[0]), a.s0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[1]), a.s1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[2]), a.s2);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[3]), a.s3);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[0] + 4), b.s0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[1] + 4), b.s1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[2] + 4), b.s2);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[3] + 4), b.s3);
+}
+
+// ---- AVX-512 (F + DQ): the eight sub-streams in one register per state word ----
+// GCC 12's avx512fintrin.h builds unmasked shifts from an "undefined" register and then warns about it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// vcvtuqq2pd converts the 56-bit integer with one correct rounding, as Boost's conversion does.
+__attribute__((target("avx512f,avx512dq"))) void fill_groups_avx512(StreamState state, std::size_t groups,
+                                                                     double* out, std::size_t stride) noexcept {
+  const double* table_x = boost::random::detail::normal_table<double>::table_x;
+  __m512i s0 = _mm512_loadu_si512(state[0]), s1 = _mm512_loadu_si512(state[1]);
+  __m512i s2 = _mm512_loadu_si512(state[2]), s3 = _mm512_loadu_si512(state[3]);
+  const __m512i not_bit11 = _mm512_set1_epi64(~(1LL << 11));
+  const __m512i ff = _mm512_set1_epi64(0xff);
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512d scale = _mm512_set1_pd(0x1.0p-56);
+  const __m512i index = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  for (std::size_t g = 0; g < groups; ++g) {
+    const __m512i p0 = s0, p1 = s1, p2 = s2, p3 = s3;
+    const __m512i u = _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(s0, s3), 23), s0);  // xoshiro256++
+    const __m512i t = _mm512_slli_epi64(s1, 17);
+    s2 = _mm512_xor_si512(s2, s0);
+    s3 = _mm512_xor_si512(s3, s1);
+    s1 = _mm512_xor_si512(s1, s2);
+    s0 = _mm512_xor_si512(s0, s3);
+    s2 = _mm512_xor_si512(s2, t);
+    s3 = _mm512_rol_epi64(s3, 45);
+    const __m512d r = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_srli_epi64(_mm512_and_si512(u, not_bit11), 8)), scale);
+    const __m512i layer = _mm512_srli_epi64(_mm512_and_si512(u, ff), 1);
+    const __m512d x0 = _mm512_i64gather_pd(layer, table_x, 8);
+    const __m512d x1 = _mm512_i64gather_pd(layer, table_x + 1, 8);
+    const __m512d x = _mm512_mul_pd(r, x0);
+    const __mmask8 accept = _mm512_cmp_pd_mask(x, x1, _CMP_LT_OQ);
+    const __m512i flip = _mm512_slli_epi64(_mm512_xor_si512(_mm512_and_si512(u, one), one), 63);
+    __m512d res = _mm512_add_pd(_mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), flip)),
+                                _mm512_setzero_pd());
+    if (__builtin_expect(accept != 0xff, 0)) {
+      alignas(64) std::uint64_t b[4][8];
+      _mm512_store_si512(b[0], p0);
+      _mm512_store_si512(b[1], p1);
+      _mm512_store_si512(b[2], p2);
+      _mm512_store_si512(b[3], p3);
+      for (int k = 0; k < 8; ++k) {
+        if (accept & (1 << k)) continue;
+        std::uint64_t q[4] = {b[0][k], b[1][k], b[2][k], b[3][k]};
+        const double v = redraw(q);
+        const __mmask8 m = static_cast<__mmask8>(1u << k);  // merge in registers: no store forwarding
+        res = _mm512_mask_broadcastsd_pd(res, m, _mm_set_sd(v));
+        s0 = _mm512_mask_set1_epi64(s0, m, static_cast<long long>(q[0]));
+        s1 = _mm512_mask_set1_epi64(s1, m, static_cast<long long>(q[1]));
+        s2 = _mm512_mask_set1_epi64(s2, m, static_cast<long long>(q[2]));
+        s3 = _mm512_mask_set1_epi64(s3, m, static_cast<long long>(q[3]));
+      }
+    }
+    double* o = out + kWays * g * stride;
+    if (stride == 1)
+      _mm512_storeu_pd(o, res);
+    else
+      _mm512_i64scatter_pd(o, _mm512_mullo_epi64(index, _mm512_set1_epi64(static_cast<long long>(stride))), res, 8);
+  }
+  _mm512_storeu_si512(state[0], s0);
+  _mm512_storeu_si512(state[1], s1);
+  _mm512_storeu_si512(state[2], s2);
+  _mm512_storeu_si512(state[3], s3);
+}
+#pragma GCC diagnostic pop
+#endif
+
+using FillGroups = void (*)(StreamState, std::size_t, double*, std::size_t) noexcept;
+
+// Chosen once, by what the CPU running the library supports (the default build stays portable; every path gives
+// the same bits).
+FillGroups choose_fill_groups() noexcept {
+#ifdef DUALGIBBS_HAVE_SIMD_PATHS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return fill_groups_avx512;
+  if (__builtin_cpu_supports("avx2")) return fill_groups_avx2;
+#endif
+  return fill_groups_scalar;
+}
+
+FillGroups fill_groups = choose_fill_groups();
+
+}  // namespace
+
 namespace detail {
 
-void fill_standard_normals(ChainEngine& rng, std::size_t count, double* out, std::size_t stride) noexcept {
-  ChainEngine local = rng;  // a local copy keeps the state in registers
-  boost::random::normal_distribution<double> normal;
-  for (std::size_t t = 0; t < count; ++t) out[t * stride] = normal(local);
-  rng = local;
+const char* select_normal_path(const std::string& name) {
+  if (name == "auto") {
+    fill_groups = choose_fill_groups();
+  } else if (name == "scalar") {
+    fill_groups = fill_groups_scalar;
+#ifdef DUALGIBBS_HAVE_SIMD_PATHS
+  } else if (name == "avx2") {
+    if (!__builtin_cpu_supports("avx2")) return nullptr;
+    fill_groups = fill_groups_avx2;
+  } else if (name == "avx512") {
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq")) return nullptr;
+    fill_groups = fill_groups_avx512;
+#endif
+  } else {
+    return nullptr;
+  }
+#ifdef DUALGIBBS_HAVE_SIMD_PATHS
+  if (fill_groups == fill_groups_avx512) return "avx512";
+  if (fill_groups == fill_groups_avx2) return "avx2";
+#endif
+  return "scalar";
 }
+
+}  // namespace detail
+
+NormalStream::NormalStream(std::uint64_t seed, std::uint64_t chain) noexcept {
+  for (int k = 0; k < kWays; ++k) {
+    const ChainEngine e = make_stream(seed, chain, StreamPurpose::Noise, static_cast<std::uint64_t>(k));
+    for (int w = 0; w < 4; ++w) m_s[w][k] = e.state()[static_cast<std::size_t>(w)];
+  }
+}
+
+ChainEngine NormalStream::substream(int k) const {
+  if (k < 0 || k >= kWays) throw std::invalid_argument("NormalStream::substream: k = " + std::to_string(k));
+  return ChainEngine({m_s[0][k], m_s[1][k], m_s[2][k], m_s[3][k]});
+}
+
+double NormalStream::operator()() noexcept {
+  const unsigned k = m_next;
+  ChainEngine e({m_s[0][k], m_s[1][k], m_s[2][k], m_s[3][k]});
+  const double x = boost_normal(e);
+  for (int w = 0; w < 4; ++w) m_s[w][k] = e.state()[static_cast<std::size_t>(w)];
+  m_next = (k + 1) % kWays;
+  return x;
+}
+
+void NormalStream::fill(std::size_t count, double* out, std::size_t stride) noexcept {
+  std::size_t t = 0;
+  for (; t < count && m_next != 0; ++t) out[t * stride] = (*this)();
+  const std::size_t groups = (count - t) / kWays;
+  fill_groups(m_s, groups, out + t * stride, stride);
+  t += groups * kWays;
+  for (; t < count; ++t) out[t * stride] = (*this)();
+}
+
+namespace detail {
 
 void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept {
   ChainEngine local = rng;
-  for (std::size_t t = 0; t < count; ++t) out[t] = static_cast<Index>(uniform_below(local, n));
+  for (std::size_t t = 0; t < count; ++t) out[t] = static_cast<Index>(lemire_below(local, n));
   rng = local;
 }
 
@@ -95,7 +397,7 @@ void fill_permutation(ChainEngine& rng, Index n, Index* out) noexcept {
   for (Index i = 0; i < n; ++i) out[i] = i;
   ChainEngine local = rng;
   for (Index i = n - 1; i > 0; --i) {
-    const auto j = static_cast<Index>(uniform_below(local, static_cast<std::uint64_t>(i) + 1));
+    const auto j = static_cast<Index>(lemire_below(local, static_cast<std::uint64_t>(i) + 1));
     std::swap(out[i], out[j]);
   }
   rng = local;

@@ -98,6 +98,8 @@ struct EnsembleStats {
   double seconds;           ///< wall-clock sampling time (observers and gathering excluded)
   std::uint64_t updates;    ///< chains x sweeps x n coordinate updates
   double ns_per_update;     ///< 1e9 seconds / updates (0 if there were no updates)
+  double cpu_seconds;       ///< CPU time the sampling threads spent sweeping, summed over threads: on a machine
+                            ///< shared with other work this is the cost of the updates, wall time its latency
 };
 
 /// Runs options.chains chains of the Gibbs sampler of `domain` (primal: CsrKernel on Q; dual:

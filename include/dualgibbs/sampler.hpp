@@ -24,8 +24,9 @@
 ///
 /// **Randomness.** Every stream is a xoshiro256++ generator (`ChainEngine`) whose state is derived from
 /// (seed, chain index, purpose) by `make_stream`; normal deviates come from Boost.Random's ziggurat
-/// `normal_distribution`, uniform indices from Lemire's unbiased multiply-shift. Neither depends on the standard
-/// library's implementation, so a seed gives the same chain everywhere.
+/// `normal_distribution` (`NormalStream`: four interleaved sub-streams per chain, evaluated four at a time),
+/// uniform indices from Lemire's unbiased multiply-shift. Nothing depends on the standard library's
+/// implementation, so a seed gives the same chain everywhere.
 ///
 /// \code
 /// dualgibbs::Model model(dualgibbs::make_torus(10, 10), 1.0, 0.1);
@@ -113,20 +114,49 @@ enum class StreamPurpose : std::uint64_t {
   Initial = 3    ///< the random initial state of one chain
 };
 
-/// The stream of chain `chain` for `purpose` under `seed`. Each of the four state words is a different
-/// bijective 64-bit mix of (seed, chain, purpose), so for one seed and purpose distinct chains get distinct
-/// states; the streams are then non-overlapping for any practical length (period 2^256 - 1).
-DUALGIBBS_EXPORT ChainEngine make_stream(std::uint64_t seed, std::uint64_t chain, StreamPurpose purpose) noexcept;
+/// The stream of chain `chain` for `purpose` under `seed` (and sub-stream `substream`, see NormalStream). Each of
+/// the four state words is a different bijective 64-bit mix of (seed, chain, purpose, substream), so for one seed,
+/// purpose and sub-stream distinct chains get distinct states; the streams are then non-overlapping for any
+/// practical length (period 2^256 - 1).
+DUALGIBBS_EXPORT ChainEngine make_stream(std::uint64_t seed, std::uint64_t chain, StreamPurpose purpose,
+                                         std::uint64_t substream = 0) noexcept;
 
 /// Uniform integer in [0, n), n >= 1, by Lemire's multiply-shift with rejection (exactly unbiased).
 DUALGIBBS_EXPORT std::uint64_t uniform_below(ChainEngine& rng, std::uint64_t n) noexcept;
 /// One N(0, 1) deviate: Boost.Random's ziggurat normal_distribution driven by `rng`.
 DUALGIBBS_EXPORT double standard_normal(ChainEngine& rng) noexcept;
 
+/// The N(0, 1) deviates of one chain: kWays = 8 interleaved xoshiro256++ sub-streams, deviate t (counted from
+/// construction) being Boost.Random's ziggurat `normal_distribution` drawn on sub-stream t mod 8, where sub-stream
+/// k is `make_stream(seed, chain, Noise, k)`. The interleaving lets fill() advance the eight sub-streams and
+/// evaluate the ziggurat's common branch (97.2% of draws) as a few vector operations (AVX-512 or AVX2, chosen at
+/// run time; a portable scalar path otherwise); a draw that leaves the
+/// common branch is redone by Boost itself from the sub-stream's state before the draw, so every deviate is
+/// bitwise the one Boost's normal_distribution gives (a test checks this over millions of draws).
+class DUALGIBBS_EXPORT NormalStream {
+public:
+  static constexpr int kWays = 8;
+
+  NormalStream(std::uint64_t seed, std::uint64_t chain) noexcept;
+  /// The next deviate.
+  double operator()() noexcept;
+  /// out[t * stride] = the next `count` deviates, in order.
+  void fill(std::size_t count, double* out, std::size_t stride) noexcept;
+  /// The current state of sub-stream k, as an engine.
+  ChainEngine substream(int k) const;
+  /// Sub-stream of the next deviate.
+  int next_way() const noexcept { return static_cast<int>(m_next); }
+
+private:
+  alignas(64) std::uint64_t m_s[4][kWays];  // state word w of sub-stream k at m_s[w][k]
+  unsigned m_next = 0;
+};
+
 namespace detail {
-/// out[t * stride] = standard_normal(rng) for t in [0, count): the batched form the sampler uses per chunk.
-DUALGIBBS_EXPORT void fill_standard_normals(ChainEngine& rng, std::size_t count, double* out,
-                                            std::size_t stride) noexcept;
+/// Selects the implementation of NormalStream::fill (for tests and benchmarks; all give the same bits): "auto" (the
+/// best the CPU supports, the default), "scalar", "avx2" or "avx512". Returns the name of the path now in use, or
+/// nullptr (and changes nothing) if `name` is unknown or unsupported here. Not thread-safe.
+DUALGIBBS_EXPORT const char* select_normal_path(const std::string& name);
 /// out[t] = uniform_below(rng, n) for t in [0, count), n >= 1.
 DUALGIBBS_EXPORT void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept;
 /// out[0..n) = a uniformly random permutation of 0..n-1 (Fisher–Yates with uniform_below; does not read out).
@@ -349,8 +379,8 @@ private:
 /// Gibbs sampler for W = Width lock-step lanes over a site kernel (see the kernel concept above).
 ///
 /// The sampler owns the lanes' state (interleaved, `dimension() * W` values plus the tally) and their random
-/// streams: the schedule stream `make_stream(seed, first_chain, Schedule)` and, for lane c, the noise stream
-/// `make_stream(seed, first_chain + c, Noise)`. A sweep of n updates draws its n site indices (random scan) and
+/// streams: the schedule stream `make_stream(seed, first_chain, Schedule)` and, for lane c, the deviates
+/// `NormalStream(seed, first_chain + c)`. A sweep of n updates draws its n site indices (random scan) and
 /// W x n deviates chunk by chunk, then runs the updates with software prefetching. The kernel must outlive the
 /// sampler. Shipped instantiations: `CsrKernel` and `DualIncidenceKernel` for W in {1, 2, 4, 8, 16}.
 template <class Kernel, int Width = 1>
@@ -370,7 +400,7 @@ public:
         m_z(static_cast<std::size_t>(kernel.dimension()) * Width, 0.0),
         m_tally(static_cast<std::size_t>(kernel.tally_dimension()) * Width, 0.0),
         m_schedule(make_stream(seed, first_chain, StreamPurpose::Schedule)),
-        m_rng(make_lane_streams(seed, first_chain, StreamPurpose::Noise)),
+        m_rng(make_lane_streams(seed, first_chain)),
         m_seed(seed),
         m_first_chain(first_chain) {
     if (kernel.dimension() < 1) throw std::invalid_argument("GibbsSampler: the kernel has no coordinates");
@@ -452,14 +482,13 @@ private:
   static constexpr std::size_t kPrefetchDistance = 8;   // state rows, in updates ahead
   static constexpr std::size_t kRowPrefetchDistance = 16;  // kernel coefficients, in updates ahead
 
-  static std::array<ChainEngine, Width> make_lane_streams(std::uint64_t seed, std::uint64_t first,
-                                                          StreamPurpose purpose) {
-    return make_lane_streams(seed, first, purpose, std::make_integer_sequence<int, Width>{});
+  static std::array<NormalStream, Width> make_lane_streams(std::uint64_t seed, std::uint64_t first) {
+    return make_lane_streams(seed, first, std::make_integer_sequence<int, Width>{});
   }
   template <int... C>
-  static std::array<ChainEngine, Width> make_lane_streams(std::uint64_t seed, std::uint64_t first,
-                                                          StreamPurpose purpose, std::integer_sequence<int, C...>) {
-    return {{make_stream(seed, first + static_cast<std::uint64_t>(C), purpose)...}};
+  static std::array<NormalStream, Width> make_lane_streams(std::uint64_t seed, std::uint64_t first,
+                                                           std::integer_sequence<int, C...>) {
+    return {{NormalStream(seed, first + static_cast<std::uint64_t>(C))...}};
   }
 
   void check_lane(int lane) const {
@@ -483,7 +512,7 @@ private:
       }
       double* eps = ws.normals();
       if (m_noise) {
-        for (int c = 0; c < Width; ++c) detail::fill_standard_normals(m_rng[static_cast<std::size_t>(c)], len, eps + c, Width);
+        for (int c = 0; c < Width; ++c) m_rng[static_cast<std::size_t>(c)].fill(len, eps + c, Width);
       } else {
         std::fill(eps, eps + len * Width, 0.0);
       }
@@ -517,7 +546,7 @@ private:
   std::vector<double> m_z;
   std::vector<double> m_tally;
   ChainEngine m_schedule;
-  std::array<ChainEngine, Width> m_rng;
+  std::array<NormalStream, Width> m_rng;
   std::uint64_t m_seed;
   std::uint64_t m_first_chain;
   std::uint64_t m_sweeps = 0;

@@ -1,0 +1,181 @@
+// Sampler throughput: nanoseconds per chain-update of run_ensemble for primal and dual, on the 100x100 and
+// 1000x1000 tori and a random 32-regular graph on 1000 nodes; random and fixed scan; 1 and 2 threads; one chain
+// per thread (lockstep 1) or one lock-step block of 8 or 16 chains per thread. Every row carries a plain baseline
+// measured in the same process: one chain, std::mt19937_64 + std::normal_distribution +
+// std::uniform_int_distribution, the CSR update on the explicit precision (Q, or R for the dual), so each figure is
+// also a ratio. ns_per_update is wall time per chain-update (all threads together); cpu_ns_per_update is the CPU
+// time the sampling threads spent per update, which stays meaningful when other work shares the machine.
+//
+// Usage: bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32]
+// Output: CSV on stdout (one row per configuration), then the issue's targets with PASS/MISS.
+#include <dualgibbs/ensemble.hpp>
+#include <dualgibbs/generators.hpp>
+#include <dualgibbs/model.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace dualgibbs;
+
+namespace {
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// The plain baseline: one chain, standard-library randomness, the textbook CSR update
+// z_i <- -(1/M_ii) sum_{j != i} M_ij z_j + M_ii^{-1/2} eps on the explicit precision. Returns ns per update.
+double baseline_ns(const SparseMatrix& M, ScanOrder scan, std::size_t min_updates) {
+  const int n = static_cast<int>(M.rows());
+  const int* outer = M.outerIndexPtr();
+  const int* inner = M.innerIndexPtr();
+  const double* val = M.valuePtr();
+  std::vector<double> z(static_cast<std::size_t>(n), 1.0);
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> pick(0, n - 1);
+  const std::size_t sweeps = std::max<std::size_t>(1, min_updates / static_cast<std::size_t>(n));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t s = 0; s < sweeps; ++s)
+    for (int t = 0; t < n; ++t) {
+      const int i = scan == ScanOrder::Random ? pick(rng) : t;
+      double sum = 0, diag = 1;
+      for (int p = outer[i]; p < outer[i + 1]; ++p) {
+        if (inner[p] == i)
+          diag = val[p];
+        else
+          sum += val[p] * z[static_cast<std::size_t>(inner[p])];
+      }
+      z[static_cast<std::size_t>(i)] = -sum / diag + normal(rng) / std::sqrt(diag);
+    }
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  volatile double sink = z[0];
+  (void)sink;
+  return sec * 1e9 / static_cast<double>(sweeps * static_cast<std::size_t>(n));
+}
+
+struct Config {
+  std::string graph;
+  Domain domain;
+  ScanOrder scan;
+  unsigned threads;
+  std::size_t lockstep;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int repeat = 3;
+  std::string only;
+  for (int a = 1; a < argc; ++a) {
+    if (!std::strcmp(argv[a], "--quick")) quick = true;
+    else if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
+    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
+    else {
+      std::fprintf(stderr, "usage: bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32]\n");
+      return 2;
+    }
+  }
+  std::printf("# bench_sampler: ns per chain-update (best of %d); load average at start: %s\n", repeat,
+              load_average().c_str());
+  std::printf("# reference (issue 3): the paper's numba kernels, 100x100 torus: dual 24 ns, primal 46 ns; "
+              "1000x1000: dual 77 ns, primal 983 ns\n");
+  std::printf("graph,domain,scan,threads,lockstep,chains,ns_per_update,cpu_ns_per_update,updates_per_second,"
+              "baseline_ns,speedup_vs_baseline\n");
+
+  struct GraphSpec {
+    std::string name;
+    Graph (*make)();
+    std::size_t updates;  // per measurement, per thread
+  };
+  const std::vector<GraphSpec> graphs = {
+      {"torus100", [] { return make_torus(100, 100); }, quick ? 20000000u : 100000000u},
+      {"torus1000", [] { return make_torus(1000, 1000); }, quick ? 64000000u : 128000000u},
+      {"kregular32", [] { return make_random_regular(1000, 32, 1); }, quick ? 10000000u : 50000000u},
+  };
+
+  std::map<std::tuple<std::string, int, int, unsigned, std::size_t>, double> results, cpu_results;
+  for (const GraphSpec& gs : graphs) {
+    if (!only.empty() && only != gs.name) continue;
+    const Model model(gs.make(), 1.0, 0.1);
+    for (Domain domain : {Domain::Primal, Domain::Dual}) {
+      const SparseMatrix M = model.precision(domain);
+      const Index n = model.dimension(domain);
+      for (ScanOrder scan : {ScanOrder::Random, ScanOrder::Fixed}) {
+        double base = 1e300;
+        for (int r = 0; r < repeat; ++r) base = std::min(base, baseline_ns(M, scan, gs.updates / 8));
+        for (std::size_t lockstep : {std::size_t{1}, std::size_t{8}, std::size_t{16}})
+          for (unsigned threads : {1u, 2u}) {
+            EnsembleOptions o;
+            o.chains = threads * lockstep;  // one block per thread
+            o.sweeps = std::max<std::size_t>(1, gs.updates * threads / (o.chains * static_cast<std::size_t>(n)));
+            o.checkpoint_every = o.sweeps;
+            o.scan = scan;
+            o.threads = threads;
+            o.lockstep = lockstep;
+            double best = 1e300, best_cpu = 1e300;
+            for (int r = 0; r < repeat; ++r) {
+              const EnsembleStats st = run_ensemble(model, domain, o, Observer());
+              best = std::min(best, st.ns_per_update);
+              best_cpu = std::min(best_cpu, st.cpu_seconds * 1e9 / static_cast<double>(st.updates));
+            }
+            results[{gs.name, static_cast<int>(domain), static_cast<int>(scan), threads, lockstep}] = best;
+            cpu_results[{gs.name, static_cast<int>(domain), static_cast<int>(scan), threads, lockstep}] = best_cpu;
+            std::printf("%s,%s,%s,%u,%zu,%zu,%.3f,%.3f,%.4g,%.3f,%.2f\n", gs.name.c_str(), to_string(domain),
+                        to_string(scan), threads, lockstep, o.chains, best, best_cpu, 1e9 / best, base, base / best);
+            std::fflush(stdout);
+          }
+      }
+    }
+  }
+
+  // The issue's targets: one thread, random scan, 8-16 chains in lock-step (the better of 8 and 16).
+  std::printf("# targets (issue 3): one thread, random scan, best of lockstep 8 and 16 (wall; cpu in brackets)\n");
+  auto get = [&](const std::string& g, Domain d, ScanOrder s, unsigned t, std::size_t l) {
+    auto it = results.find({g, static_cast<int>(d), static_cast<int>(s), t, l});
+    return it == results.end() ? -1.0 : it->second;
+  };
+  auto get_cpu = [&](const std::string& g, Domain d, ScanOrder s, unsigned t, std::size_t l) {
+    auto it = cpu_results.find({g, static_cast<int>(d), static_cast<int>(s), t, l});
+    return it == cpu_results.end() ? -1.0 : it->second;
+  };
+  struct Target {
+    const char* graph;
+    Domain domain;
+    double ns;
+  };
+  for (const Target& t : {Target{"torus100", Domain::Dual, 3.0}, Target{"torus100", Domain::Primal, 3.5},
+                          Target{"torus1000", Domain::Dual, 12.0}, Target{"torus1000", Domain::Primal, 15.0}}) {
+    const double v8 = get(t.graph, t.domain, ScanOrder::Random, 1, 8);
+    const double v16 = get(t.graph, t.domain, ScanOrder::Random, 1, 16);
+    if (v8 < 0 || v16 < 0) continue;
+    const std::size_t l = v8 <= v16 ? 8 : 16;
+    const double v = std::min(v8, v16);
+    std::printf("# %-10s %-6s %.2f ns [cpu %.2f] with lockstep %zu (target <= %.1f): %s\n", t.graph,
+                to_string(t.domain), v, get_cpu(t.graph, t.domain, ScanOrder::Random, 1, l), l, t.ns,
+                v <= t.ns ? "PASS" : "MISS");
+  }
+  std::printf("# 2-thread throughput / 1-thread (target >= 1.8):\n");
+  for (const auto& [key, v] : results) {
+    const auto& [g, d, s, threads, l] = key;
+    if (threads != 2) continue;
+    const double one = get(g, static_cast<Domain>(d), static_cast<ScanOrder>(s), 1, l);
+    std::printf("#   %-10s %-6s %-6s lockstep %2zu: %.2fx\n", g.c_str(), to_string(static_cast<Domain>(d)),
+                to_string(static_cast<ScanOrder>(s)), l, one / v);
+  }
+  std::printf("# load average at end: %s\n", load_average().c_str());
+  return 0;
+}
