@@ -40,7 +40,11 @@ int main(int argc, char** argv) {
   app.add_option("--sigma", common.sigma, "edge standard deviation sigma (for every edge without its own value)")
       ->capture_default_str();
   app.add_option("--node-file", common.node_file, "file of 'v s_v' lines giving per-node standard deviations");
-  app.add_option("--seed", common.seed, "seed for random graphs and samplers")->capture_default_str();
+  app.add_option("--seed", common.seed, "seed for random graphs and samplers (a non-negative integer)")
+      ->capture_default_str()
+      ->check([](const std::string& text) {
+        return text.find('-') == std::string::npos ? std::string() : "--seed must be a non-negative integer, got " + text;
+      });
   app.add_flag("--quiet", common.quiet, "no progress on stderr");
 
   auto commands = registry();

@@ -437,9 +437,13 @@ Model load_model(const std::string& spec, double s, double sigma, const std::opt
     for (Index v = 0; v < n; ++v)
       if (!std::isnan(given[v])) sv[v] = given[v];
   }
+  // Nothing given per node or per edge: the homogeneous model, which keeps sigma even without edges.
+  const bool per_item = node_file || std::any_of(lg.edge_sigma.begin(), lg.edge_sigma.end(),
+                                                 [](double x) { return !std::isnan(x); });
   std::vector<double> sg = std::move(lg.edge_sigma);
   for (double& x : sg)
     if (std::isnan(x)) x = sigma;
+  if (!per_item) return Model(std::move(lg.graph), s, sigma);
   return Model(std::move(lg.graph), std::move(sv), std::move(sg));
 }
 

@@ -47,6 +47,7 @@ Model::Model(Graph graph, double s, double sigma)
   check_standard_deviation(s, "s");
   check_standard_deviation(sigma, "sigma");
   validate_and_square();
+  m_common_sigma = sigma;  // kept even when the graph has no edges
 }
 
 Model::Model(Graph graph, std::vector<double> s, std::vector<double> sigma)
@@ -77,6 +78,7 @@ void Model::validate_and_square() {
   m_homogeneous = true;
   for (Index v = 1; v < n && m_homogeneous; ++v) m_homogeneous = m_s[v] == m_s[0];
   for (Index e = 1; e < m && m_homogeneous; ++e) m_homogeneous = m_sigma[e] == m_sigma[0];
+  m_common_sigma = m > 0 && m_homogeneous ? m_sigma[0] : std::numeric_limits<double>::quiet_NaN();
   // The diagonals of Q and R must stay finite (a node of huge degree with tiny sigma could overflow).
   if (!primal_diagonal().allFinite())
     throw std::invalid_argument("Model: the diagonal of the primal precision Q overflows double precision");
@@ -91,7 +93,7 @@ double Model::s() const {
 
 double Model::sigma() const {
   if (!m_homogeneous) throw std::logic_error("Model::sigma(): the model is heterogeneous; use edge_sd()");
-  return m_sigma.empty() ? 1.0 : m_sigma[0];
+  return m_common_sigma;
 }
 
 namespace {

@@ -90,6 +90,8 @@ expect_error "s = inf" info --graph torus:4 --s inf
 expect_error "s = 1e-200 gives a variance that overflows or underflows" info --graph torus:4 --s 1e-200
 expect_usage_error info --graph torus:4 --s abc
 expect_usage_error info --no-such-option
+expect_usage_error info --seed -1
+expect_json "j[\"edges\"] == 0 and j[\"sigma\"] == 0.25" info --graph path:1 --sigma 0.25 --json
 expect_usage_error no-such-subcommand
 
 # ---- bad edge lists ---------------------------------------------------------------------------------------------

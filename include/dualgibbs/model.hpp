@@ -78,7 +78,9 @@ public:
   bool is_homogeneous() const noexcept { return m_homogeneous; }
   /// The common s of a homogeneous model. \throws std::logic_error for a heterogeneous one.
   double s() const;
-  /// The common sigma of a homogeneous model (1 if the graph has no edges). \throws std::logic_error for a heterogeneous one.
+  /// The common sigma of a homogeneous model. For a graph without edges it is the sigma given to the
+  /// homogeneous constructor, and NaN after the per-edge constructor (there is no edge to carry one).
+  /// \throws std::logic_error for a heterogeneous model.
   double sigma() const;
 
   /// Oriented incidence B (|V| x |E|), CSR.
@@ -115,6 +117,7 @@ private:
   Eigen::VectorXd m_s2;
   Eigen::VectorXd m_sigma2;
   bool m_homogeneous = true;
+  double m_common_sigma = 0.0;
 };
 
 /// Matrix-free dual precision, R y = D_sigma y + B^T (D_s (B y)). Follows Spectra's operator concept
