@@ -154,5 +154,29 @@ expect_ok exact --graph cycle:6 --marginals "$tmp/nodes.csv" --edge-marginals "$
 expect_error "unknown ordering 'colamd'" exact --graph cycle:6 --ordering colamd
 expect_error "cannot write" exact --graph cycle:6 --marginals "$tmp/no/such/dir/nodes.csv"
 
+# ---- dualgibbs sample and bench (issue 3) ------------------------------------------------------------------
+expect_json 'j["ns_per_update"] > 0 and j["updates_per_second"] > 0 and j["domain"] == "dual" and j["scan"] == "random" and j["graph"] == "torus:100" and "chains" in j and "threads" in j' \
+  bench --graph torus:100 --domain dual --json --repeat 1 --sweeps 2
+expect_json 'j["chains"] == 3 and j["dim"] == 9 and j["checkpoints"] == 3 and j["seed"] == 5' \
+  sample --graph torus:3 --chains 3 --sweeps 5 --every 2 --seed 5 -o "$tmp/s.csv" --json
+[ "$(wc -l <"$tmp/s.csv")" -eq 10 ] && [ -s "$tmp/s.csv.json" ] && [ ! -e "$tmp/s.csv.tmp" ] || bad "sample: wrong CSV or sidecar"
+cp "$tmp/s.csv" "$tmp/s1.csv"
+expect_ok sample --graph torus:3 --chains 3 --sweeps 5 --every 2 --seed 5 --threads 1 -o "$tmp/s.csv"
+cmp -s "$tmp/s.csv" "$tmp/s1.csv" || bad "sample: output depends on the thread count"
+expect_json 'j["dim"] == 18 and j["draws"] == "y_tilde" and j["format"] == "binary"' \
+  sample --graph torus:3 --chains 2 --sweeps 1 --draws y -o "$tmp/s.bin" --json
+[ "$(stat -c %s "$tmp/s.bin")" -eq $((32 + 8 + 2 * 18 * 8)) ] || bad "sample: wrong binary size"
+expect_error "unknown scan order 'sideways'" sample --graph torus:3 --scan sideways -o "$tmp/x.csv"
+expect_error "unknown domain 'both'" sample --graph torus:3 --domain both -o "$tmp/x.csv"
+expect_error "chains = 0" sample --graph torus:3 --chains 0 -o "$tmp/x.csv"
+expect_error "lockstep = 3" sample --graph torus:3 --lockstep 3 -o "$tmp/x.csv"
+expect_error "--output FILE is required" sample --graph torus:3
+expect_error "applies to the dual domain only" sample --graph torus:3 --domain primal --draws y -o "$tmp/x.csv"
+expect_error "no edges" sample --graph path:1 --domain dual -o "$tmp/x.csv"
+expect_error "cannot write" sample --graph torus:3 -o "$tmp/no/such/dir/x.csv"
+[ ! -e "$tmp/x.csv" ] && [ ! -e "$tmp/x.csv.tmp" ] || bad "sample: a failed run left a file behind"
+expect_error "unknown scan order" bench --graph torus:3 --scan zigzag
+expect_error "lockstep = 5" bench --graph torus:3 --lockstep 5
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

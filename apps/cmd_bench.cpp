@@ -1,0 +1,111 @@
+// dualgibbs bench: sampler throughput of one configuration, as nanoseconds per chain-update (best of --repeat
+// runs). For the full grid of the figures with their baseline, see bench/bench_sampler.cpp.
+#include "cli.hpp"
+
+#include <dualgibbs/ensemble.hpp>
+#include <dualgibbs/model.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace dualgibbs::cli {
+namespace {
+
+struct BenchOptions {
+  std::string domain = "dual";
+  std::string scan = "random";
+  std::size_t chains = 0;  // 0: one lock-step block per thread
+  std::size_t sweeps = 0;  // 0: enough for about 5e7 updates
+  unsigned threads = 1;
+  std::size_t lockstep = 16;
+  int repeat = 3;
+  bool json = false;
+};
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  if (!(f >> a >> b >> c)) return "";
+  return a + " " + b + " " + c;
+}
+
+int run_bench(const CommonOptions& common, const BenchOptions& bo) {
+  const Domain domain = parse_domain(bo.domain);
+  if (bo.repeat < 1) throw std::invalid_argument("bench: --repeat must be at least 1");
+  const Model model = common.model();
+  const Index n = model.dimension(domain);
+  if (n < 1) throw std::invalid_argument(std::string("bench: the ") + to_string(domain) + " domain has no coordinates");
+  EnsembleOptions o;
+  o.scan = parse_scan_order(bo.scan);
+  o.seed = common.seed;
+  o.threads = bo.threads ? bo.threads : std::max(1u, std::thread::hardware_concurrency());
+  o.lockstep = bo.lockstep;
+  o.chains = bo.chains ? bo.chains : o.lockstep * o.threads;
+  o.sweeps = bo.sweeps ? bo.sweeps
+                       : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * static_cast<std::size_t>(n)));
+  o.checkpoint_every = o.sweeps;
+  const std::string load_before = load_average();
+  EnsembleStats best{};
+  best.ns_per_update = 0;
+  double best_cpu = 0;
+  for (int r = 0; r < bo.repeat; ++r) {
+    const EnsembleStats st = run_ensemble(model, domain, o, Observer());
+    const double cpu_ns = st.updates ? st.cpu_seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
+    if (r == 0 || st.ns_per_update < best.ns_per_update) best = st;
+    if (r == 0 || cpu_ns < best_cpu) best_cpu = cpu_ns;
+  }
+  nlohmann::json j;
+  j["graph"] = common.graph;
+  j["nodes"] = model.num_nodes();
+  j["edges"] = model.num_edges();
+  j["domain"] = to_string(domain);
+  j["scan"] = to_string(o.scan);
+  j["chains"] = o.chains;
+  j["threads"] = o.threads;
+  j["lockstep"] = o.lockstep;
+  j["sweeps"] = o.sweeps;
+  j["repeat"] = bo.repeat;
+  j["updates"] = best.updates;
+  j["seconds"] = best.seconds;
+  j["ns_per_update"] = best.ns_per_update;
+  j["updates_per_second"] = best.ns_per_update > 0 ? 1e9 / best.ns_per_update : 0.0;
+  j["cpu_ns_per_update"] = best_cpu;
+  j["load_average"] = load_before;
+  if (bo.json) {
+    print_json(j);
+    return 0;
+  }
+  std::cout << "model: " << model.summary() << "\n"
+            << "  " << to_string(domain) << " domain, " << to_string(o.scan) << " scan, " << o.chains << " chains ("
+            << o.lockstep << " per lock-step block), " << o.threads << " thread(s), " << o.sweeps << " sweeps, best of "
+            << bo.repeat << "\n"
+            << "  ns per chain-update   " << best.ns_per_update << "   (CPU time per update " << best_cpu << " ns)\n"
+            << "  updates per second    " << j["updates_per_second"].get<double>() << "\n"
+            << "  load average          " << load_before << "\n";
+  return 0;
+}
+
+std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
+  app.description("sampler throughput: nanoseconds per chain-update of one configuration");
+  static BenchOptions opt;
+  app.add_option("--domain", opt.domain, "primal or dual")->capture_default_str();
+  app.add_option("--scan", opt.scan, "random, permutation or fixed")->capture_default_str();
+  app.add_option("--chains", opt.chains, "number of chains (default: lockstep x threads, one block per thread)");
+  app.add_option("--sweeps", opt.sweeps, "sweeps per run (default: about 5e7 updates)");
+  app.add_option("--threads", opt.threads, "threads (0 = all cores)")->capture_default_str();
+  app.add_option("--lockstep", opt.lockstep, "chains per shared-schedule block: 1, 2, 4, 8 or 16")->capture_default_str();
+  app.add_option("--repeat", opt.repeat, "runs; the best is reported")->capture_default_str();
+  app.add_flag("--json", opt.json,
+               "machine-readable output: ns_per_update, updates_per_second, cpu_ns_per_update, domain, scan,\n"
+               "chains, threads, lockstep, graph, ...");
+  return [&common]() { return run_bench(common, opt); };
+}
+
+const Registration reg{{"bench", setup_bench}};
+
+}  // namespace
+}  // namespace dualgibbs::cli

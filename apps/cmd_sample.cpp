@@ -1,0 +1,227 @@
+// dualgibbs sample: runs an ensemble of Gibbs chains and writes their states (draws) to a CSV or binary file, with
+// a JSON sidecar recording the seed, version and parameters.
+//
+// CSV: a header `sweep,chain,c0,c1,...` and one row per chain and written checkpoint.
+// Binary (little-endian): "DGSAMPL1" (8 bytes), then uint64 dim, uint64 chains, uint64 checkpoints; then per
+// checkpoint uint64 sweep followed by chains x dim float64, chain after chain.
+#include "cli.hpp"
+
+#include <dualgibbs/ensemble.hpp>
+#include <dualgibbs/model.hpp>
+#include <dualgibbs/version.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs::cli {
+namespace {
+
+struct SampleOptions {
+  std::string domain = "dual";
+  std::string scan = "random";
+  std::size_t chains = 10;
+  std::size_t sweeps = 100;
+  std::size_t every = 0;  // 0: only the last sweep
+  unsigned threads = 0;
+  std::size_t lockstep = 1;
+  std::string init = "constant";
+  double init_value = 1.0;
+  bool noise_free = false;
+  std::string draws = "x";  // dual: "x" (x~ = B y~, |V|) or "y" (y~, |E|)
+  std::string output;
+  std::string format;  // csv | binary; default from the extension
+  bool json = false;
+};
+
+std::string format_of(const SampleOptions& o) {
+  if (!o.format.empty()) {
+    if (o.format != "csv" && o.format != "binary")
+      throw std::invalid_argument("sample: unknown --format '" + o.format + "' (expected 'csv' or 'binary')");
+    return o.format;
+  }
+  const auto dot = o.output.rfind('.');
+  const std::string ext = dot == std::string::npos ? "" : o.output.substr(dot + 1);
+  return ext == "bin" ? "binary" : "csv";
+}
+
+void put_u64(std::ostream& out, std::uint64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+  out.write(reinterpret_cast<const char*>(b), 8);
+}
+
+void put_f64(std::ostream& out, double x) {
+  std::uint64_t v;
+  static_assert(sizeof v == sizeof x, "double is 64 bits");
+  std::memcpy(&v, &x, sizeof v);
+  put_u64(out, v);
+}
+
+// Writes a file through a temporary renamed into place, so a reader never sees half a file.
+void commit(const std::string& tmp, const std::string& path) {
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::invalid_argument("sample: cannot rename '" + tmp + "' to '" + path + "'");
+  }
+}
+
+int run_sample(const CommonOptions& common, const SampleOptions& so) {
+  if (so.output.empty()) throw std::invalid_argument("sample: --output FILE is required");
+  const Domain domain = parse_domain(so.domain);
+  EnsembleOptions o;
+  o.chains = so.chains;
+  o.sweeps = so.sweeps;
+  o.scan = parse_scan_order(so.scan);
+  o.seed = common.seed;
+  o.threads = so.threads;
+  o.lockstep = so.lockstep;
+  o.init = parse_initial_state(so.init);
+  if (o.init == InitialState::Given)
+    throw std::invalid_argument("sample: --init given is available through the library only (constant or random here)");
+  o.init_value = so.init_value;
+  o.noise = !so.noise_free;
+  if (so.draws != "x" && so.draws != "y")
+    throw std::invalid_argument("sample: unknown --draws '" + so.draws + "' (expected 'x' or 'y')");
+  if (domain == Domain::Primal && so.draws == "y")
+    throw std::invalid_argument("sample: --draws y (the edge variables y~) applies to the dual domain only");
+  o.observe_edges = domain == Domain::Dual && so.draws == "y";
+  o.checkpoint_every = so.every == 0 ? std::max<std::size_t>(1, so.sweeps) : so.every;
+  const std::string format = format_of(so);
+  const Model model = common.model();
+
+  const std::string tmp = so.output + ".tmp";
+  std::ofstream out(tmp, std::ios::binary);
+  if (!out) throw std::invalid_argument("sample: cannot write '" + tmp + "'");
+  std::uint64_t written = 0;
+  Eigen::Index dim = 0;
+  try {
+    if (format == "binary") {
+      out.write("DGSAMPL1", 8);
+      put_u64(out, 0);  // dim, chains and checkpoints are filled in at the end
+      put_u64(out, 0);
+      put_u64(out, 0);
+    } else {
+      out << std::setprecision(17);
+    }
+    const EnsembleStats st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
+      if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
+      if (so.every == 0 && cp.sweep != o.sweeps) return;
+      dim = cp.states.rows();
+      if (format == "binary") {
+        put_u64(out, cp.sweep);
+        for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
+          for (Eigen::Index i = 0; i < dim; ++i) put_f64(out, cp.states(i, c));
+      } else {
+        if (written == 0) {
+          out << "sweep,chain";
+          for (Eigen::Index i = 0; i < dim; ++i) out << ",c" << i;
+          out << '\n';
+        }
+        for (Eigen::Index c = 0; c < cp.states.cols(); ++c) {
+          out << cp.sweep << ',' << c;
+          for (Eigen::Index i = 0; i < dim; ++i) out << ',' << cp.states(i, c);
+          out << '\n';
+        }
+      }
+      ++written;
+      if (!out) throw std::invalid_argument("sample: error while writing '" + tmp + "'");
+    });
+    if (format == "binary") {
+      out.seekp(8);
+      put_u64(out, static_cast<std::uint64_t>(dim));
+      put_u64(out, so.chains);
+      put_u64(out, written);
+    }
+    out.flush();
+    if (!out) throw std::invalid_argument("sample: error while writing '" + tmp + "'");
+    out.close();
+    commit(tmp, so.output);
+
+    nlohmann::json j;
+    j["command"] = "sample";
+    j["version"] = DUALGIBBS_VERSION_STRING;
+    j["graph"] = common.graph;
+    j["s"] = common.s;
+    j["sigma"] = common.sigma;
+    if (common.node_file) j["node_file"] = *common.node_file;
+    j["nodes"] = model.num_nodes();
+    j["edges"] = model.num_edges();
+    j["domain"] = to_string(domain);
+    j["draws"] = domain == Domain::Dual ? (so.draws == "y" ? "y_tilde" : "x_tilde") : "x";
+    j["dim"] = dim;
+    j["scan"] = to_string(o.scan);
+    j["chains"] = o.chains;
+    j["sweeps"] = o.sweeps;
+    j["every"] = so.every;
+    j["checkpoints"] = written;
+    j["seed"] = o.seed;
+    j["threads"] = o.threads;
+    j["lockstep"] = o.lockstep;
+    j["init"] = to_string(o.init);
+    j["init_value"] = o.init_value;
+    j["noise"] = o.noise;
+    j["format"] = format;
+    j["output"] = so.output;
+    j["seconds"] = st.seconds;
+    j["ns_per_update"] = st.ns_per_update;
+    {
+      const std::string side = so.output + ".json", side_tmp = side + ".tmp";
+      std::ofstream js(side_tmp);
+      js << j.dump(2) << '\n';
+      js.close();
+      if (!js) throw std::invalid_argument("sample: cannot write '" + side_tmp + "'");
+      commit(side_tmp, side);
+    }
+    if (so.json) {
+      print_json(j);
+    } else if (!common.quiet) {
+      std::cerr << "dualgibbs sample: " << written << " checkpoint(s) of " << o.chains << " chains x " << dim
+                << " values written to " << so.output << " (" << format << "), parameters in " << so.output
+                << ".json; " << st.seconds << " s, " << st.ns_per_update << " ns per update\n";
+    }
+  } catch (...) {
+    out.close();
+    std::remove(tmp.c_str());
+    throw;
+  }
+  return 0;
+}
+
+std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
+  app.description("run Gibbs chains and write their draws to a CSV or binary file (plus a JSON sidecar)");
+  static SampleOptions opt;
+  app.add_option("--domain", opt.domain, "primal (x over nodes) or dual (y~ over edges)")->capture_default_str();
+  app.add_option("--scan", opt.scan, "random (the paper's random sweep), permutation or fixed")->capture_default_str();
+  app.add_option("--chains", opt.chains, "number of chains")->capture_default_str();
+  app.add_option("--sweeps", opt.sweeps, "sweeps per chain (a sweep = one update per coordinate on average)")
+      ->capture_default_str();
+  app.add_option("--every", opt.every, "also write the draws every K sweeps (default: only after the last sweep)");
+  app.add_option("--threads", opt.threads, "threads (0 = all cores); the output does not depend on it")
+      ->capture_default_str();
+  app.add_option("--lockstep", opt.lockstep,
+                 "chains per shared-schedule block: 1, 2, 4, 8 or 16 (faster, but chains of a block are dependent;\n"
+                 "see docs/sampler.md)")
+      ->capture_default_str();
+  app.add_option("--init", opt.init, "initial state: constant (every coordinate = --init-value) or random")
+      ->capture_default_str();
+  app.add_option("--init-value", opt.init_value, "the constant of --init constant")->capture_default_str();
+  app.add_flag("--noise-free", opt.noise_free, "plain Gauss-Seidel (no noise): deterministic for a fixed scan");
+  app.add_option("--draws", opt.draws, "dual domain: x (x~ = B y~ over nodes) or y (y~ over edges)")
+      ->capture_default_str();
+  app.add_option("--output,-o", opt.output, "output file (written via FILE.tmp, then renamed)");
+  app.add_option("--format", opt.format, "csv or binary (default: binary for *.bin, csv otherwise)");
+  app.add_flag("--json", opt.json, "print the run's parameters and timing as JSON on stdout");
+  return [&common]() { return run_sample(common, opt); };
+}
+
+const Registration reg{{"sample", setup_sample}};
+
+}  // namespace
+}  // namespace dualgibbs::cli
