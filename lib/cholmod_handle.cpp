@@ -132,6 +132,11 @@ ScopedBlasThreads::ScopedBlasThreads(int threads) {
   else m_previous = 0;
 }
 
+int ScopedBlasThreads::current() {
+  const GetThreads get = openblas_get();
+  return get ? get() : 0;
+}
+
 ScopedBlasThreads::~ScopedBlasThreads() {
   if (m_previous > 0) openblas_set()(m_previous);
 }

@@ -73,6 +73,8 @@ class ScopedBlasThreads {
 public:
   explicit ScopedBlasThreads(int threads);
   ~ScopedBlasThreads();
+  /// OpenBLAS's current thread count (0 with another BLAS).
+  static int current();
   ScopedBlasThreads(const ScopedBlasThreads&) = delete;
   ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
 

@@ -29,6 +29,14 @@ struct SelectedInversionOptions {
   /// Dense block operations with at least this many multiply-adds go to the system BLAS/LAPACK; smaller ones
   /// are done by Eigen (no call overhead). 0 = always BLAS; a huge value = always Eigen.
   double blas_threshold = 32.0 * 32.0 * 32.0;
+  /// Worker threads over independent subtrees of the supernodal elimination tree (the top of the tree runs
+  /// first on the calling thread); 0 = std::thread::hardware_concurrency(). Each worker calls BLAS
+  /// single-threaded. The result does not depend on the number of threads (each block is computed by the
+  /// same operations in the same order, whichever thread does it).
+  int threads = 0;
+  /// Supernodes at the top of the tree (done before the workers start) with at least this many multiply-adds
+  /// call OpenBLAS with its own thread count; everything else runs BLAS single-threaded.
+  double big_block_work = 1e9;
 };
 
 /// Z = A^-1 restricted to the pattern of L, stored in the same layout as L's values (x): the block of

@@ -268,6 +268,40 @@ BOOST_DATA_TEST_CASE(covers_the_whole_pattern_of_L, bdata::make(kFamilies) * bda
   }
 }
 
+// The tree-parallel schedule: the same selected inverse, bit for bit, for any number of worker threads.
+BOOST_AUTO_TEST_CASE(result_does_not_depend_on_the_number_of_threads) {
+  const Model m(make_grid(25, 31), 1.0, 0.3);
+  const SparseMatrix a = m.primal_precision();
+  detail::CholmodCommon common;
+  detail::SymmetricView view(a);
+  detail::set_ordering(common.get(), Ordering::Amd);
+  detail::FactorPtr f(cholmod_l_analyze(view.get(), common.get()), detail::FactorDeleter{common.get()});
+  cholmod_l_factorize(view.get(), f.get(), common.get());
+  BOOST_REQUIRE(f->nsuper >= 64);  // below that the inversion runs on one thread
+  detail::SupernodalFactor v;
+  v.n = static_cast<std::int64_t>(f->n);
+  v.nsuper = static_cast<std::int64_t>(f->nsuper);
+  v.xsize = static_cast<std::int64_t>(f->xsize);
+  v.super = static_cast<const std::int64_t*>(f->super);
+  v.pi = static_cast<const std::int64_t*>(f->pi);
+  v.px = static_cast<const std::int64_t*>(f->px);
+  v.s = static_cast<const std::int64_t*>(f->s);
+  v.x = static_cast<const double*>(f->x);
+  detail::SelectedInversionOptions one, many;
+  one.threads = 1;
+  const std::vector<double> z1 = detail::selected_inverse(v, one);
+  for (int t : {2, 3, 7}) {
+    many.threads = t;
+    BOOST_TEST((detail::selected_inverse(v, many) == z1));
+  }
+  const Eigen::MatrixXd inv = dense_inverse(Eigen::MatrixXd(a));
+  const Eigen::VectorXd d = detail::selected_inverse_diagonal(v, z1);
+  const auto* perm = static_cast<const std::int64_t*>(f->Perm);
+  double worst = 0;
+  for (Eigen::Index k = 0; k < d.size(); ++k) worst = std::max(worst, std::abs(d[k] - inv(perm[k], perm[k])));
+  BOOST_TEST(worst < 1e-12);
+}
+
 BOOST_AUTO_TEST_CASE(heterogeneous_torus_of_900_nodes_matches_dense) {
   const Model m = [] {
     Graph g = make_torus(30, 30);
