@@ -12,3 +12,4 @@
 #include <dualgibbs/io.hpp>
 #include <dualgibbs/model.hpp>
 #include <dualgibbs/sampler.hpp>
+#include <dualgibbs/spectral.hpp>
