@@ -62,6 +62,17 @@ for spec in torus:4x5 grid:3x4 path:5 cycle:5 complete:5 bipartite:2,3 star:5 kr
   expect_ok info --graph "$spec" --json
 done
 expect_ok   # no arguments: the default run
+# info prints spectra and rates (issue 4): computed values agree with the paper's closed forms.
+close() { echo "abs($1 - $2) <= 1e-9 * abs($2)"; }
+expect_json "$(close 'j["lambda2_L"]' 'j["closed_forms"]["lambda2_L"]["value"]') and $(close 'j["lambda_max_A_primal"]' 'j["closed_forms"]["lambda_max_A_primal"]["value"]') and $(close 'j["lambda_max_A_dual"]' 'j["closed_forms"]["lambda_max_A_dual"]["value"]') and $(close 'j["rate_primal"]' 'j["closed_forms"]["rate_primal"]["value"]') and $(close 'j["rate_dual"]' 'j["closed_forms"]["rate_dual"]["value"]') and $(close 'j["rate_dual_effective"]' 'j["closed_forms"]["rate_dual_effective"]["value"]')" \
+  info --graph torus:40 --s 1 --sigma 0.25 --json
+expect_json "$(close 'j["lambda_max_A_primal"]' 'j["closed_forms"]["lambda_max_A_primal"]["value"]') and $(close 'j["rate_dual"]' 'j["closed_forms"]["rate_dual"]["value"]') and j['rate_dual_effective'] is None" \
+  info --graph star:50 --s 2 --sigma 0.3 --json
+expect_json 'j["lambda2_L"] == 0 and len(j["lambda2_L_per_component"]) == 3 and j["lambda2_L_per_component"][1] is None and abs(j["lambda2_L_per_component"][0] - 3) < 1e-12 and abs(j["lambda2_L_per_component"][2] - 3) < 1e-12' \
+  info --graph "file:$data/disconnected.txt" --json --method lanczos
+expect_json '"lambda2_L" not in j and j["nodes"] == 25' info --graph torus:5 --json --no-spectra
+expect_error "unknown spectral method 'qr'" info --graph torus:5 --method qr
+expect_error "tolerance = 0 must be in \(0, 1\)" info --graph torus:5 --tolerance 0
 
 # ---- bad graph specs ---------------------------------------------------------------------------------------
 expect_error "unknown graph family 'moebius'" info --graph moebius:5
