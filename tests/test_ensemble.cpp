@@ -39,60 +39,6 @@ std::map<std::size_t, MatrixXd> collect(const Model& model, Domain d, const Ense
   return out;
 }
 
-MatrixXd precision(const Model& model, Domain d) {
-  return d == Domain::Primal ? oracle::primal_precision(model) : oracle::dual_precision(model);
-}
-
-oracle::Moments initial_moments(const MatrixXd& M, const EnsembleOptions& o) {
-  const Eigen::Index n = M.rows();
-  if (o.init == InitialState::Random)
-    return {VectorXd::Zero(n), MatrixXd(M.diagonal().cwiseInverse().asDiagonal())};
-  const VectorXd z0 = o.init == InitialState::Given ? o.given_state : VectorXd::Constant(n, o.init_value);
-  return {z0, z0 * z0.transpose()};
-}
-
-oracle::Moments advance(const MatrixXd& M, const oracle::Moments& mo, ScanOrder scan, bool noise) {
-  switch (scan) {
-    case ScanOrder::Fixed: return oracle::sweep_fixed(M, mo, noise);
-    case ScanOrder::Random: return oracle::sweep_random(M, mo, noise);
-    case ScanOrder::Permutation: return oracle::sweep_permutation(M, mo, noise);
-  }
-  return mo;
-}
-
-// Compares the sampled moments at sweeps 1..3 (and 0 for a random start) with the exact linear evolution, for
-// both domains (dual: y~, via observe_edges). With L chains a z-score of 6 corresponds to a relative error of
-// about 6 sqrt(2 / L) in a variance: 1.3% for the default L = 400000 (the _long test goes further).
-void check_exact_moments(ScanOrder scan, InitialState init, std::size_t chains = 400000, std::size_t sweeps = 3,
-                         const Model& model = oracle::small_model()) {
-  EnsembleOptions o;
-  o.chains = chains;
-  o.sweeps = sweeps;
-  o.scan = scan;
-  o.seed = 20240607;
-  o.threads = 2;
-  o.init = init;
-  o.init_value = 1.0;
-  const double checkpoints = static_cast<double>(init == InitialState::Random ? sweeps + 1 : sweeps);
-  const double tests =
-      checkpoints * (oracle::moment_tests(model.num_nodes()) + oracle::moment_tests(model.num_edges()));
-  const double z_max = oracle::bonferroni_z(kAlpha, tests);
-  for (Domain d : {Domain::Primal, Domain::Dual}) {
-    o.observe_edges = d == Domain::Dual;
-    const MatrixXd M = precision(model, d);
-    std::vector<oracle::Moments> exact{initial_moments(M, o)};
-    for (std::size_t k = 1; k <= sweeps; ++k) exact.push_back(advance(M, exact.back(), scan, true));
-    std::size_t seen = 0;
-    run_ensemble(model, d, o, [&](const Checkpoint& cp) {
-      ++seen;
-      if (cp.sweep == 0 && init != InitialState::Random) return;
-      oracle::check_moments(cp.states, exact.at(cp.sweep), z_max,
-                            std::string(to_string(d)) + " " + to_string(scan) + " sweep " + std::to_string(cp.sweep));
-    });
-    BOOST_TEST(seen == sweeps + 1);
-  }
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(blocks_and_reproducibility)
@@ -190,20 +136,20 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(exact_moments)
 
 BOOST_AUTO_TEST_CASE(fixed_scan_moments_match_the_product_of_site_updates) {
-  check_exact_moments(ScanOrder::Fixed, InitialState::Constant);
+  oracle::check_exact_moments(ScanOrder::Fixed, InitialState::Constant);
 }
 
 BOOST_AUTO_TEST_CASE(random_scan_moments_match_the_averaged_update) {
-  check_exact_moments(ScanOrder::Random, InitialState::Constant);
+  oracle::check_exact_moments(ScanOrder::Random, InitialState::Constant);
 }
 
 BOOST_AUTO_TEST_CASE(random_scan_from_random_start_matches) {
   // Also checks the random initial state N(0, diag(M)^-1) at sweep 0.
-  check_exact_moments(ScanOrder::Random, InitialState::Random);
+  oracle::check_exact_moments(ScanOrder::Random, InitialState::Random);
 }
 
 BOOST_AUTO_TEST_CASE(permutation_scan_moments_match_the_average_over_all_orders) {
-  check_exact_moments(ScanOrder::Permutation, InitialState::Constant);
+  oracle::check_exact_moments(ScanOrder::Permutation, InitialState::Constant);
 }
 
 BOOST_AUTO_TEST_CASE(lockstep_chains_follow_the_exact_marginal_law) {
@@ -220,11 +166,11 @@ BOOST_AUTO_TEST_CASE(lockstep_chains_follow_the_exact_marginal_law) {
   const double z_max = oracle::bonferroni_z(kAlpha, tests);
   for (Domain d : {Domain::Primal, Domain::Dual}) {
     o.observe_edges = d == Domain::Dual;
-    const MatrixXd M = precision(model, d);
+    const MatrixXd M = oracle::precision(model, d);
     const auto states = collect(model, d, o);
-    oracle::Moments mo = initial_moments(M, o);
+    oracle::Moments mo = oracle::initial_moments(M, o);
     for (std::size_t k = 1; k <= 2; ++k) {
-      mo = advance(M, mo, ScanOrder::Random, true);
+      mo = oracle::advance(M, mo, ScanOrder::Random, true);
       const MatrixXd& X = states.at(k);
       const Eigen::Index n = X.rows(), blocks = X.cols() / 8;
       for (Eigen::Index i = 0; i < n; ++i)
@@ -301,7 +247,7 @@ BOOST_AUTO_TEST_CASE(mean_decays_at_the_random_sweep_rate) {
   const std::size_t K = 8;
   const double z_max = oracle::bonferroni_z(kAlpha, 2 * 2 * K);
   for (Domain d : {Domain::Primal, Domain::Dual}) {
-    const MatrixXd M = precision(model, d);
+    const MatrixXd M = oracle::precision(model, d);
     const Eigen::Index n = M.rows();
     const VectorXd dm = M.diagonal();
     const MatrixXd S = dm.cwiseSqrt().cwiseInverse().asDiagonal() * M * dm.cwiseSqrt().cwiseInverse().asDiagonal();

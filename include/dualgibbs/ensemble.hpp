@@ -70,11 +70,11 @@ DUALGIBBS_EXPORT const char* to_string(InitialState init) noexcept;
 struct EnsembleOptions {
   std::size_t chains = 1000;         ///< L >= 1
   std::size_t sweeps = 100;          ///< sweeps per chain (a sweep = n coordinate updates)
-  ScanOrder scan = ScanOrder::Random;
-  std::uint64_t seed = 1;
+  ScanOrder scan = ScanOrder::Random;  ///< order of the coordinate updates within a sweep
+  std::uint64_t seed = 1;             ///< with the chain index, determines every random number
   unsigned threads = 0;              ///< 0 = std::thread::hardware_concurrency()
   std::size_t checkpoint_every = 1;  ///< observer at sweep 0, k, 2k, ... and always at the last sweep; k >= 1
-  InitialState init = InitialState::Constant;
+  InitialState init = InitialState::Constant;  ///< how every chain starts
   double init_value = 1.0;           ///< the constant of InitialState::Constant (paper: constant vector)
   Eigen::VectorXd given_state;       ///< InitialState::Given: one state of the domain's dimension, copied to all chains
   bool noise = true;                 ///< false = plain Gauss–Seidel (deterministic)

@@ -76,8 +76,10 @@ DUALGIBBS_EXPORT const char* to_string(ScanOrder scan) noexcept;
 /// UniformRandomBitGenerator requirements. Construct it with make_stream().
 class ChainEngine {
 public:
-  using result_type = std::uint64_t;
+  using result_type = std::uint64_t;  ///< 64-bit output words
+  /// Smallest output, 0.
   static constexpr result_type min() noexcept { return 0; }
+  /// Largest output, 2^64 - 1.
   static constexpr result_type max() noexcept { return ~result_type(0); }
 
   /// \throws std::invalid_argument for the all-zero state (the generator's one fixed point).
@@ -86,6 +88,7 @@ public:
       throw std::invalid_argument("ChainEngine: the all-zero state is not allowed");
   }
 
+  /// The next output word; advances the state.
   result_type operator()() noexcept {
     const std::uint64_t result = rotl(m_s[0] + m_s[3], 23) + m_s[0];
     const std::uint64_t t = m_s[1] << 17;
@@ -98,8 +101,11 @@ public:
     return result;
   }
 
+  /// The 256-bit state (s0, s1, s2, s3).
   const std::array<std::uint64_t, 4>& state() const noexcept { return m_s; }
+  /// Same state.
   friend bool operator==(const ChainEngine& a, const ChainEngine& b) noexcept { return a.m_s == b.m_s; }
+  /// Different state.
   friend bool operator!=(const ChainEngine& a, const ChainEngine& b) noexcept { return !(a == b); }
 
 private:
@@ -135,8 +141,9 @@ DUALGIBBS_EXPORT double standard_normal(ChainEngine& rng) noexcept;
 /// bitwise the one Boost's normal_distribution gives (a test checks this over millions of draws).
 class DUALGIBBS_EXPORT NormalStream {
 public:
-  static constexpr int kWays = 8;
+  static constexpr int kWays = 8;  ///< number of interleaved sub-streams
 
+  /// The deviates of chain `chain` under `seed`.
   NormalStream(std::uint64_t seed, std::uint64_t chain) noexcept;
   /// The next deviate.
   double operator()() noexcept;
@@ -163,10 +170,14 @@ DUALGIBBS_EXPORT void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, st
 DUALGIBBS_EXPORT void fill_permutation(ChainEngine& rng, Index n, Index* out) noexcept;
 
 #if defined(__GNUC__) || defined(__clang__)
+/// Hint: the line at p will be written soon.
 inline void prefetch_write(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
+/// Hint: the line at p will be read soon.
 inline void prefetch_read(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
 #else
+/// Hint: the line at p will be written soon (no-op on this compiler).
 inline void prefetch_write(const void*) noexcept {}
+/// Hint: the line at p will be read soon (no-op on this compiler).
 inline void prefetch_read(const void*) noexcept {}
 #endif
 }  // namespace detail
@@ -214,13 +225,16 @@ public:
   /// \throws std::invalid_argument if `precision` fails the checks above.
   explicit CsrKernel(const SparseMatrix& precision, SpdCheck check = SpdCheck::Auto);
 
+  /// n, the number of coordinates.
   Index dimension() const noexcept { return m_n; }
+  /// 0: the CSR kernel keeps no tally.
   Index tally_dimension() const noexcept { return 0; }
   /// M_ii^{-1/2}.
   double conditional_sd(Index i) const noexcept { return m_sd[static_cast<std::size_t>(i)]; }
   /// M_ii.
   double diagonal(Index i) const noexcept { return m_diag[static_cast<std::size_t>(i)]; }
 
+  /// mean[c] = mu_i = -M_ii^-1 sum_{j != i} M_ij z_j of lane c, for W interleaved lanes [eqn:sampling_general].
   template <int W>
   void conditional_mean(Index i, const double* z, const double*, double* mean) const noexcept {
     for (int c = 0; c < W; ++c) mean[c] = 0.0;
@@ -232,6 +246,7 @@ public:
     }
   }
 
+  /// z_i <- mu_i + M_ii^{-1/2} eps[c] in every lane c.
   template <int W>
   void update(Index i, double* z, double* tally, const double* eps) const noexcept {
     double mean[W];
@@ -241,6 +256,7 @@ public:
     for (int c = 0; c < W; ++c) zi[c] = mean[c] + sd * eps[c];
   }
 
+  /// Cache hint for the state rows update(i) touches.
   template <int W>
   void prefetch(Index i, const double* z, const double*) const noexcept {
     const std::size_t end = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i) + 1]);
@@ -255,6 +271,7 @@ public:
     detail::prefetch_read(m_coef.data() + p);
   }
 
+  /// Nothing to rebuild.
   template <int W>
   void rebuild_tally(const double*, double*) const noexcept {}
 
@@ -281,12 +298,14 @@ public:
   /// \throws std::invalid_argument if the model has no edges (the dual domain is then empty).
   explicit DualIncidenceKernel(const Model& model);
 
+  /// |E|, the number of coordinates y~_e.
   Index dimension() const noexcept { return static_cast<Index>(m_edges.size()); }
   /// |V|: the tally x~ = B y~.
   Index tally_dimension() const noexcept { return m_num_nodes; }
   /// R_ee^{-1/2}.
   double conditional_sd(Index e) const noexcept { return m_edges[static_cast<std::size_t>(e)].sd; }
 
+  /// mean[c] = mu_e of lane c from the tally x~ (which must equal B y~) [eqn:sampling_simplified].
   template <int W>
   void conditional_mean(Index e, const double* y, const double* x, double* mean) const noexcept {
     // mu_e = -(s_u^2 (x_u - y_e) - s_v^2 (x_v + y_e)) / R_ee = -alpha x_u + beta x_v + (alpha + beta) y_e.
@@ -297,6 +316,7 @@ public:
     for (int c = 0; c < W; ++c) mean[c] = k.beta * xv[c] - k.alpha * xu[c] + k.gamma * ye[c];
   }
 
+  /// y~_e <- mu_e + R_ee^{-1/2} eps[c] in every lane c, and the tally follows: x~_u += d, x~_v -= d.
   template <int W>
   void update(Index e, double* y, double* x, const double* eps) const noexcept {
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
@@ -313,6 +333,7 @@ public:
     }
   }
 
+  /// Cache hint for the rows update(e) touches.
   template <int W>
   void prefetch(Index e, const double* y, const double* x) const noexcept {
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
@@ -328,6 +349,7 @@ public:
   /// Hint for the coefficients of edge e (issued further ahead than prefetch()).
   void prefetch_row(Index e) const noexcept { detail::prefetch_read(m_edges.data() + e); }
 
+  /// x~ = B y~ exactly, for W interleaved lanes.
   template <int W>
   void rebuild_tally(const double* y, double* x) const noexcept {
     for (std::size_t k = 0; k < static_cast<std::size_t>(m_num_nodes) * W; ++k) x[k] = 0.0;
@@ -362,13 +384,16 @@ public:
   /// Sites per chunk: indices and deviates are drawn a chunk at a time (kChunkValues / W sites).
   static constexpr std::size_t kChunkValues = 2048;
 
+  /// Makes the buffers large enough for n coordinates and `width` lanes.
   void reserve(Index n, int width) {
     const std::size_t chunk = kChunkValues / static_cast<std::size_t>(width);
     if (m_indices.size() < std::max<std::size_t>(chunk, static_cast<std::size_t>(n)))
       m_indices.resize(std::max<std::size_t>(chunk, static_cast<std::size_t>(n)));
     if (m_normals.size() < kChunkValues) m_normals.resize(kChunkValues);
   }
+  /// Buffer of site indices (a chunk, or a whole permutation).
   Index* indices() noexcept { return m_indices.data(); }
+  /// Buffer of deviates of one chunk (kChunkValues).
   double* normals() noexcept { return m_normals.data(); }
 
 private:
@@ -388,7 +413,7 @@ class GibbsSampler {
   static_assert(Width >= 1 && Width <= 64, "GibbsSampler: Width must be in 1..64");
 
 public:
-  static constexpr int width = Width;
+  static constexpr int width = Width;  ///< lanes advanced in lock-step
 
   /// \param noise false gives plain Gauss–Seidel (eps = 0): deterministic, converges to the zero mean.
   /// \throws std::invalid_argument if the kernel has no coordinates.
@@ -406,9 +431,13 @@ public:
     if (kernel.dimension() < 1) throw std::invalid_argument("GibbsSampler: the kernel has no coordinates");
   }
 
+  /// The site kernel.
   const Kernel& kernel() const noexcept { return *m_kernel; }
+  /// The scan order.
   ScanOrder scan() const noexcept { return m_scan; }
+  /// False for plain Gauss–Seidel.
   bool noise() const noexcept { return m_noise; }
+  /// Number of coordinates n.
   Index dimension() const noexcept { return m_kernel->dimension(); }
   /// Number of sweeps run so far.
   std::uint64_t sweeps_done() const noexcept { return m_sweeps; }
@@ -460,6 +489,7 @@ public:
   }
   /// Interleaved storage: coordinate i of lane c at state_data()[i * W + c].
   const double* state_data() const noexcept { return m_z.data(); }
+  /// Interleaved tally: entry k of lane c at tally_data()[k * W + c].
   const double* tally_data() const noexcept { return m_tally.data(); }
 
   /// Runs `count` sweeps of n updates each, using `ws` for scratch. No allocation once `ws` is large enough.
@@ -553,6 +583,7 @@ private:
   std::unique_ptr<SweepWorkspace> m_ws;
 };
 
+/// \cond INTERNAL
 // The shipped kernels are compiled into libdualgibbs (lib/sampler_instantiate.cpp).
 #define DUALGIBBS_SAMPLER_EXTERN(K)                                   \
   extern template class DUALGIBBS_EXPORT GibbsSampler<K, 1>;          \
@@ -563,5 +594,6 @@ private:
 DUALGIBBS_SAMPLER_EXTERN(CsrKernel)
 DUALGIBBS_SAMPLER_EXTERN(DualIncidenceKernel)
 #undef DUALGIBBS_SAMPLER_EXTERN
+/// \endcond
 
 }  // namespace dualgibbs
