@@ -162,11 +162,11 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   std::cout << std::setprecision(12);
   std::cout << "model: " << m.summary() << "\n"
             << "factorization of Q: ordering " << to_string(st.ordering) << ", nnz(L) " << st.nnz_L << ", analyze "
-            << st.analyze_seconds << " s, factorize " << st.factorize_seconds << " s; selected inversion "
-            << si_seconds << " s\n"
+            << st.analyze_seconds << " s, factorize " << st.factorize_seconds << " s; selected inversion " << si_seconds
+            << " s\n"
             << "  logdet_Q                 " << logdet << "\n"
-            << "  marginal variance mean   " << j["marginal_variance_mean"].get<double>() << "   (min " << var.minCoeff() << ", max "
-            << var.maxCoeff() << ")\n";
+            << "  marginal variance mean   " << j["marginal_variance_mean"].get<double>() << "   (min "
+            << var.minCoeff() << ", max " << var.maxCoeff() << ")\n";
   if (j.contains("torus_marginal_variance"))
     std::cout << "  closed form (torus)      " << j["torus_marginal_variance"].get<double>()
               << "   [eq:torus_true_var], max |error| " << j["torus_max_abs_error"].get<double>() << "\n";
@@ -189,7 +189,8 @@ std::function<int()> setup_exact(CLI::App& app, CommonOptions& common) {
   app.description("exact ground truth: log det Q, marginal variances (selected inversion), entropies, closed forms");
   static ExactOptions opt;
   app.add_flag("--json", opt.json, "machine-readable output on stdout");
-  app.add_option("--ordering", opt.ordering, "fill-reducing ordering: amd, metis, nesdis, auto (CHOLMOD chooses), natural")
+  app.add_option("--ordering", opt.ordering,
+                 "fill-reducing ordering: amd, metis, nesdis, auto (CHOLMOD chooses), natural")
       ->capture_default_str();
   app.add_option("--marginals", opt.marginals, "write per-node variances Var(X_v) to this CSV file (node,variance)");
   app.add_option("--edge-marginals", opt.edge_marginals,

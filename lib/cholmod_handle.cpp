@@ -12,11 +12,11 @@ namespace dualgibbs::detail {
 
 CholmodCommon::CholmodCommon() {
   if (!cholmod_l_start(&m_common)) throw FactorizationError("CHOLMOD: cholmod_l_start failed");
-  m_common.print = 0;                 // errors are reported by exceptions, not printed
+  m_common.print = 0;  // errors are reported by exceptions, not printed
   m_common.error_handler = nullptr;
   m_common.supernodal = CHOLMOD_SUPERNODAL;  // LL^T with dense supernodal blocks on the system BLAS
-  m_common.final_ll = 1;              // keep LL^T (x = P^T L^-T z needs it; LDL^T would not do)
-  m_common.final_super = 1;           // keep the supernodal form (selected inversion works on it)
+  m_common.final_ll = 1;                     // keep LL^T (x = P^T L^-T z needs it; LDL^T would not do)
+  m_common.final_super = 1;                  // keep the supernodal form (selected inversion works on it)
   m_common.quick_return_if_not_posdef = 1;
 }
 
@@ -128,8 +128,10 @@ ScopedBlasThreads::ScopedBlasThreads(int threads) {
   const GetThreads get = openblas_get();
   if (!set || !get) return;
   m_previous = get();
-  if (m_previous != threads) set(threads);
-  else m_previous = 0;
+  if (m_previous != threads)
+    set(threads);
+  else
+    m_previous = 0;
 }
 
 int ScopedBlasThreads::current() {

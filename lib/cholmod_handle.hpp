@@ -16,7 +16,7 @@ using CholmodInt = SuiteSparse_long;
 /// Owns a cholmod_common (cholmod_l_start / cholmod_l_finish). Not copyable, not movable (CHOLMOD objects
 /// keep no pointer to it, but every call needs the same one).
 class CholmodCommon {
-public:
+ public:
   CholmodCommon();
   ~CholmodCommon();
   CholmodCommon(const CholmodCommon&) = delete;
@@ -27,7 +27,7 @@ public:
   /// translates CHOLMOD's status codes). Warnings other than CHOLMOD_NOT_POSDEF are ignored.
   void check(const char* what);
 
-private:
+ private:
   cholmod_common m_common;
 };
 
@@ -46,11 +46,11 @@ using DensePtr = std::unique_ptr<cholmod_dense, DenseDeleter>;
 /// storage. Because the matrix is symmetric, its CSR arrays are also its CSC arrays; the indices are copied
 /// to 64 bits, the values are referenced (the matrix must outlive the view).
 class SymmetricView {
-public:
+ public:
   explicit SymmetricView(const SparseMatrix& m);
   cholmod_sparse* get() noexcept { return &m_sparse; }
 
-private:
+ private:
   std::vector<CholmodInt> m_p, m_i;
   cholmod_sparse m_sparse{};
 };
@@ -70,7 +70,7 @@ Ordering ordering_of(const cholmod_factor* L);
 /// for the 1000 x 1000 torus on 2 loaded cores), so it runs them single-threaded. Not thread-safe: it changes
 /// a process-wide setting.
 class ScopedBlasThreads {
-public:
+ public:
   explicit ScopedBlasThreads(int threads);
   ~ScopedBlasThreads();
   /// OpenBLAS's current thread count (0 with another BLAS).
@@ -78,7 +78,7 @@ public:
   ScopedBlasThreads(const ScopedBlasThreads&) = delete;
   ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
 
-private:
+ private:
   int m_previous = 0;
 };
 

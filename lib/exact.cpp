@@ -28,8 +28,7 @@ void validate_symmetric(const SparseMatrix& m) {
                                 std::to_string(m.cols()) + ", not square");
   if (m.rows() == 0) throw std::invalid_argument("CholeskyFactor: matrix is empty");
   for (Eigen::Index k = 0; k < m.nonZeros(); ++k)
-    if (!std::isfinite(m.valuePtr()[k]))
-      throw std::invalid_argument("CholeskyFactor: matrix has a non-finite entry");
+    if (!std::isfinite(m.valuePtr()[k])) throw std::invalid_argument("CholeskyFactor: matrix has a non-finite entry");
   const SparseMatrix t = m.transpose();
   for (Eigen::Index r = 0; r < m.outerSize(); ++r) {
     SparseMatrix::InnerIterator a(m, r), b(t, r);
@@ -149,14 +148,14 @@ CholeskyFactor::CholeskyFactor(const SparseMatrix& spd, Ordering ordering) : m_i
     const Index column = step < static_cast<std::int64_t>(L->n)
                              ? static_cast<Index>(static_cast<const std::int64_t*>(L->Perm)[step])
                              : -1;
-    throw NotPositiveDefinite("CholeskyFactor: matrix is not positive definite (the factorization broke down at "
-                              "column " + std::to_string(column) + ", elimination step " + std::to_string(step) +
-                                  " of " + std::to_string(L->n) + ")",
-                              column);
+    throw NotPositiveDefinite(
+        "CholeskyFactor: matrix is not positive definite (the factorization broke down at "
+        "column " +
+            std::to_string(column) + ", elimination step " + std::to_string(step) + " of " + std::to_string(L->n) + ")",
+        column);
   }
   im.common.check("factorize");
-  if (!L->is_ll || !L->is_super)
-    throw FactorizationError("CHOLMOD factorize: expected a supernodal LL^T factor");
+  if (!L->is_ll || !L->is_super) throw FactorizationError("CHOLMOD factorize: expected a supernodal LL^T factor");
   im.stats.supernodes = static_cast<std::int64_t>(L->nsuper);
   im.stats.stored_L = static_cast<std::int64_t>(L->xsize);
   im.stats.ordering = detail::ordering_of(L);
@@ -371,7 +370,9 @@ double torus_marginal_variance(Index rows, Index cols, double s, double sigma) {
   return s2 * sigma2 * total / (static_cast<double>(rows) * cols);
 }
 
-Entropy entropy(const Model& model) { return entropy(model, CholeskyFactor(model.primal_precision()).log_determinant()); }
+Entropy entropy(const Model& model) {
+  return entropy(model, CholeskyFactor(model.primal_precision()).log_determinant());
+}
 
 Entropy entropy(const Model& model, double logdet_Q) {
   const double log_2pie = std::log(2 * std::acos(-1.0) * std::exp(1.0));
@@ -393,7 +394,7 @@ Entropy entropy(const Model& model, double logdet_Q) {
   h.dual = 0.5 * (m * log_2pie - h.logdet_R);
   const Eigen::VectorXd rd = model.dual_diagonal();
   for (Index e = 0; e < m; ++e) {
-    h.dual_lower += 0.5 * (log_2pie - std::log(rd[e]));                          // [eq:detinequality]
+    h.dual_lower += 0.5 * (log_2pie - std::log(rd[e]));  // [eq:detinequality]
     h.dual_upper += 0.5 * (log_2pie - std::log(model.edge_variances()[e]));
   }
   return h;

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <stdexcept>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -18,11 +18,11 @@ void dgemm_(const char* transa, const char* transb, const int* m, const int* n, 
             const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
             const int* ldc, std::size_t, std::size_t);
 void dsymm_(const char* side, const char* uplo, const int* m, const int* n, const double* alpha, const double* a,
-            const int* lda, const double* b, const int* ldb, const double* beta, double* c, const int* ldc,
-            std::size_t, std::size_t);
+            const int* lda, const double* b, const int* ldb, const double* beta, double* c, const int* ldc, std::size_t,
+            std::size_t);
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
-            const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t,
-            std::size_t, std::size_t, std::size_t);
+            const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t, std::size_t,
+            std::size_t, std::size_t);
 void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda, int* info, std::size_t,
              std::size_t);
 void dlauum_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
@@ -115,8 +115,7 @@ void process_supernode(std::int64_t J, const SupernodalFactor& L, const std::vec
     const int inc = static_cast<int>(nc), inr = static_cast<int>(nr), ld = static_cast<int>(nrows);
     const double one = 1.0, minus_one = -1.0, zero = 0.0;
     // Z_JJ <- lower(L_JJ); then L_JJ^-1 (dtrtri); then L_JJ^-T L_JJ^-1 (dlauum), lower triangle.
-    for (std::int64_t j = 0; j < nc; ++j)
-      std::copy(lb + j * nrows + j, lb + j * nrows + nc, zb + j * nrows + j);
+    for (std::int64_t j = 0; j < nc; ++j) std::copy(lb + j * nrows + j, lb + j * nrows + nc, zb + j * nrows + j);
     int info = 0;
     dtrtri_("L", "N", &inc, zb, &ld, &info, 1, 1);
     if (info != 0) throw std::logic_error("selected_inverse: dtrtri failed with info " + std::to_string(info));
@@ -184,7 +183,8 @@ std::vector<int> partition_tree(const SupernodalFactor& L, const std::vector<std
   }
   std::vector<int> root_label;
   for (int iter = 0; iter < 64; ++iter) {
-    std::sort(frontier.begin(), frontier.end(), [&](std::int64_t a, std::int64_t b) { return subtree[a] > subtree[b]; });
+    std::sort(frontier.begin(), frontier.end(),
+              [&](std::int64_t a, std::int64_t b) { return subtree[a] > subtree[b]; });
     double sum = 0;
     for (std::int64_t r : frontier) sum += subtree[r];
     std::vector<double> load(static_cast<std::size_t>(threads), 0.0);
@@ -238,8 +238,8 @@ std::vector<double> selected_inverse(const SupernodalFactor& L, const SelectedIn
     return w;
   };
 
-  const int threads = options.threads > 0 ? options.threads
-                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads =
+      options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<int> label = partition_tree(L, parent, L.nsuper >= 64 ? threads : 1);
   Workspace w0 = make_workspace();
   // The top of the tree first (label -1), on this thread; then each worker its subtrees, right to left, so that

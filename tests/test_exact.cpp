@@ -66,8 +66,8 @@ double max_rel_diff(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
 }
 
 // Every graph family of generators.hpp, small enough for dense inverses.
-const std::vector<std::string> kFamilies = {"torus",    "grid",     "path", "cycle", "complete", "bipartite",
-                                            "star",     "kregular", "ws",   "er",    "ba",       "hypercube"};
+const std::vector<std::string> kFamilies = {"torus", "grid",     "path", "cycle", "complete", "bipartite",
+                                            "star",  "kregular", "ws",   "er",    "ba",       "hypercube"};
 
 Graph family_graph(const std::string& f) {
   if (f == "torus") return make_torus(5, 7);
@@ -147,13 +147,14 @@ BOOST_DATA_TEST_CASE(edge_and_dual_node_variances_match_dense, bdata::make(kFami
     double worst = 0;
     for (Eigen::Index r = 0; r < z.outerSize(); ++r)
       for (SparseMatrix::InnerIterator it(z, r); it; ++it)
-        worst = std::max(worst, std::abs(it.value() - inv(it.row(), it.col())) / std::max(1.0, std::abs(inv(it.row(), it.col()))));
+        worst = std::max(
+            worst, std::abs(it.value() - inv(it.row(), it.col())) / std::max(1.0, std::abs(inv(it.row(), it.col()))));
     BOOST_TEST(worst < 1e-10);
   }
 }
 
-BOOST_DATA_TEST_CASE(log_determinant_and_solve_match_dense, bdata::make(kFamilies) * bdata::make({false, true}),
-                     family, heterogeneous) {
+BOOST_DATA_TEST_CASE(log_determinant_and_solve_match_dense, bdata::make(kFamilies) * bdata::make({false, true}), family,
+                     heterogeneous) {
   const Model m = family_model(family, heterogeneous);
   const Dense d = dense_matrices(m);
   const CholeskyFactor fq(m.primal_precision()), fr(m.dual_precision());
@@ -213,8 +214,9 @@ BOOST_DATA_TEST_CASE(propositions_2_and_3_hold_on_exact_matrices, bdata::make(kF
   const Eigen::MatrixXd p2 = s.cwiseInverse().asDiagonal() * covariance_primal(m) * s.cwiseInverse().asDiagonal() +
                              s.asDiagonal() * covariance_dual_nodes(m) * s.asDiagonal();
   BOOST_TEST((p2 - Eigen::MatrixXd::Identity(m.num_nodes(), m.num_nodes())).cwiseAbs().maxCoeff() < 1e-12);
-  const Eigen::MatrixXd p3 = sg.asDiagonal() * covariance_dual(m) * sg.asDiagonal() +
-                             sg.cwiseInverse().asDiagonal() * covariance_primal_edges(m) * sg.cwiseInverse().asDiagonal();
+  const Eigen::MatrixXd p3 =
+      sg.asDiagonal() * covariance_dual(m) * sg.asDiagonal() +
+      sg.cwiseInverse().asDiagonal() * covariance_primal_edges(m) * sg.cwiseInverse().asDiagonal();
   BOOST_TEST((p3 - Eigen::MatrixXd::Identity(m.num_edges(), m.num_edges())).cwiseAbs().maxCoeff() < 1e-12);
 }
 

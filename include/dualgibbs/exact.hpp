@@ -31,20 +31,20 @@ namespace dualgibbs {
 /// column() is the column of the input matrix (original numbering, not the fill-reducing ordering)
 /// at which the factorization broke down.
 class DUALGIBBS_EXPORT NotPositiveDefinite : public std::runtime_error {
-public:
+ public:
   /// `column` is -1 when CHOLMOD reported the failure without a column.
   NotPositiveDefinite(const std::string& what, Index column) : std::runtime_error(what), m_column(column) {}
   /// The column (original numbering) at which the factorization broke down, or -1.
   Index column() const noexcept { return m_column; }
 
-private:
+ private:
   Index m_column;
 };
 
 /// Thrown when CHOLMOD fails for a reason other than a non-positive-definite matrix (out of memory,
 /// problem too large for its integer type, ...). The message carries CHOLMOD's status.
 class DUALGIBBS_EXPORT FactorizationError : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 
@@ -53,12 +53,12 @@ public:
 /// nnz(L) = 5.8e7; METIS gives a 20% smaller factor but its analysis alone takes 5 s, more than it saves in
 /// factorization and selected inversion. Amd is the default.
 enum class Ordering {
-  Amd,      ///< approximate minimum degree (fastest to compute; the default)
-  Auto,     ///< CHOLMOD's default strategy (nmethods = 0): AMD, and METIS as well when AMD's factor is
-            ///< expensive (flops / nnz(L) >= 500 and nnz(L) / nnz(triu(M)) >= 5), keeping the smaller factor
-  Metis,    ///< METIS nested dissection
-  Nesdis,   ///< CHOLMOD's nested dissection (METIS with constrained minimum degree on the separators)
-  Natural   ///< no reordering (for tests)
+  Amd,     ///< approximate minimum degree (fastest to compute; the default)
+  Auto,    ///< CHOLMOD's default strategy (nmethods = 0): AMD, and METIS as well when AMD's factor is
+           ///< expensive (flops / nnz(L) >= 500 and nnz(L) / nnz(triu(M)) >= 5), keeping the smaller factor
+  Metis,   ///< METIS nested dissection
+  Nesdis,  ///< CHOLMOD's nested dissection (METIS with constrained minimum degree on the separators)
+  Natural  ///< no reordering (for tests)
 };
 
 /// "auto" | "amd" | "metis" | "nesdis" | "natural". \throws std::invalid_argument otherwise.
@@ -68,12 +68,12 @@ DUALGIBBS_EXPORT const char* to_string(Ordering o) noexcept;
 
 /// What a factorization cost, for benchmarks and reports.
 struct FactorStats {
-  double analyze_seconds = 0;    ///< symbolic analysis (ordering, elimination tree, supernodes)
-  double factorize_seconds = 0;  ///< numeric factorization
-  double nnz_L = 0;              ///< non-zeros of L (CHOLMOD's count, excluding supernodal padding)
-  double flops = 0;              ///< flop count of the numeric factorization (CHOLMOD's estimate)
-  std::int64_t supernodes = 0;   ///< number of supernodes
-  std::int64_t stored_L = 0;     ///< doubles stored for L (supernodal blocks, padding included)
+  double analyze_seconds = 0;         ///< symbolic analysis (ordering, elimination tree, supernodes)
+  double factorize_seconds = 0;       ///< numeric factorization
+  double nnz_L = 0;                   ///< non-zeros of L (CHOLMOD's count, excluding supernodal padding)
+  double flops = 0;                   ///< flop count of the numeric factorization (CHOLMOD's estimate)
+  std::int64_t supernodes = 0;        ///< number of supernodes
+  std::int64_t stored_L = 0;          ///< doubles stored for L (supernodal blocks, padding included)
   Ordering ordering = Ordering::Amd;  ///< the ordering used (for Auto: the one CHOLMOD chose)
 };
 
@@ -84,7 +84,7 @@ struct FactorStats {
 /// OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md).
 /// Not thread-safe: use one factor per thread.
 class DUALGIBBS_EXPORT CholeskyFactor {
-public:
+ public:
   /// Factorizes `spd` (square, full symmetric storage as Model builds it).
   /// \throws std::invalid_argument if `spd` is empty, not square, not symmetric or has non-finite entries;
   ///         NotPositiveDefinite if it is not positive definite; FactorizationError if CHOLMOD fails otherwise.
@@ -123,7 +123,7 @@ public:
   /// Timings and sizes of the analysis and factorization.
   const FactorStats& stats() const noexcept;
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
@@ -149,13 +149,11 @@ DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances(const Model& model, Domain d
 
 /// Var(Y_e) = Var(X_u - X_v) for every edge e = (u, v), the diagonal of Cov(Y) = B^T Q^-1 B, from the selected
 /// inverse of Q (Q^-1_uu + Q^-1_vv - 2 Q^-1_uv; (u, v) is in the pattern of Q). Length |E| (empty without edges).
-DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& model,
-                                                                 Ordering ordering = Ordering::Amd);
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ordering = Ordering::Amd);
 /// Var(x~_v) for every node, the diagonal of Cov(x~) = B R^-1 B^T, from the selected inverse of R
 /// (sum over the edges e, f at v of B_ve B_vf R^-1_ef; such pairs are in the pattern of R). Length |V|;
 /// zero for isolated nodes.
-DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_nodes(const Model& model,
-                                                               Ordering ordering = Ordering::Amd);
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering ordering = Ordering::Amd);
 
 /// The marginal variance shared by every node of the homogeneous rows x cols torus [eq:torus_true_var]:
 /// nu = (1 / (rows cols)) sum_{a,b} (1/s^2 + lambda_ab / sigma^2)^-1 with
