@@ -120,11 +120,19 @@ struct CholeskyFactor::Impl {
 static_assert(sizeof(detail::CholmodInt) == sizeof(std::int64_t), "CHOLMOD long interface is 64-bit");
 
 CholeskyFactor::CholeskyFactor(const SparseMatrix& spd, Ordering ordering) : m_impl(std::make_unique<Impl>()) {
-  validate_symmetric(spd);
+  // CHOLMOD and the checks below read the compressed arrays: compress a copy if needed (Eigen's insert()
+  // leaves a matrix uncompressed, with gaps in its arrays).
+  SparseMatrix compressed;
+  if (!spd.isCompressed()) {
+    compressed = spd;
+    compressed.makeCompressed();
+  }
+  const SparseMatrix& m = spd.isCompressed() ? spd : compressed;
+  validate_symmetric(m);
   Impl& im = *m_impl;
-  im.n = static_cast<Index>(spd.rows());
+  im.n = static_cast<Index>(m.rows());
   cholmod_common* c = im.common.get();
-  detail::SymmetricView a(spd);
+  detail::SymmetricView a(m);
   detail::set_ordering(c, ordering);
 
   auto t0 = Clock::now();

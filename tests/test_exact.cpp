@@ -423,6 +423,22 @@ BOOST_AUTO_TEST_CASE(indefinite_matrix_throws_with_its_column) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(uncompressed_input_is_read_correctly) {
+  // Eigen's insert() leaves gaps in the arrays of an uncompressed matrix; the factor must not read them.
+  SparseMatrix a(3, 3);
+  a.reserve(Eigen::VectorXi::Constant(3, 4));
+  a.insert(0, 0) = 4;
+  a.insert(0, 1) = 1;
+  a.insert(1, 0) = 1;
+  a.insert(1, 1) = 3;
+  a.insert(2, 2) = 2;
+  BOOST_REQUIRE(!a.isCompressed());
+  Eigen::Matrix3d d;
+  d << 4, 1, 0, 1, 3, 0, 0, 0, 2;
+  BOOST_TEST(max_rel_diff(CholeskyFactor(a).marginal_variances(), d.inverse().diagonal()) < 1e-15);
+  BOOST_TEST(std::abs(CholeskyFactor(a).log_determinant() - std::log(d.determinant())) < 1e-14);
+}
+
 BOOST_AUTO_TEST_CASE(singular_laplacian_is_not_positive_definite) {
   const Model m(make_cycle(6), 1.0, 1.0);
   BOOST_CHECK_THROW(CholeskyFactor f(m.laplacian()), NotPositiveDefinite);
