@@ -6,12 +6,13 @@
 
 #include <Eigen/Core>
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 namespace dualgibbs {
 
@@ -77,20 +78,18 @@ std::vector<std::size_t> even_offsets(std::size_t n, std::size_t groups) {
 }  // namespace
 
 GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
-                               MomentKind kind, unsigned threads)
+                               MomentKind kind)
     : m_kind(kind) {
-  build(draws, offsets, threads);
+  build(draws, offsets);
 }
 
-GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind,
-                               unsigned threads)
+GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind)
     : m_kind(kind) {
   if (draws.cols() == 0 || draws.rows() == 0) fail("GroupedMoments", "no draws (empty matrix)");
-  build(draws, even_offsets(static_cast<std::size_t>(draws.cols()), groups), threads);
+  build(draws, even_offsets(static_cast<std::size_t>(draws.cols()), groups));
 }
 
-void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
-                           unsigned threads) {
+void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets) {
   const Eigen::Index dim = draws.rows();
   const auto n = static_cast<std::size_t>(draws.cols());
   if (dim == 0 || n == 0) fail("GroupedMoments", "no draws (empty matrix)");
@@ -100,42 +99,37 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
     if (offsets[g + 1] <= offsets[g])
       fail("GroupedMoments", "group offsets must increase strictly (group " + std::to_string(g) + " is empty)");
   if (!all_finite(draws)) fail("GroupedMoments", "draws contain NaN or infinite values");
-  if (threads < 1) threads = 1;
+  if (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1) ||
+      draws.cols() > std::numeric_limits<int>::max())
+    fail("GroupedMoments", "dimension " + std::to_string(dim) + " or count " + std::to_string(draws.cols()) +
+                               " too large for a BLAS int");
 
   // Pass 1: the common centre.
   m_center = draws.rowwise().mean();
 
-  // Pass 2: each group's sums about the centre; the scatter by a symmetric rank update (lower triangle,
-  // then mirrored).
+  // Pass 2: each group's sums about the centre; the scatter by one BLAS symmetric rank-k update (lower
+  // triangle), then mirrored.
   const std::size_t groups = offsets.size() - 1;
   const Eigen::Index scatter_size = m_kind == MomentKind::Full ? dim * dim : dim;
   m_groups.assign(groups, MomentSums{});
-  auto work = [&](std::size_t first, std::size_t last) {
-    Eigen::MatrixXd centred;
-    for (std::size_t g = first; g < last; ++g) {
-      const auto off = static_cast<Eigen::Index>(offsets[g]);
-      const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
-      centred = draws.middleCols(off, cnt).colwise() - m_center;
-      MomentSums& s = m_groups[g];
-      s.count = static_cast<double>(cnt);
-      s.sum = centred.rowwise().sum();
-      s.scatter.setZero(scatter_size);
-      if (m_kind == MomentKind::Full) {
-        Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
-        p.selfadjointView<Eigen::Lower>().rankUpdate(centred);
-        p.triangularView<Eigen::StrictlyUpper>() = p.transpose().eval();
-      } else {
-        s.scatter = centred.rowwise().squaredNorm();
-      }
+  Eigen::MatrixXd centred;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto off = static_cast<Eigen::Index>(offsets[g]);
+    const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
+    centred = draws.middleCols(off, cnt).colwise() - m_center;
+    MomentSums& s = m_groups[g];
+    s.count = static_cast<double>(cnt);
+    s.sum = centred.rowwise().sum();
+    if (m_kind == MomentKind::Full) {
+      s.scatter.resize(scatter_size);
+      const int n = static_cast<int>(dim), k = static_cast<int>(cnt);
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, 1.0, centred.data(), n, 0.0, s.scatter.data(), n);
+      Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
+      for (Eigen::Index j = 0; j < dim; ++j)
+        for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
+    } else {
+      s.scatter = centred.rowwise().squaredNorm();
     }
-  };
-  const std::size_t nthreads = std::min<std::size_t>(threads, groups);
-  if (nthreads <= 1) {
-    work(0, groups);
-  } else {
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < nthreads; ++t) pool.emplace_back(work, t * groups / nthreads, (t + 1) * groups / nthreads);
-    for (auto& th : pool) th.join();
   }
   m_total = range(0, groups);
 }
@@ -303,6 +297,44 @@ CovarianceErrorTracker::CovarianceErrorTracker(Domain observed, Eigen::VectorXd 
     fail("CovarianceErrorTracker", "jackknife_groups must be at least 2, got " + std::to_string(m_options.jackknife_groups));
 }
 
+namespace {
+
+/// The deviation S^ - S of the Cov(X) estimate from sums `a` (minus the sums `minus`, if given), written
+/// to out[0 .. D): primal S^ = (P - s s^T / n) / (n - 1); dual S^ = D_s - D_s C^ D_s with C^ the same
+/// expression on x~ [eq:cov_woodbury3]. One pass over the scatter, no allocation but a dim-vector.
+void deviation_into(MomentKind kind, Domain domain, const MomentSums& a, const MomentSums* minus,
+                    const Eigen::VectorXd& ds, const Eigen::MatrixXd& target, Eigen::VectorXd& s, double* out) {
+  const Eigen::Index dim = ds.size();
+  const double n = a.count - (minus ? minus->count : 0.0);
+  s = a.sum;
+  if (minus) s -= minus->sum;
+  const double inv = 1.0 / (n - 1.0), invn = 1.0 / n;
+  const double* pa = a.scatter.data();
+  const double* pm = minus ? minus->scatter.data() : nullptr;
+  const double* t = target.data();
+  const bool dual = domain == Domain::Dual;
+  if (kind == MomentKind::Full) {
+    for (Eigen::Index j = 0; j < dim; ++j) {
+      const double sj = s(j) * invn, dsj = ds(j);
+      const Eigen::Index col = j * dim;
+      for (Eigen::Index i = 0; i < dim; ++i) {
+        const Eigen::Index k = col + i;
+        const double c = ((pm ? pa[k] - pm[k] : pa[k]) - s(i) * sj) * inv;
+        const double v = dual ? (i == j ? dsj : 0.0) - ds(i) * dsj * c : c;
+        out[k] = v - t[k];
+      }
+    }
+  } else {
+    for (Eigen::Index i = 0; i < dim; ++i) {
+      const double c = ((pm ? pa[i] - pm[i] : pa[i]) - s(i) * s(i) * invn) * inv;
+      const double v = dual ? ds(i) - ds(i) * ds(i) * c : c;
+      out[i] = v - t[i];
+    }
+  }
+}
+
+}  // namespace
+
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
                                               const Eigen::Ref<const Eigen::MatrixXd>& states) {
   const Eigen::Index dim = m_node_variances.size();
@@ -319,25 +351,25 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
   for (std::size_t k = 0; k < g; ++k) offsets.push_back(k * half / g);
   for (std::size_t k = 0; k < g; ++k) offsets.push_back(half + k * (chains - half) / g);
   offsets.push_back(chains);
-  const GroupedMoments gm(states, offsets, m_kind, m_options.parallel ? 2u : 1u);
+  const GroupedMoments gm(states, offsets, m_kind);
 
-  auto estimate = [&](const MomentSums& s) { return primal_covariance_estimate(m_domain, m_node_variances, gm.moments(s)); };
   const MomentSums h1 = gm.range(0, g);
   const MomentSums h2 = gm.range(g, 2 * g);
   const MomentSums& all = gm.total();
-  const Eigen::MatrixXd s1 = estimate(h1);
-  const Eigen::MatrixXd s2 = estimate(h2);
-  m_estimate = estimate(all);
-  const Eigen::MatrixXd d1 = s1 - m_target;
-  const Eigen::MatrixXd d2 = s2 - m_target;
-  const Eigen::MatrixXd d = m_estimate - m_target;
+  const Eigen::Index D = m_kind == MomentKind::Full ? dim * dim : dim;
+  const auto gi = static_cast<Eigen::Index>(g);
+  Eigen::VectorXd d(D), d1(D), d2(D), s;
+  deviation_into(m_kind, m_domain, all, nullptr, m_node_variances, m_target, s, d.data());
+  deviation_into(m_kind, m_domain, h1, nullptr, m_node_variances, m_target, s, d1.data());
+  deviation_into(m_kind, m_domain, h2, nullptr, m_node_variances, m_target, s, d2.data());
+  m_estimate = m_target + Eigen::Map<const Eigen::MatrixXd>(d.data(), m_target.rows(), m_target.cols());
 
   ErrorEstimate e;
   e.sweep = sweep;
   e.seconds = seconds;
   e.Eb = d.squaredNorm();
-  e.Eu = (d1.array() * d2.array()).sum();
-  e.Eb_floor = 0.25 * (s1 - s2).squaredNorm();
+  e.Eu = d1.dot(d2);  // [eq:unbiased_error]
+  e.Eb_floor = 0.25 * (d1 - d2).squaredNorm();
   e.max_abs_error = d.cwiseAbs().maxCoeff();
 
   // Standard errors from delete-one-group jackknife replicates (vectorised deviations, one column per
@@ -349,39 +381,35 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
   // direction dominates the noise (the primal's constant mode), negative about a third of the time at
   // convergence; since Var(Eu) >= tr(C1 C2), whose unbiased estimate is T12, the estimate is floored at
   // T12. So Eu_se is unbiased away from convergence and conservative near it (measured: variance up to
-  // 1.9x on a 4x4 torus at sigma = 0.1, primal; 1.2x dual). Eb = ||A||^2 from all chains: pooled jackknife V_b minus its own double count,
-  // 2 tr(C^2) ~ T12 / 2 (pooled noise = mean of the halves' noise, equal halves), floored at T12 / 2.
-  const auto D = d.size();
-  const auto gi = static_cast<Eigen::Index>(g);
-  Eigen::MatrixXd j1(D, gi), j2(D, gi), jb(D, 2 * gi);
+  // 1.9x on a 4x4 torus at sigma = 0.1, primal; 1.2x dual). Eb = ||A||^2 from all chains: pooled
+  // jackknife V_b minus its own double count, 2 tr(C^2) ~ T12 / 2 (pooled noise = mean of the halves'
+  // noise, equal halves), floored at T12 / 2.
+  m_j1.resize(D, gi);
+  m_j2.resize(D, gi);
+  m_jb.resize(D, 2 * gi);
   for (std::size_t j = 0; j < 2 * g; ++j) {
     const bool first = j < g;
-    MomentSums part = first ? h1 : h2;
-    part -= gm.group(j);
-    const Eigen::MatrixXd dj = estimate(part) - m_target;
     const auto col = static_cast<Eigen::Index>(first ? j : j - g);
-    (first ? j1 : j2).col(col) = Eigen::Map<const Eigen::VectorXd>(dj.data(), D);
-    MomentSums rest = all;
-    rest -= gm.group(j);
-    const Eigen::MatrixXd rj = estimate(rest) - m_target;
-    jb.col(static_cast<Eigen::Index>(j)) = Eigen::Map<const Eigen::VectorXd>(rj.data(), D);
+    deviation_into(m_kind, m_domain, first ? h1 : h2, &gm.group(j), m_node_variances, m_target, s,
+                   (first ? m_j1 : m_j2).col(col).data());
+    deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, s,
+                   m_jb.col(static_cast<Eigen::Index>(j)).data());
   }
-  j1 = j1.colwise() - j1.rowwise().mean();
-  j2 = j2.colwise() - j2.rowwise().mean();
+  const Eigen::VectorXd thb = m_jb.colwise().squaredNorm().transpose();
+  m_j1.colwise() -= m_j1.rowwise().mean();
+  m_j2.colwise() -= m_j2.rowwise().mean();
   const double f = (static_cast<double>(g) - 1.0) / static_cast<double>(g);
-  const Eigen::Map<const Eigen::VectorXd> a1(d1.data(), D), a2(d2.data(), D);
-  const double v1 = f * (j1.transpose() * a2).squaredNorm();
-  const double v2 = f * (j2.transpose() * a1).squaredNorm();
-  const double t12 = f * f * (j1.transpose() * j2).squaredNorm();
+  const double v1 = f * (m_j1.transpose() * d2).squaredNorm();
+  const double v2 = f * (m_j2.transpose() * d1).squaredNorm();
+  const double t12 = f * f * (m_j1.transpose() * m_j2).squaredNorm();
   e.Eu_se = std::sqrt(std::max(v1 + v2 - t12, t12));
-  const Eigen::VectorXd thb = jb.colwise().squaredNorm().transpose();
   const double fb = (2.0 * static_cast<double>(g) - 1.0) / (2.0 * static_cast<double>(g));
   const double vb = fb * (thb.array() - thb.mean()).square().sum();
   e.Eb_se = std::sqrt(std::max(vb - 0.5 * t12, 0.5 * t12));
 
-  const SampleMoments m1 = gm.moments(h1), m2 = gm.moments(h2);
+  const Eigen::VectorXd m1 = h1.sum / h1.count, m2 = h2.sum / h2.count;  // means minus the common centre
   e.mean_norm = (gm.center() + all.sum / all.count).norm();
-  e.mean_floor = 0.5 * (m1.mean - m2.mean).norm();
+  e.mean_floor = 0.5 * (m1 - m2).norm();
   m_history.push_back(e);
   return e;
 }
@@ -427,6 +455,8 @@ RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<doub
                                std::to_string(values.size()) + " values");
   if (!(options.exponent > 0) || !std::isfinite(options.exponent))
     fail("fit_decay_rate", "exponent must be positive, got " + str(options.exponent));
+  if (!(options.tail_fraction > 0 && options.tail_fraction <= 1))
+    fail("fit_decay_rate", "tail_fraction must be in (0, 1], got " + str(options.tail_fraction));
   RateFit fit;
   const std::size_t n = values.size();
   // Noise level: given per point, or estimated from the tail (median |value| of the last fifth, >= 3 points).
@@ -454,6 +484,15 @@ RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<doub
     os << "only " << x.size() << " point(s) above " << options.snr << " x noise from sweep " << options.first_sweep;
     fit.note = os.str();
     return fit;
+  }
+  if (options.tail_fraction < 1) {
+    const auto keep = std::max<std::size_t>(
+        std::max<std::size_t>(2, options.min_points),
+        static_cast<std::size_t>(std::ceil(options.tail_fraction * static_cast<double>(x.size()))));
+    if (keep < x.size()) {
+      x.erase(x.begin(), x.end() - static_cast<std::ptrdiff_t>(keep));
+      y.erase(y.begin(), y.end() - static_cast<std::ptrdiff_t>(keep));
+    }
   }
   const LineFit line = theil_sen(x, y);
   fit.neg_log_rate = -line.slope / options.exponent;

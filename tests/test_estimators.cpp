@@ -116,16 +116,15 @@ BOOST_AUTO_TEST_CASE(matches_naive_moments_for_every_grouping) {
   x.array() += 3.0;  // an offset the two-pass centring must absorb
   const Eigen::MatrixXd cov = naive_covariance(x);
   for (std::size_t groups : {1u, 2u, 5u, 37u}) {
-    for (unsigned threads : {1u, 2u}) {
-      const GroupedMoments gm(x, groups, MomentKind::Full, threads);
-      const SampleMoments m = gm.moments();
-      BOOST_TEST(m.count == 37.0);
-      BOOST_TEST((m.mean - x.rowwise().mean()).cwiseAbs().maxCoeff() < 1e-13);
-      BOOST_TEST((m.covariance - cov).cwiseAbs().maxCoeff() < 1e-13);
-      const GroupedMoments gd(x, groups, MomentKind::Diagonal, threads);
-      BOOST_TEST((gd.moments().variance - cov.diagonal()).cwiseAbs().maxCoeff() < 1e-13);
-      BOOST_TEST(gd.moments().covariance.size() == 0);
-    }
+    const GroupedMoments gm(x, groups, MomentKind::Full);
+    const SampleMoments m = gm.moments();
+    BOOST_TEST(m.count == 37.0);
+    BOOST_TEST((m.mean - x.rowwise().mean()).cwiseAbs().maxCoeff() < 1e-13);
+    BOOST_TEST((m.covariance - cov).cwiseAbs().maxCoeff() < 1e-13);
+    BOOST_TEST((m.covariance - m.covariance.transpose()).cwiseAbs().maxCoeff() == 0.0);
+    const GroupedMoments gd(x, groups, MomentKind::Diagonal);
+    BOOST_TEST((gd.moments().variance - cov.diagonal()).cwiseAbs().maxCoeff() < 1e-13);
+    BOOST_TEST(gd.moments().covariance.size() == 0);
   }
   // Deleting a group and ranges of groups agree with moments of the remaining columns.
   const GroupedMoments gm(x, std::vector<std::size_t>{0, 10, 20, 37}, MomentKind::Full);
@@ -384,6 +383,27 @@ BOOST_AUTO_TEST_CASE(window_stops_at_the_noise_floor) {
   const RateFit tail = fit_decay_rate(t, e, {});
   BOOST_TEST(tail.ok());
   BOOST_TEST(std::abs(tail.neg_log_rate / -std::log(r) - 1.0) < 0.02);
+}
+
+BOOST_AUTO_TEST_CASE(tail_fraction_fits_the_asymptotic_rate) {
+  // Mean of two modes, 1e6 0.5^t (fast) + 0.9^t (slow): the fast one dominates the first 23 sweeps, so
+  // the whole window (sweeps 1..80) mixes them; its last half (41..80) follows the slow mode (there the
+  // fast one is below 4e-5 of it).
+  std::vector<double> t, m;
+  for (int k = 0; k <= 80; ++k) {
+    t.push_back(k);
+    m.push_back(1e6 * std::pow(0.5, k) + std::pow(0.9, k));
+  }
+  RateFitOptions opt;
+  opt.exponent = 1;
+  const RateFit all = fit_decay_rate(t, m, std::vector<double>(t.size(), 0.0), opt);
+  opt.tail_fraction = 0.5;
+  const RateFit tail = fit_decay_rate(t, m, std::vector<double>(t.size(), 0.0), opt);
+  BOOST_TEST(all.neg_log_rate > 1.05 * -std::log(0.9));
+  BOOST_TEST(tail.first_sweep == 41.0);
+  BOOST_TEST(tail.neg_log_rate == -std::log(0.9), boost::test_tools::tolerance(1e-4));
+  opt.tail_fraction = 0;
+  BOOST_CHECK_THROW(fit_decay_rate(t, m, {}, opt), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(no_fit_without_a_clean_window) {

@@ -71,17 +71,17 @@ struct DUALGIBBS_EXPORT MomentSums {
 ///
 /// The draws are the columns of a dim x n matrix. Every group keeps its MomentSums about one common
 /// centre, the mean of all draws (two-pass algorithm: no cancellation). Combining groups is then a sum.
-/// Building costs one symmetric rank-n update, O(n dim^2) (Full) or O(n dim) (Diagonal).
+/// Building costs one symmetric rank-n update, O(n dim^2) (Full: one BLAS dsyrk per group, so the BLAS
+/// decides the threading) or O(n dim) (Diagonal).
 class DUALGIBBS_EXPORT GroupedMoments {
 public:
   /// Groups are the column ranges [offsets[g], offsets[g+1]); offsets must start at 0, end at the number
-  /// of columns and increase strictly. `threads` (1 or more) share the groups.
+  /// of columns and increase strictly.
   /// \throws std::invalid_argument for bad offsets, an empty matrix or non-finite draws.
   GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
-                 MomentKind kind, unsigned threads = 1);
+                 MomentKind kind);
   /// `groups` contiguous groups of near-equal size (1 <= groups <= number of columns).
-  GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind,
-                 unsigned threads = 1);
+  GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind);
 
   MomentKind kind() const noexcept { return m_kind; }
   Index dimension() const noexcept { return static_cast<Index>(m_center.size()); }
@@ -113,8 +113,7 @@ public:
                                 const std::function<double(const SampleMoments&)>& statistic) const;
 
 private:
-  void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
-             unsigned threads);
+  void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets);
 
   MomentKind m_kind;
   Eigen::VectorXd m_center;
@@ -150,8 +149,6 @@ struct ErrorTrackerOptions {
   /// Groups per half for the jackknife standard errors (>= 2). 16 gives the standard errors to about
   /// +-18% (relative sd sqrt(2/(2*16-1)) for the pooled jackknife) at a tiny fraction of the accumulation cost.
   std::size_t jackknife_groups = 16;
-  /// Accumulate the two halves on two threads.
-  bool parallel = true;
 };
 
 /// Errors of one checkpoint (all chains at one sweep). Values are in the primal metric (target Cov(X)).
@@ -203,6 +200,7 @@ private:
   ErrorTrackerOptions m_options;
   std::vector<ErrorEstimate> m_history;
   Eigen::MatrixXd m_estimate;
+  Eigen::MatrixXd m_j1, m_j2, m_jb;  // jackknife deviations, reused between checkpoints
 };
 
 /// Divides every value by the first one (the paper's normalisation to sweep 0). If the first value is 0
@@ -230,6 +228,10 @@ struct RateFitOptions {
   double snr = 3.0;
   /// Fewer points than this in the window: no fit (NaN).
   std::size_t min_points = 3;
+  /// Fit only the last fraction of the clean window (in (0, 1]; 1 = all of it). Use 0.5 to measure the
+  /// asymptotic rate of a curve whose early sweeps still carry faster modes (e.g. the mean from a random
+  /// initial vector); the window keeps at least min_points points.
+  double tail_fraction = 1.0;
 };
 
 /// A fitted geometric decay rate.
@@ -250,7 +252,8 @@ struct RateFit {
 /// before the first point where the curve is no longer clearly above its Monte-Carlo noise, i.e.
 /// value <= snr * noise (noise: the split-half standard error Eu_se, or mean_floor for the mean). If
 /// `noise` is empty the noise level is estimated from the tail as the median |value| of the last fifth
-/// of the points (at least 3). Points with value <= 0 end the window.
+/// of the points (at least 3). Points with value <= 0 end the window. With tail_fraction < 1 only the
+/// last part of that window is fitted.
 /// \throws std::invalid_argument if sizes differ.
 DUALGIBBS_EXPORT RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& values,
                                         const std::vector<double>& noise, const RateFitOptions& options = {});
