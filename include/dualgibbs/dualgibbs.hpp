@@ -6,7 +6,9 @@
 #include <dualgibbs/version.hpp>
 
 #include <dualgibbs/ensemble.hpp>
+#include <dualgibbs/estimators.hpp>
 #include <dualgibbs/exact.hpp>
+#include <dualgibbs/experiments.hpp>
 #include <dualgibbs/generators.hpp>
 #include <dualgibbs/graph.hpp>
 #include <dualgibbs/io.hpp>
