@@ -1,0 +1,87 @@
+// dualgibbs reproduce FIG: the paper's figures (fig5 ... fig11) and the spectral-rate benchmark (rates),
+// each written as FIG.csv, a JSON sidecar FIG.json and plots FIG.png / FIG.pdf. See docs/reproducing.md.
+#include "cli.hpp"
+#include "experiment_output.hpp"
+
+#include <dualgibbs/experiments.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dualgibbs::cli {
+namespace {
+
+struct ReproduceOptions {
+  std::string figure;
+  bool quick = false;
+  std::string out = "dualgibbs-out";
+  std::size_t chains = 0;
+  std::size_t sweeps = 0;
+  unsigned threads = 0;
+  bool no_plot = false;
+  bool json = false;
+};
+
+std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
+  std::string names;
+  for (const auto& n : experiment_names()) names += (names.empty() ? "" : ", ") + n;
+  app.description("reproduce a figure of the paper's Section VII: " + names + ", or all");
+  static ReproduceOptions o;
+  app.add_option("figure", o.figure, "figure to reproduce: " + names + " or all")->required();
+  app.add_flag("--quick", o.quick, "reduced run (fewer chains, sweeps and graphs) for previews and tests");
+  app.add_option("--out", o.out, "output directory (created if needed)")->capture_default_str();
+  app.add_option("--chains", o.chains, "override the figure's number of chains (fig5: samples)");
+  app.add_option("--sweeps", o.sweeps, "override the figure's number of sweeps (fig5: burn-in sweeps)");
+  app.add_option("--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
+  app.add_flag("--no-plot", o.no_plot, "write CSV and JSON only");
+  app.add_flag("--json", o.json, "print the JSON sidecar(s) on stdout instead of the text report");
+  return [&common]() {
+    std::vector<std::string> figures;
+    if (o.figure == "all") {
+      figures = experiment_names();
+    } else {
+      experiment_description(o.figure);  // throws std::invalid_argument naming the known figures
+      figures = {o.figure};
+    }
+    if (o.chains == 1 || o.chains == 2 || o.chains == 3)
+      throw std::invalid_argument("reproduce: --chains must be at least 4 (two halves of two chains), got " +
+                                  std::to_string(o.chains));
+    int status = 0;
+    for (const auto& fig : figures) {
+      ExperimentOptions eo;
+      eo.quick = o.quick;
+      eo.seed = common.seed;
+      eo.threads = o.threads;
+      eo.chains = o.chains;
+      eo.sweeps = o.sweeps;
+      ProgressPrinter progress(common.quiet);
+      eo.progress = progress.callback();
+      if (!common.quiet && !o.json) std::cerr << "dualgibbs reproduce " << fig << (o.quick ? " (quick)" : "") << "\n";
+      const auto t0 = std::chrono::steady_clock::now();
+      const ExperimentResult r = run_experiment(fig, eo);
+      progress.finish();
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::string cmd = "dualgibbs reproduce " + fig + (o.quick ? " --quick" : "") + " --out " + o.out +
+                        " --seed " + std::to_string(common.seed);
+      if (o.chains) cmd += " --chains " + std::to_string(o.chains);
+      if (o.sweeps) cmd += " --sweeps " + std::to_string(o.sweeps);
+      if (o.threads) cmd += " --threads " + std::to_string(o.threads);
+      const WrittenFiles files = write_result(r, o.out, wall, o.threads, cmd, !o.no_plot);
+      if (o.json) {
+        print_json(result_json(r, wall, o.threads, cmd));
+      } else {
+        std::cout << text_report(r, files, wall) << std::endl;
+      }
+      if (!files.plot_message.empty() && !common.quiet) std::cerr << "dualgibbs: " << files.plot_message << "\n";
+    }
+    return status;
+  };
+}
+
+const Registration reg{{"reproduce", setup_reproduce}};
+
+}  // namespace
+}  // namespace dualgibbs::cli

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `dualgibbs reproduce` and `dualgibbs converge` write what they promise: CSV with the documented columns and
+# finite values, a JSON sidecar with the seed, version and parameters, plots when matplotlib is there; bad
+# input gives a one-line error and exit 2.
+set -u
+exe="$1"
+fail=0; pass=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+py=/usr/bin/python3
+
+# fig10 --quick, no plot: CSV header and finite theory columns, JSON keys.
+if "$exe" --quiet reproduce fig10 --quick --no-plot --out "$tmp/a" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "reproduce fig10 exit $?: $(head -c 300 "$tmp/err")"; fi
+head -1 "$tmp/a/fig10.csv" | grep -q '^ratio,s,sigma,rate_primal,rate_dual,' && ok || bad "fig10.csv header: $(head -1 "$tmp/a/fig10.csv")"
+[ "$(wc -l < "$tmp/a/fig10.csv")" -eq 6 ] && ok || bad "fig10.csv has $(wc -l < "$tmp/a/fig10.csv") lines, expected 6"
+for key in '"seed"' '"version"' '"parameters"' '"timings_seconds"' '"rates"' '"threads"'; do
+  grep -q "$key" "$tmp/a/fig10.json" && ok || bad "fig10.json lacks $key"
+done
+grep -q "predicted vs fitted" "$tmp/out" && ok || bad "no rate table printed"
+[ ! -e "$tmp/a/fig10.png" ] && ok || bad "--no-plot drew a plot"
+ls "$tmp/a" | grep -q tmp && bad "temporary files left behind" || ok
+
+# fig6 --quick with plots (if matplotlib is present): every value of the CSV finite.
+"$exe" --quiet reproduce fig6 --quick --out "$tmp/b" >"$tmp/out" 2>"$tmp/err" && ok || bad "reproduce fig6 exit: $(head -c 300 "$tmp/err")"
+head -1 "$tmp/b/fig6.csv" | grep -q '^sweep,Eb_primal,Eu_primal,Eb_dual,Eu_dual,time_primal,time_dual' && ok || bad "fig6.csv header"
+if grep -qiE 'nan|inf' "$tmp/b/fig6.csv"; then bad "fig6.csv has non-finite values"; else ok; fi
+if [ -x "$py" ] && "$py" -c 'import matplotlib' 2>/dev/null; then
+  [ -s "$tmp/b/fig6.png" ] && [ -s "$tmp/b/fig6.pdf" ] && ok || bad "fig6.png/pdf missing although matplotlib is present"
+else
+  grep -qi matplotlib "$tmp/err" && ok || bad "missing matplotlib not reported"
+fi
+
+# converge on another graph, JSON on stdout.
+"$exe" converge --graph complete:5 --sigma 0.5 --chains 400 --sweeps 10 --json >"$tmp/out" 2>"$tmp/err" && ok || bad "converge exit: $(head -c 300 "$tmp/err")"
+grep -q '"fitted_neg_log_rate"' "$tmp/out" && ok || bad "converge --json lacks the rate table"
+
+# Bad input.
+expect_error() {
+  local pattern="$1"; shift
+  "$exe" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ] || ! grep -qiE -- "$pattern" "$tmp/err"; then
+    bad "dualgibbs $* -> exit $rc, stderr: $(head -c 300 "$tmp/err")"
+  else ok; fi
+}
+expect_error "unknown experiment 'fig99'" reproduce fig99 --quick --out "$tmp/c"
+expect_error "at least 4" reproduce fig6 --quick --chains 2 --out "$tmp/c"
+expect_error "scan" converge --scan sideways
+expect_error "at least 4" converge --chains 3
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
