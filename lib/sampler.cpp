@@ -8,7 +8,12 @@
 #include <Eigen/SparseCholesky>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -330,6 +335,28 @@ FillGroups fill_groups = choose_fill_groups();
 
 namespace detail {
 
+namespace {
+constexpr std::size_t kHugePage = std::size_t{1} << 21;
+}
+
+void* allocate_large(std::size_t bytes) {
+  if (bytes < kHugePage) return ::operator new(bytes);
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (!p) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#endif
+  return p;
+}
+
+void deallocate_large(void* p, std::size_t bytes) noexcept {
+  if (bytes < kHugePage)
+    ::operator delete(p);
+  else
+    std::free(p);
+}
+
 const char* select_normal_path(const std::string& name) {
   if (name == "auto") {
     fill_groups = choose_fill_groups();
@@ -460,6 +487,8 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
 
   // Pass 2: symmetry and positive 2x2 principal minors; build the scaled off-diagonal CSR.
   m_offsets.assign(n + 1, 0);
+  m_cols.reserve(static_cast<std::size_t>(M.nonZeros()));
+  m_coef.reserve(static_cast<std::size_t>(M.nonZeros()));
   for (Index i = 0; i < m_n; ++i) {
     const double dii = m_diag[static_cast<std::size_t>(i)];
     for (SparseMatrix::InnerIterator it(M, i); it; ++it) {

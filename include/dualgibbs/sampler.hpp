@@ -164,6 +164,35 @@ namespace detail {
 /// best the CPU supports, the default), "scalar", "avx2" or "avx512". Returns the name of the path now in use, or
 /// nullptr (and changes nothing) if `name` is unknown or unsupported here. Not thread-safe.
 DUALGIBBS_EXPORT const char* select_normal_path(const std::string& name);
+/// Storage for the sampler's large arrays (states, tallies, kernel coefficients): blocks of at least 2 MiB are
+/// 2 MiB-aligned and, on Linux, marked for transparent huge pages, because updates at random sites of arrays of
+/// hundreds of MB otherwise miss the TLB on nearly every access. Smaller blocks come from operator new.
+/// \throws std::bad_alloc when memory runs out.
+DUALGIBBS_EXPORT void* allocate_large(std::size_t bytes);
+/// Releases a block from allocate_large() of the same size.
+DUALGIBBS_EXPORT void deallocate_large(void* p, std::size_t bytes) noexcept;
+
+/// Standard allocator over allocate_large().
+template <class T>
+struct LargeAllocator {
+  using value_type = T;  ///< element type
+  LargeAllocator() noexcept = default;
+  /// Rebinding copy.
+  template <class U>
+  LargeAllocator(const LargeAllocator<U>&) noexcept {}
+  /// Storage for n elements.
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_large(n * sizeof(T))); }
+  /// Releases storage of n elements.
+  void deallocate(T* p, std::size_t n) noexcept { deallocate_large(p, n * sizeof(T)); }
+  /// All instances are interchangeable.
+  friend bool operator==(const LargeAllocator&, const LargeAllocator&) noexcept { return true; }
+  /// All instances are interchangeable.
+  friend bool operator!=(const LargeAllocator&, const LargeAllocator&) noexcept { return false; }
+};
+/// A std::vector over LargeAllocator.
+template <class T>
+using LargeVector = std::vector<T, LargeAllocator<T>>;
+
 /// out[t] = uniform_below(rng, n) for t in [0, count), n >= 1.
 DUALGIBBS_EXPORT void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept;
 /// out[0..n) = a uniformly random permutation of 0..n-1 (Fisher–Yates with uniform_below; does not read out).
@@ -259,10 +288,12 @@ public:
   /// Cache hint for the state rows update(i) touches.
   template <int W>
   void prefetch(Index i, const double* z, const double*) const noexcept {
+    // A row of W doubles spans W / 8 cache lines (W <= 8: one).
+    constexpr std::size_t kLines = W * sizeof(double) > 64 ? W * sizeof(double) / 64 : 1;
     const std::size_t end = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i) + 1]);
     for (std::size_t p = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i)]); p < end; ++p)
-      detail::prefetch_read(z + static_cast<std::size_t>(m_cols[p]) * W);
-    detail::prefetch_write(z + static_cast<std::size_t>(i) * W);
+      for (std::size_t l = 0; l < kLines; ++l) detail::prefetch_read(z + static_cast<std::size_t>(m_cols[p]) * W + 8 * l);
+    for (std::size_t l = 0; l < kLines; ++l) detail::prefetch_write(z + static_cast<std::size_t>(i) * W + 8 * l);
   }
   /// Hint for the index arrays of row i (issued further ahead than prefetch()).
   void prefetch_row(Index i) const noexcept {
@@ -277,11 +308,11 @@ public:
 
 private:
   Index m_n = 0;
-  std::vector<Index> m_offsets;  // CSR of the off-diagonal part
-  std::vector<Index> m_cols;
-  std::vector<double> m_coef;    // -M_ij / M_ii, so that mu_i = sum_j coef_ij z_j
+  detail::LargeVector<Index> m_offsets;  // CSR of the off-diagonal part
+  detail::LargeVector<Index> m_cols;
+  detail::LargeVector<double> m_coef;    // -M_ij / M_ii, so that mu_i = sum_j coef_ij z_j
   std::vector<double> m_diag;
-  std::vector<double> m_sd;
+  detail::LargeVector<double> m_sd;
 };
 
 /// Site kernel for the dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual] of a (possibly heterogeneous)
@@ -337,13 +368,11 @@ public:
   template <int W>
   void prefetch(Index e, const double* y, const double* x) const noexcept {
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
-    detail::prefetch_write(y + static_cast<std::size_t>(e) * W);
-    detail::prefetch_write(x + static_cast<std::size_t>(k.head) * W);
-    detail::prefetch_write(x + static_cast<std::size_t>(k.tail) * W);
-    if constexpr (W * sizeof(double) > 64) {
-      detail::prefetch_write(y + static_cast<std::size_t>(e) * W + 8);
-      detail::prefetch_write(x + static_cast<std::size_t>(k.head) * W + 8);
-      detail::prefetch_write(x + static_cast<std::size_t>(k.tail) * W + 8);
+    constexpr std::size_t kLines = W * sizeof(double) > 64 ? W * sizeof(double) / 64 : 1;  // lines per row
+    for (std::size_t l = 0; l < kLines; ++l) {
+      detail::prefetch_write(y + static_cast<std::size_t>(e) * W + 8 * l);
+      detail::prefetch_write(x + static_cast<std::size_t>(k.head) * W + 8 * l);
+      detail::prefetch_write(x + static_cast<std::size_t>(k.tail) * W + 8 * l);
     }
   }
   /// Hint for the coefficients of edge e (issued further ahead than prefetch()).
@@ -371,7 +400,7 @@ private:
     double sd;     // R_ee^{-1/2}
   };
   Index m_num_nodes = 0;
-  std::vector<EdgeCoef> m_edges;
+  detail::LargeVector<EdgeCoef> m_edges;
 };
 
 // ---- the sweep engine ------------------------------------------------------------------------------------
@@ -573,8 +602,8 @@ private:
   const Kernel* m_kernel;
   ScanOrder m_scan;
   bool m_noise;
-  std::vector<double> m_z;
-  std::vector<double> m_tally;
+  detail::LargeVector<double> m_z;
+  detail::LargeVector<double> m_tally;
   ChainEngine m_schedule;
   std::array<NormalStream, Width> m_rng;
   std::uint64_t m_seed;
