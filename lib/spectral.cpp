@@ -320,16 +320,18 @@ struct PrimalShiftInvert : OperatorBase {
 
 // Dual shift-invert: D^1/2 M^-1 D^1/2 with M = R - tau D = W + B^T D_s B, W = D_sigma - tau D diagonal and
 // positive, applied by Woodbury: M^-1 f = W^-1 (f - B^T z) with K z = B W^-1 f, K = D_s^-1 + B W^-1 B^T
-// (|V| x |V|, the Laplacian pattern). On cycle-space vectors (B f = 0) this is exact; on cut-space vectors
-// the subtraction cancels about log10(max R_ee / W_e) digits, so the caller takes the Rayleigh quotient of
-// the Ritz vector with the exact R instead of tau + 1/theta.
+// (|V| x |V|, the Laplacian pattern), so R is never formed. On cycle-space vectors (B f = 0) this is exact; on
+// cut-space vectors the subtraction cancels about log10(max R_ee / W_e) digits. That is harmless for Lanczos
+// (the operator is still accurate to ~1e-12 relative), and the final value is recomputed with a refined solve.
 struct DualShiftInvert : OperatorBase {
   const detail::NodePatternCholesky* chol;
   const Graph* g;
   Eigen::VectorXd sqrt_d, w_inv;
-  mutable Eigen::VectorXd a, b, z;
-  void perform_op(const double* in, double* out) const {
-    a = w_inv.cwiseProduct(sqrt_d.cwiseProduct(Eigen::Map<const Eigen::VectorXd>(in, n)));
+  mutable Eigen::VectorXd a, b, z, y;
+
+  // out = M^-1 in by Woodbury.
+  void solve(const Eigen::VectorXd& in, Eigen::VectorXd& out) const {
+    a = w_inv.cwiseProduct(in);
     b.setZero(g->num_nodes());
     const auto& edges = g->edges();
     for (Eigen::Index e = 0; e < n; ++e) {
@@ -337,8 +339,32 @@ struct DualShiftInvert : OperatorBase {
       b[edges[e].tail] -= a[e];
     }
     chol->solve(b, z);
-    for (Eigen::Index e = 0; e < n; ++e)
-      out[e] = sqrt_d[e] * (a[e] - w_inv[e] * (z[edges[e].head] - z[edges[e].tail]));
+    out.resize(n);
+    for (Eigen::Index e = 0; e < n; ++e) out[e] = a[e] - w_inv[e] * (z[edges[e].head] - z[edges[e].tail]);
+  }
+
+  void perform_op(const double* in, double* out) const {
+    solve(sqrt_d.cwiseProduct(Eigen::Map<const Eigen::VectorXd>(in, n)), y);
+    Eigen::Map<Eigen::VectorXd>(out, n) = sqrt_d.cwiseProduct(y);
+  }
+
+  // v^T D^1/2 M^-1 D^1/2 v / v^T v with M^-1 applied by Woodbury plus iterative refinement against the exact
+  // matrix-free M = R - tau D (until the correction is at rounding level, at most 4 steps): the Rayleigh
+  // quotient of the shift-inverted operator at the Ritz vector, free of the cancellation, with an error
+  // quadratic in the Ritz vector's. A few solves, once.
+  double refined_rayleigh_quotient(const Eigen::VectorXd& v, const DualPrecisionOperator& r, double tau,
+                                   const Eigen::VectorXd& d) const {
+    const Eigen::VectorXd f = sqrt_d.cwiseProduct(v);
+    Eigen::VectorXd x, dx, res(n);
+    solve(f, x);
+    for (int k = 0; k < 4; ++k) {
+      r.perform_op(x.data(), res.data());
+      res = f - res + tau * d.cwiseProduct(x);  // f - (R - tau D) x
+      solve(res, dx);
+      x += dx;
+      if (dx.norm() <= 4 * std::numeric_limits<double>::epsilon() * x.norm()) break;
+    }
+    return f.dot(x) / v.squaredNorm();
   }
 };
 
@@ -420,13 +446,8 @@ Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const S
       op.chol = &chol;
       Eigen::VectorXd v;
       run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, problem, &v);
-      // Rayleigh quotient v^T S v / v^T v with the exact matrix-free R: accurate to rounding in ||S|| (like the
-      // dense solver) whatever the Woodbury cancellation, and the error of the Ritz vector enters squared.
-      ScaledDual exact(model);
-      exact.inv_sqrt_d = diag.cwiseSqrt().cwiseInverse();
-      Eigen::VectorXd sv(dim);
-      exact.perform_op(v.data(), sv.data());
-      return {v.dot(sv) / v.squaredNorm(), method};
+      const DualPrecisionOperator r = model.dual_operator();
+      return {tau + 1.0 / op.refined_rayleigh_quotient(v, r, tau, diag), method};
     }
     case SpectralMethod::Lanczos: {
       if (domain == Domain::Primal) {
@@ -677,9 +698,10 @@ double prop4_dual_rate_asymptotic(double s, double sigma) {
 }
 
 namespace {
+// lambda_2 = 0 (a disconnected graph) is allowed: the formulas then give Prop. 4's values.
 void check_lambda2(double lambda2) {
-  if (!std::isfinite(lambda2) || !(lambda2 > 0.0))
-    throw std::invalid_argument("prop5: lambda_2(L) = " + number(lambda2) + " must be finite and positive");
+  if (!std::isfinite(lambda2) || !(lambda2 >= 0.0))
+    throw std::invalid_argument("prop5: lambda_2(L) = " + number(lambda2) + " must be finite and non-negative");
 }
 }  // namespace
 

@@ -318,7 +318,7 @@ BOOST_DATA_TEST_CASE(prop5_cut_space_eigenvalue, bdata::make(kFamilies), family)
 // Appendix A: the star S_n, primal lambda_max(A) = s^2 sqrt(|E| / ((sigma^2 + s^2)(sigma^2 + |E| s^2))), dual
 // s^2 / (sigma^2 + 2 s^2) and r_d = (1 - (sigma^2 + s^2)/(sigma^2 + 2 s^2)/|E|)^|E|, which is Prop. 5 with lambda_2 = 1.
 BOOST_AUTO_TEST_CASE(star_appendix) {
-  for (Index n : {3, 4, 10, 60, 900}) {
+  for (Index n : {3, 4, 10, 60, 900, 20000}) {
     for (const auto& [s, sigma] : {std::pair{1.0, 0.25}, std::pair{1.0, 0.01}, std::pair{0.4, 3.0}}) {
       BOOST_TEST_CONTEXT("star " << n << ", s " << s << ", sigma " << sigma) {
         const Graph g = make_star(n);
@@ -414,7 +414,10 @@ BOOST_AUTO_TEST_CASE(closed_forms_reject_bad_input) {
   BOOST_CHECK_THROW(prop4_dual_rate(-1.0, 1.0, 10), std::invalid_argument);
   BOOST_CHECK_THROW(prop4_dual_rate(1.0, inf, 10), std::invalid_argument);
   BOOST_CHECK_THROW(prop4_dual_rate(1.0, 1.0, nan), std::invalid_argument);
-  BOOST_CHECK_THROW(prop5_effective_dual_rate(0.0, 1.0, 1.0, 10), std::invalid_argument);
+  BOOST_CHECK_THROW(prop5_effective_dual_rate(-0.5, 1.0, 1.0, 10), std::invalid_argument);
+  // lambda_2 = 0 (disconnected) reduces Prop. 5 to Prop. 4.
+  BOOST_TEST(prop5_effective_dual_rate(0.0, 1.0, 0.3, 10) == prop4_dual_rate(1.0, 0.3, 10),
+             boost::test_tools::tolerance(1e-15));
   BOOST_CHECK_THROW(prop5_effective_dual_rate(nan, 1.0, 1.0, 10), std::invalid_argument);
   BOOST_CHECK_THROW(star_primal_lambda_max_A(0, 1.0, 1.0), std::invalid_argument);
   BOOST_CHECK_THROW(star_dual_rate(1.0, 1.0, 1), std::invalid_argument);

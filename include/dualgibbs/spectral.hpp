@@ -166,8 +166,8 @@ DUALGIBBS_EXPORT Rates convergence_rates(const Model& model);
 DUALGIBBS_EXPORT Rates convergence_rates(const Model& model, const SpectralOptions& options);
 
 /// \name Closed forms of the paper for homogeneous models (s, sigma: standard deviations)
-/// Each throws std::invalid_argument for a non-finite or non-positive s or sigma, a count below 1, or a
-/// degree below 0.
+/// Each throws std::invalid_argument for a non-finite or non-positive s or sigma, a count below 1, a degree
+/// below 0, or a negative lambda_2 (lambda_2 = 0, a disconnected graph, reduces Prop. 5 to Prop. 4).
 /// @{
 
 /// Prop. 1: lambda_max(A) of the primal of a k-regular model, k s^2 / (sigma^2 + k s^2) [eqn:primalrateHomogen].
