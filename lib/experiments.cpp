@@ -172,9 +172,9 @@ ProgressFn sub_progress(const ProgressFn& parent, double lo, double hi, const st
 MeanPoint mean_point(const Eigen::Ref<const Eigen::MatrixXd>& states) {
   const Eigen::Index L = states.cols(), half = L / 2;
   MeanPoint p;
-  p.norm = states.rowwise().mean().norm();
+  p.norm = column_mean(states, 0, L).norm();
   if (half >= 1 && L - half >= 1)
-    p.floor = 0.5 * (states.leftCols(half).rowwise().mean() - states.rightCols(L - half).rowwise().mean()).norm();
+    p.floor = 0.5 * (column_mean(states, 0, half) - column_mean(states, half, L - half)).norm();
   return p;
 }
 

@@ -121,6 +121,11 @@ private:
   MomentSums m_total;
 };
 
+/// Mean of the columns [first, first + count) of m (count >= 1), accumulated column by column (contiguous
+/// memory: much faster than a row-wise reduction of a column-major matrix).
+DUALGIBBS_EXPORT Eigen::VectorXd column_mean(const Eigen::Ref<const Eigen::MatrixXd>& m, Eigen::Index first,
+                                             Eigen::Index count);
+
 /// Woodbury reconstruction of the primal covariance from the dual auxiliary variables x~ = B y~
 /// [eq:cov_woodbury3]: Cov(X) = D_s - D_s Cov(x~) D_s, with D_s = diag(node_variances) (s_v^2).
 /// \throws std::invalid_argument if the sizes do not match.
