@@ -95,7 +95,8 @@ def convergence(d, js, name, out_dir, title):
     rd = rate(js, "dual x~")
     t = np.linspace(0, sw.max(), 200)
     if math.isfinite(rp):
-        axes[0].plot(t, np.exp(-2 * rp * t), color=PRIMAL, ls=":", lw=1, label=r"$r_p^{2t}$ (spectral)")
+        axes[0].plot(t, np.exp(-2 * rp * t), color=PRIMAL, ls=":", lw=1, label=r"$r_p^{2t}$ (spectral, paper's convention)")
+        axes[0].plot(t, np.exp(-4 * rp * t), color=PRIMAL, ls="--", lw=0.8, label=r"$r_p^{4t}$ (slowest mode squared)")
     if math.isfinite(rd):
         axes[0].plot(t, np.exp(-2 * rd * t), color=DUAL, ls=":", lw=1, label=r"$r_d^{\mathrm{eff}\,2t}$ (spectral)")
     for ax in axes:
