@@ -105,10 +105,11 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
     if (offsets[g + 1] <= offsets[g])
       fail("GroupedMoments", "group offsets must increase strictly (group " + std::to_string(g) + " is empty)");
   if (!all_finite(draws)) fail("GroupedMoments", "draws contain NaN or infinite values");
-  if (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1) ||
-      draws.cols() > std::numeric_limits<int>::max())
+  // The full kind hands dim x dim matrices to the BLAS (32-bit int sizes); the diagonal kind has no limit.
+  if (m_kind == MomentKind::Full && (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1) ||
+                                     draws.cols() > std::numeric_limits<int>::max()))
     fail("GroupedMoments", "dimension " + std::to_string(dim) + " or count " + std::to_string(draws.cols()) +
-                               " too large for a BLAS int");
+                               " too large for the full covariance (use MomentKind::Diagonal)");
 
   // Pass 1: the common centre. Reductions run column by column (contiguous, vectorised): Eigen's
   // rowwise() reductions of a column-major matrix stride across memory and are ~10x slower here.
@@ -403,16 +404,16 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
   // noise, equal halves), floored at T12 / 2.
   m_j1.resize(D, gi);
   m_j2.resize(D, gi);
-  m_jb.resize(D, 2 * gi);
+  m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
+  Eigen::VectorXd thb(2 * gi);
   for (std::size_t j = 0; j < 2 * g; ++j) {
     const bool first = j < g;
     const auto col = static_cast<Eigen::Index>(first ? j : j - g);
     deviation_into(m_kind, m_domain, first ? h1 : h2, &gm.group(j), m_node_variances, m_target, s,
                    (first ? m_j1 : m_j2).col(col).data());
-    deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, s,
-                   m_jb.col(static_cast<Eigen::Index>(j)).data());
+    deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, s, m_jb.data());
+    thb(static_cast<Eigen::Index>(j)) = m_jb.squaredNorm();
   }
-  const Eigen::VectorXd thb = m_jb.colwise().squaredNorm().transpose();
   m_j1.colwise() -= column_mean(m_j1, 0, gi);
   m_j2.colwise() -= column_mean(m_j2, 0, gi);
   const double f = (static_cast<double>(g) - 1.0) / static_cast<double>(g);

@@ -164,6 +164,15 @@ BOOST_AUTO_TEST_CASE(bootstrap_standard_error_of_a_mean_matches_theory) {
   BOOST_TEST(gm.bootstrap(10, 99, [](const SampleMoments& m) { return m.mean(0); })[3] == boot[3]);
 }
 
+BOOST_AUTO_TEST_CASE(diagonal_moments_have_no_dimension_limit) {
+  // 50000 coordinates: dim^2 overflows a 32-bit int, which only the full kind would need.
+  Eigen::MatrixXd x(50000, 4);
+  for (Eigen::Index k = 0; k < 4; ++k) x.col(k).setConstant(static_cast<double>(k));
+  const GroupedMoments gd(x, 2, MomentKind::Diagonal);
+  BOOST_TEST(gd.moments().variance(49999) == 5.0 / 3.0, boost::test_tools::tolerance(1e-14));
+  BOOST_CHECK_THROW(GroupedMoments(x, 2, MomentKind::Full), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(rejects_bad_input) {
   const Eigen::MatrixXd x = Eigen::MatrixXd::Ones(2, 4);
   BOOST_CHECK_THROW(GroupedMoments(x, 0, MomentKind::Full), std::invalid_argument);
