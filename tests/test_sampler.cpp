@@ -298,6 +298,16 @@ BOOST_AUTO_TEST_CASE(lanes_of_a_block_equal_single_chains_with_the_block_schedul
     one.sweep(7);
     BOOST_TEST(rel_diff(block.state(c), one.state(0)) == 0.0);
   }
+  const CsrKernel csr(oracle::primal_precision(model).sparseView());
+  GibbsSampler<CsrKernel, 8> wide(csr, ScanOrder::Fixed, 6, 3);
+  wide.set_random_state();
+  wide.sweep(5);
+  for (int c = 0; c < 8; ++c) {
+    GibbsSampler<CsrKernel, 1> one(csr, ScanOrder::Fixed, 6, 3 + static_cast<std::uint64_t>(c));
+    one.set_random_state();
+    one.sweep(5);
+    BOOST_TEST(rel_diff(wide.state(c), one.state(0)) == 0.0);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(noise_free_fixed_scan_is_dense_gauss_seidel) {

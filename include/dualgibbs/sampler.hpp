@@ -264,6 +264,7 @@ public:
   double diagonal(Index i) const noexcept { return m_diag[static_cast<std::size_t>(i)]; }
 
   /// mean[c] = mu_i = -M_ii^-1 sum_{j != i} M_ij z_j of lane c, for W interleaved lanes [eqn:sampling_general].
+  /// The terms are added in row order for every W, so a lane of a block reproduces a single chain bit for bit.
   template <int W>
   void conditional_mean(Index i, const double* z, const double*, double* mean) const noexcept {
     for (int c = 0; c < W; ++c) mean[c] = 0.0;
