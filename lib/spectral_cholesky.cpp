@@ -1,5 +1,7 @@
 #include "spectral_cholesky.hpp"
 
+#include "cholmod_handle.hpp"  // ScopedBlasThreads
+
 #include <dualgibbs/spectral.hpp>
 
 #include <Eigen/CholmodSupport>
@@ -102,7 +104,12 @@ void NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
     val[im.diag_pos[im.edges[e].tail]] += w[e];
     val[im.edge_pos[e]] = -w[e];
   }
-  im.llt.factorize(im.lower);
+  {
+    // One OpenBLAS thread: on shared cores its spinning threads make the factorization slower, not faster
+    // (measured in docs/exact.md; the same holds here, docs/spectral.md).
+    const ScopedBlasThreads one_thread(1);
+    im.llt.factorize(im.lower);
+  }
   // Eigen reports NumericalIssue unless CHOLMOD's `minor` reached n, which also catches the indefinite
   // matrices cholmod_factorize accepts with a true return value.
   if (im.llt.info() != Eigen::Success || im.llt.cholmod().status < CHOLMOD_OK)
@@ -115,6 +122,7 @@ void NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
 
 void NodePatternCholesky::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const {
   assert(m_impl->factorized);
+  const ScopedBlasThreads one_thread(1);
   x = m_impl->llt.solve(b);
 }
 
