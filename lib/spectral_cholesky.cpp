@@ -18,6 +18,10 @@ namespace dualgibbs::detail {
 using ColMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 
 struct NodePatternCholesky::Impl {
+  // One OpenBLAS thread for the factor's whole life: on shared cores OpenBLAS's spinning threads make the
+  // supernodal factorization slower, not faster (docs/exact.md, docs/spectral.md). Set once, not per call:
+  // switching the thread count around every solve costs system time of its own.
+  ScopedBlasThreads one_blas_thread{1};
   ColMatrix lower;               // lower triangle of K, columns sorted, diagonal first
   std::vector<int> diag_pos;     // value index of K_vv
   std::vector<int> edge_pos;     // value index of the (max(u,v), min(u,v)) entry of edge e
@@ -104,12 +108,7 @@ void NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
     val[im.diag_pos[im.edges[e].tail]] += w[e];
     val[im.edge_pos[e]] = -w[e];
   }
-  {
-    // One OpenBLAS thread: on shared cores its spinning threads make the factorization slower, not faster
-    // (measured in docs/exact.md; the same holds here, docs/spectral.md).
-    const ScopedBlasThreads one_thread(1);
-    im.llt.factorize(im.lower);
-  }
+  im.llt.factorize(im.lower);
   // Eigen reports NumericalIssue unless CHOLMOD's `minor` reached n, which also catches the indefinite
   // matrices cholmod_factorize accepts with a true return value.
   if (im.llt.info() != Eigen::Success || im.llt.cholmod().status < CHOLMOD_OK)
@@ -122,7 +121,6 @@ void NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
 
 void NodePatternCholesky::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const {
   assert(m_impl->factorized);
-  const ScopedBlasThreads one_thread(1);
   x = m_impl->llt.solve(b);
 }
 
