@@ -15,9 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!std::isnan(s) && !(s > 0.0 && std::isfinite(s))) std::abort();
       if (std::isnan(s)) s = 1.0;
     }
+    // The node count is read before the graph is moved into the model (argument order is unspecified).
+    const auto num_nodes = static_cast<std::size_t>(lg.graph.num_nodes());
     try {
-      dualgibbs::Model m(std::move(lg.graph), std::vector<double>(static_cast<std::size_t>(lg.graph.num_nodes()), 1.0),
-                         std::move(lg.edge_sigma));
+      dualgibbs::Model m(std::move(lg.graph), std::vector<double>(num_nodes, 1.0), std::move(lg.edge_sigma));
       (void)m.primal_precision();
     } catch (const std::invalid_argument&) {
       // a sigma_e whose square overflows is a legitimate rejection
