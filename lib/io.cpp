@@ -93,13 +93,31 @@ std::uint64_t pair_key(std::int64_t a, std::int64_t b) {
   return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint64_t>(b);
 }
 
-// Reads one line; a line longer than 1 MiB is an error rather than an unbounded allocation.
+// Reads one line; a line longer than 1 MiB is an error rather than an unbounded allocation. The limit is
+// checked while reading (std::getline would first buffer the whole line: a multi-gigabyte file without a
+// newline would be read into memory before being rejected).
 bool next_line(std::istream& in, std::string& line, const std::string& source, std::int64_t lineno) {
-  if (!std::getline(in, line)) {
+  constexpr std::size_t kMaxLine = std::size_t{1} << 20;
+  line.clear();
+  const std::istream::sentry ok(in, true);  // keep leading whitespace
+  if (!ok) {
     if (in.bad()) fail_at(source, lineno, "read error");
     return false;
   }
-  if (line.size() > (1u << 20)) fail_at(source, lineno, "line longer than 1 MiB");
+  std::streambuf* buf = in.rdbuf();
+  bool any = false;
+  for (;;) {
+    const auto c = buf->sbumpc();
+    if (std::char_traits<char>::eq_int_type(c, std::char_traits<char>::eof())) {
+      in.setstate(any ? std::ios::eofbit : std::ios::eofbit | std::ios::failbit);
+      if (!any) return false;
+      break;
+    }
+    any = true;
+    if (c == '\n') break;
+    if (line.size() >= kMaxLine) fail_at(source, lineno, "line longer than 1 MiB");
+    line.push_back(std::char_traits<char>::to_char_type(c));
+  }
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (lineno == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
   return true;
