@@ -87,7 +87,9 @@ class DUALGIBBS_EXPORT CholeskyFactor {
  public:
   /// Factorizes `spd` (square, full symmetric storage as Model builds it).
   /// \throws std::invalid_argument if `spd` is empty, not square, not symmetric or has non-finite entries;
-  ///         NotPositiveDefinite if it is not positive definite; FactorizationError if CHOLMOD fails otherwise.
+  ///         NotPositiveDefinite if it is not positive definite, or is numerically singular: a pivot below
+  ///         1e4 n u M_kk (u the unit roundoff) has fewer than 4 trustworthy digits, as happens when s / sigma
+  ///         is too large for double precision; FactorizationError if CHOLMOD fails otherwise.
   explicit CholeskyFactor(const SparseMatrix& spd, Ordering ordering = Ordering::Amd);
   ~CholeskyFactor();
   /// Moves the factor; the moved-from object may only be destroyed or assigned to.
