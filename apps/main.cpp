@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <stdexcept>
 
 namespace dualgibbs::cli {
@@ -68,6 +69,9 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::cerr << "dualgibbs: error: " << e.what() << std::endl;
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dualgibbs: failed: out of memory (the problem is too large for this machine)" << std::endl;
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "dualgibbs: failed: " << e.what() << std::endl;
     return 1;

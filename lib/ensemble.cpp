@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <time.h>
+#include <unistd.h>
 
 namespace dualgibbs {
 
@@ -139,9 +140,33 @@ void check_options(const EnsembleOptions& o, Index dimension, const char* domain
   }
 }
 
+// Physical memory of the machine in bytes (POSIX), or 0 if unknown.
+double physical_memory_bytes() noexcept {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) return static_cast<double>(pages) * static_cast<double>(page);
+#endif
+  return 0.0;
+}
+
+// Refuses a run whose chain states alone exceed the machine's memory (a mistyped --chains 1e12 would otherwise
+// end in std::bad_alloc, or under AddressSanitizer in an abort), before anything is allocated.
+void check_memory(std::size_t chains, Index dimension, Index tally_dimension, Index observed_dimension) {
+  const double per_chain = 8.0 * (static_cast<double>(dimension) + tally_dimension + observed_dimension) + 64.0;
+  const double bytes = per_chain * static_cast<double>(chains);
+  const double available = physical_memory_bytes();
+  if (available > 0 && bytes > available)
+    throw std::invalid_argument("run_ensemble: " + std::to_string(chains) + " chains of " + std::to_string(dimension) +
+                                " coordinates need about " + std::to_string(static_cast<long long>(bytes / 1e9)) +
+                                " GB of memory for their states, more than this machine's " +
+                                std::to_string(static_cast<long long>(available / 1e9)) + " GB");
+}
+
 template <class Kernel>
 EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const Observer& observe, bool show_tally) {
   using Clock = std::chrono::steady_clock;
+  check_memory(o.chains, kernel.dimension(), kernel.tally_dimension(),
+               observe ? (show_tally ? kernel.tally_dimension() : kernel.dimension()) : 0);
   const auto spec = lockstep_blocks(o.chains, o.lockstep);
   std::vector<std::unique_ptr<BlockBase>> blocks(spec.size());
 
