@@ -2,14 +2,13 @@
 // marginal variances of every node by selected inversion, entropies with the bounds of appendix B, the torus
 // closed form [eq:torus_true_var] when it applies, and optionally per-node / per-edge variances as CSV.
 #include "cli.hpp"
+#include "output.hpp"
 
 #include <dualgibbs/exact.hpp>
 #include <dualgibbs/model.hpp>
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -49,24 +48,6 @@ std::optional<std::pair<Index, Index>> torus_shape(const std::string& spec) {
   }
 }
 
-// Writes through a temporary file renamed into place, so a reader never sees half a file.
-template <class Fill>
-void write_csv(const std::string& path, Fill fill) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::invalid_argument("exact: cannot write '" + tmp + "'");
-    out << std::setprecision(17);
-    fill(out);
-    out.flush();
-    if (!out) throw std::invalid_argument("exact: error while writing '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::invalid_argument("exact: cannot rename '" + tmp + "' to '" + path + "'");
-  }
-}
-
 struct ExactOptions {
   bool json = false;
   std::string ordering = "amd";
@@ -93,6 +74,11 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
     var = z.diagonal();
   }
   const double si_seconds = since(t_si);
+  // Never print a NaN or an infinity as a result: a variance that is not finite and positive means Q was
+  // numerically singular for these parameters even though the factorization did not break down.
+  if (!std::isfinite(logdet) || !var.allFinite() || !(var.array() > 0).all())
+    throw std::runtime_error("exact: Q is numerically singular for these parameters (log det Q = " +
+                             std::to_string(logdet) + ", a marginal variance is not finite and positive)");
   const double seconds = since(t0);
   const Entropy h = entropy(m, logdet);
 
@@ -126,11 +112,21 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   }
   j["seconds"] = seconds;
 
-  if (!opt.marginals.empty())
-    write_csv(opt.marginals, [&](std::ostream& out) {
-      out << "node,variance\n";
+  // Parameters of the run, for the sidecar of every CSV written (apps/output.hpp).
+  nlohmann::json side = sidecar_base("exact", common, 1);
+  side["ordering"] = to_string(st.ordering);
+  side["nodes"] = m.num_nodes();
+  side["edges"] = m.num_edges();
+  side["logdet_Q"] = logdet;
+  if (!opt.marginals.empty()) {
+    write_atomically(opt.marginals, [&](std::ostream& out) {
+      out << std::setprecision(17) << "node,variance\n";
       for (Index v = 0; v < m.num_nodes(); ++v) out << v << ',' << var[v] << '\n';
     });
+    nlohmann::json sj = side;
+    sj["columns"] = {"node", "variance"};
+    write_sidecar(opt.marginals, sj);
+  }
   if (!opt.edge_marginals.empty()) {
     // Var(Y_e) = Var(X_u - X_v) from Q^-1 on the pattern of Q; Var(y~_e) = (R^-1)_ee from a factorization of R.
     const auto t_dual = Clock::now();
@@ -140,6 +136,9 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
       var_y[e] = var[ed.head] + var[ed.tail] - 2 * z.coeff(ed.head, ed.tail);
     }
     if (m.num_edges() > 0) var_dual = marginal_variances(m, Domain::Dual, ordering);
+    if (m.num_edges() > 0 && (!var_y.allFinite() || !var_dual.allFinite() || !(var_dual.array() > 0).all()))
+      throw std::runtime_error("exact: an edge variance is not finite and positive: R is numerically singular for "
+                               "these parameters");
     j["dual_seconds"] = since(t_dual);
     if (m.num_edges() > 0) {
       j["dual_marginal_variance_mean"] = accurate_mean(var_dual);
@@ -147,12 +146,15 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
       j["dual_marginal_variance_max"] = var_dual.maxCoeff();
       j["edge_variance_Y_mean"] = accurate_mean(var_y);
     }
-    write_csv(opt.edge_marginals, [&](std::ostream& out) {
-      out << "edge,head,tail,variance_Y,variance_dual\n";
+    write_atomically(opt.edge_marginals, [&](std::ostream& out) {
+      out << std::setprecision(17) << "edge,head,tail,variance_Y,variance_dual\n";
       for (Index e = 0; e < m.num_edges(); ++e)
         out << e << ',' << m.graph().edge(e).head << ',' << m.graph().edge(e).tail << ',' << var_y[e] << ','
             << var_dual[e] << '\n';
     });
+    nlohmann::json sj = side;
+    sj["columns"] = {"edge", "head", "tail", "variance_Y", "variance_dual"};
+    write_sidecar(opt.edge_marginals, sj);
   }
 
   if (opt.json) {

@@ -5,14 +5,13 @@
 // Binary (little-endian): "DGSAMPL1" (8 bytes), then uint64 dim, uint64 chains, uint64 checkpoints; then per
 // checkpoint uint64 sweep followed by chains x dim float64, chain after chain.
 #include "cli.hpp"
+#include "output.hpp"
 
 #include <dualgibbs/ensemble.hpp>
 #include <dualgibbs/model.hpp>
-#include <dualgibbs/version.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -64,14 +63,6 @@ void put_f64(std::ostream& out, double x) {
   put_u64(out, v);
 }
 
-// Writes a file through a temporary renamed into place, so a reader never sees half a file.
-void commit(const std::string& tmp, const std::string& path) {
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::invalid_argument("sample: cannot rename '" + tmp + "' to '" + path + "'");
-  }
-}
-
 int run_sample(const CommonOptions& common, const SampleOptions& so) {
   if (so.output.empty()) throw std::invalid_argument("sample: --output FILE is required");
   const Domain domain = parse_domain(so.domain);
@@ -96,100 +87,83 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   const std::string format = format_of(so);
   const Model model = common.model();
 
-  const std::string tmp = so.output + ".tmp";
-  std::ofstream out(tmp, std::ios::binary);
-  if (!out) throw std::invalid_argument("sample: cannot write '" + tmp + "'");
+  // The draws and the sidecar go to temporary files renamed into place at the end (apps/output.hpp): a failed or
+  // interrupted run leaves no partial file.
+  AtomicOutput file(so.output);
+  std::ofstream& out = file.stream();
   std::uint64_t written = 0;
   Eigen::Index dim = 0;
-  try {
+  if (format == "binary") {
+    out.write("DGSAMPL1", 8);
+    put_u64(out, 0);  // dim, chains and checkpoints are filled in at the end
+    put_u64(out, 0);
+    put_u64(out, 0);
+  } else {
+    out << std::setprecision(17);
+  }
+  const EnsembleStats st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
+    if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
+    if (so.every == 0 && cp.sweep != o.sweeps) return;
+    dim = cp.states.rows();
+    if (!cp.states.allFinite())
+      throw std::runtime_error("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
+                               " (the model is numerically degenerate); nothing was written");
     if (format == "binary") {
-      out.write("DGSAMPL1", 8);
-      put_u64(out, 0);  // dim, chains and checkpoints are filled in at the end
-      put_u64(out, 0);
-      put_u64(out, 0);
+      put_u64(out, cp.sweep);
+      for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
+        for (Eigen::Index i = 0; i < dim; ++i) put_f64(out, cp.states(i, c));
     } else {
-      out << std::setprecision(17);
-    }
-    const EnsembleStats st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
-      if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
-      if (so.every == 0 && cp.sweep != o.sweeps) return;
-      dim = cp.states.rows();
-      if (format == "binary") {
-        put_u64(out, cp.sweep);
-        for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
-          for (Eigen::Index i = 0; i < dim; ++i) put_f64(out, cp.states(i, c));
-      } else {
-        if (written == 0) {
-          out << "sweep,chain";
-          for (Eigen::Index i = 0; i < dim; ++i) out << ",c" << i;
-          out << '\n';
-        }
-        for (Eigen::Index c = 0; c < cp.states.cols(); ++c) {
-          out << cp.sweep << ',' << c;
-          for (Eigen::Index i = 0; i < dim; ++i) out << ',' << cp.states(i, c);
-          out << '\n';
-        }
+      if (written == 0) {
+        out << "sweep,chain";
+        for (Eigen::Index i = 0; i < dim; ++i) out << ",c" << i;
+        out << '\n';
       }
-      ++written;
-      if (!out) throw std::invalid_argument("sample: error while writing '" + tmp + "'");
-    });
-    if (format == "binary") {
-      out.seekp(8);
-      put_u64(out, static_cast<std::uint64_t>(dim));
-      put_u64(out, so.chains);
-      put_u64(out, written);
+      for (Eigen::Index c = 0; c < cp.states.cols(); ++c) {
+        out << cp.sweep << ',' << c;
+        for (Eigen::Index i = 0; i < dim; ++i) out << ',' << cp.states(i, c);
+        out << '\n';
+      }
     }
-    out.flush();
-    if (!out) throw std::invalid_argument("sample: error while writing '" + tmp + "'");
-    out.close();
-    commit(tmp, so.output);
+    ++written;
+    if (!out) throw std::runtime_error("sample: error while writing '" + so.output + "' (disk full?)");
+  });
+  if (format == "binary") {
+    out.seekp(8);
+    put_u64(out, static_cast<std::uint64_t>(dim));
+    put_u64(out, so.chains);
+    put_u64(out, written);
+  }
 
-    nlohmann::json j;
-    j["command"] = "sample";
-    j["version"] = DUALGIBBS_VERSION_STRING;
-    j["graph"] = common.graph;
-    j["s"] = common.s;
-    j["sigma"] = common.sigma;
-    if (common.node_file) j["node_file"] = *common.node_file;
-    j["nodes"] = model.num_nodes();
-    j["edges"] = model.num_edges();
-    j["domain"] = to_string(domain);
-    j["draws"] = domain == Domain::Dual ? (so.draws == "y" ? "y_tilde" : "x_tilde") : "x";
-    j["dim"] = dim;
-    j["scan"] = to_string(o.scan);
-    j["chains"] = o.chains;
-    j["sweeps"] = o.sweeps;
-    j["every"] = so.every;
-    j["checkpoints"] = written;
-    j["seed"] = o.seed;
-    j["threads"] = o.threads;
-    j["lockstep"] = o.lockstep;
-    j["init"] = to_string(o.init);
-    j["init_value"] = o.init_value;
-    j["noise"] = o.noise;
-    j["format"] = format;
-    j["output"] = so.output;
-    j["seconds"] = st.seconds;
-    j["ns_per_update"] = st.ns_per_update;
-    {
-      const std::string side = so.output + ".json", side_tmp = side + ".tmp";
-      std::ofstream js(side_tmp);
-      js << j.dump(2) << '\n';
-      js.close();
-      if (!js) throw std::invalid_argument("sample: cannot write '" + side_tmp + "'");
-      commit(side_tmp, side);
-    }
-    if (so.json) {
-      print_json(j);
-    } else if (!common.quiet) {
-      std::cerr << "dualgibbs sample: " << written << " checkpoint(s) of " << o.chains << " chains x " << dim
-                << " values written to " << so.output << " (" << format << "), parameters in " << so.output
-                << ".json; " << st.seconds << " s, " << st.ns_per_update << " ns per update\n";
-    }
-  } catch (...) {
-    out.close();
-    std::remove(tmp.c_str());
-    throw;
+  nlohmann::json j = sidecar_base("sample", common, o.threads);
+  j["nodes"] = model.num_nodes();
+  j["edges"] = model.num_edges();
+  j["domain"] = to_string(domain);
+  j["draws"] = domain == Domain::Dual ? (so.draws == "y" ? "y_tilde" : "x_tilde") : "x";
+  j["dim"] = dim;
+  j["scan"] = to_string(o.scan);
+  j["chains"] = o.chains;
+  j["sweeps"] = o.sweeps;
+  j["every"] = so.every;
+  j["checkpoints"] = written;
+  j["lockstep"] = o.lockstep;
+  j["init"] = to_string(o.init);
+  j["init_value"] = o.init_value;
+  j["noise"] = o.noise;
+  j["format"] = format;
+  j["output"] = so.output;
+  j["seconds"] = st.seconds;
+  j["ns_per_update"] = st.ns_per_update;
+  j["file"] = so.output;
+  AtomicOutput side(sidecar_path(so.output));
+  side.stream() << j.dump(2) << '\n';
+  file.commit();
+  side.commit();
+  if (so.json) {
+    print_json(j);
+  } else if (!common.quiet) {
+    std::cerr << "dualgibbs sample: " << written << " checkpoint(s) of " << o.chains << " chains x " << dim
+              << " values written to " << so.output << " (" << format << "), parameters in "
+              << sidecar_path(so.output) << "; " << st.seconds << " s, " << st.ns_per_update << " ns per update\n";
   }
   return 0;
 }
@@ -215,7 +189,8 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   app.add_flag("--noise-free", opt.noise_free, "plain Gauss-Seidel (no noise): deterministic for a fixed scan");
   app.add_option("--draws", opt.draws, "dual domain: x (x~ = B y~ over nodes) or y (y~ over edges)")
       ->capture_default_str();
-  app.add_option("--output,-o", opt.output, "output file (written via FILE.tmp, then renamed)");
+  app.add_option("--output,-o", opt.output,
+                 "output file (written to a temporary file, renamed when complete; parameters in FILE.json)");
   app.add_option("--format", opt.format, "csv or binary (default: binary for *.bin, csv otherwise)");
   app.add_flag("--json", opt.json, "print the run's parameters and timing as JSON on stdout");
   return [&common]() { return run_sample(common, opt); };
