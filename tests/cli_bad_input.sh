@@ -160,7 +160,7 @@ expect_json 'abs(j["marginal_variance_mean"] - j["torus_marginal_variance"]) < 1
 expect_json 'abs(j["marginal_variance_mean"] - 0.25) < 1e-15 and "logdet_R" not in j' exact --graph path:1 --s 0.5 --json
 expect_json '"torus_marginal_variance" not in j and j["nodes"] == 7' exact --graph "file:$data/disconnected.txt" --json
 expect_ok exact --graph cycle:6 --marginals "$tmp/nodes.csv" --edge-marginals "$tmp/edges.csv"
-[ "$(wc -l <"$tmp/nodes.csv")" -eq 7 ] && [ "$(wc -l <"$tmp/edges.csv")" -eq 7 ] && [ ! -e "$tmp/nodes.csv.tmp" ] \
+[ "$(wc -l <"$tmp/nodes.csv")" -eq 7 ] && [ "$(wc -l <"$tmp/edges.csv")" -eq 7 ] && [ -z "$(ls -A "$tmp" | grep '\.tmp')" ] \
   || bad "exact --marginals/--edge-marginals: wrong CSV files"
 expect_error "unknown ordering 'colamd'" exact --graph cycle:6 --ordering colamd
 expect_error "cannot write" exact --graph cycle:6 --marginals "$tmp/no/such/dir/nodes.csv"
@@ -170,7 +170,7 @@ expect_json 'j["ns_per_update"] > 0 and j["updates_per_second"] > 0 and j["domai
   bench --graph torus:100 --domain dual --json --repeat 1 --sweeps 2
 expect_json 'j["chains"] == 3 and j["dim"] == 9 and j["checkpoints"] == 3 and j["seed"] == 5' \
   sample --graph torus:3 --chains 3 --sweeps 5 --every 2 --seed 5 -o "$tmp/s.csv" --json
-[ "$(wc -l <"$tmp/s.csv")" -eq 10 ] && [ -s "$tmp/s.csv.json" ] && [ ! -e "$tmp/s.csv.tmp" ] || bad "sample: wrong CSV or sidecar"
+[ "$(wc -l <"$tmp/s.csv")" -eq 10 ] && [ -s "$tmp/s.csv.json" ] && [ -z "$(ls -A "$tmp" | grep '\.tmp')" ] || bad "sample: wrong CSV or sidecar"
 cp "$tmp/s.csv" "$tmp/s1.csv"
 expect_ok sample --graph torus:3 --chains 3 --sweeps 5 --every 2 --seed 5 --threads 1 -o "$tmp/s.csv"
 cmp -s "$tmp/s.csv" "$tmp/s1.csv" || bad "sample: output depends on the thread count"
@@ -185,9 +185,109 @@ expect_error "--output FILE is required" sample --graph torus:3
 expect_error "applies to the dual domain only" sample --graph torus:3 --domain primal --draws y -o "$tmp/x.csv"
 expect_error "no edges" sample --graph path:1 --domain dual -o "$tmp/x.csv"
 expect_error "cannot write" sample --graph torus:3 -o "$tmp/no/such/dir/x.csv"
-[ ! -e "$tmp/x.csv" ] && [ ! -e "$tmp/x.csv.tmp" ] || bad "sample: a failed run left a file behind"
+[ -z "$(ls -A "$tmp" | grep '^x\.csv')" ] || bad "sample: a failed run left a file behind"
 expect_error "unknown scan order" bench --graph torus:3 --scan zigzag
 expect_error "lockstep = 5" bench --graph torus:3 --lockstep 5
+
+# ---- hardening (issue 6): atomic outputs, sidecars, numerical failure, no NaN printed ------------------------
+# only_files DIR NAMES...: DIR holds exactly these entries (no partial result, no stray temporary).
+only_files() {
+  local d="$1"; shift
+  local want; want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+  local have; have=$(ls -A "$d" | sort | tr '\n' ' ')
+  [ "$have" = "$want" ] || bad "directory $d holds '$have', expected '$want'"
+}
+# no_nan FILE...: no NaN or infinity printed as a number.
+no_nan() {
+  for f in "$@"; do
+    if grep -qiE '(^|[^a-z_])(nan|inf|infinity)([^a-z_]|$)' "$f"; then bad "$f prints NaN or inf: $(grep -iE 'nan|inf' "$f" | head -3)"; fi
+  done
+}
+o="$tmp/out_dir"; mkdir -p "$o"
+expect_error "cannot write '.*/no/such/dir/x.csv': No such file or directory" sample --graph torus:3 -o "$o/no/such/dir/x.csv"
+mkdir -p "$o/sub"
+expect_error "cannot write '.*out_dir/sub': it is a directory" sample --graph torus:3 -o "$o/sub" --chains 2 --sweeps 1
+expect_error "cannot write '.*out_dir/sub': it is a directory" exact --graph cycle:5 --marginals "$o/sub"
+expect_error "cannot write '.*out_dir/sub': it is a directory" exact --graph cycle:5 --edge-marginals "$o/sub"
+rmdir "$o/sub"; only_files "$o"
+chmod 555 "$o"
+if [ "$(id -u)" -ne 0 ]; then expect_error "cannot write .*Permission denied" sample --graph torus:3 -o "$o/x.csv"; fi
+chmod 755 "$o"
+# An interrupted run leaves nothing: SIGINT and SIGTERM while the draws are being written.
+for sig in INT TERM; do
+  timeout 60 "$exe" --graph torus:20 sample --chains 50 --sweeps 100000000 -o "$o/big.csv" --quiet >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 50); do ls -A "$o" | grep -q '^big\.csv\.tmp\.' && break; sleep 0.1; done
+  ls -A "$o" | grep -q '^big\.csv\.tmp\.' || bad "sample: no temporary file while running (the SIG$sig check would be vacuous)"
+  kill -s $sig $pid; wait $pid; rc=$?
+  [ $rc -ne 0 ] || bad "sample survived SIG$sig"
+  only_files "$o"
+done
+# Every result file has its sidecar with seed, version, parameters and threads.
+expect_ok --graph torus:4 --seed 7 sample --chains 3 --sweeps 2 --threads 2 -o "$o/a.csv"
+expect_ok --graph cycle:6 exact --marginals "$o/n.csv" --edge-marginals "$o/e.csv"
+only_files "$o" a.csv a.csv.json n.csv n.csv.json e.csv e.csv.json
+for f in a.csv n.csv e.csv; do
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if all(k in j for k in ('seed','version','threads','graph','s','sigma','command','file')) else 1)" \
+    "$o/$f.json" || bad "sidecar $f.json lacks a field: $(cat "$o/$f.json")"
+done
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j['seed'] == 7 and j['threads'] == 2 and j['chains'] == 3 else 1)" \
+  "$o/a.csv.json" || bad "sample sidecar: wrong seed, threads or chains"
+rm -f "$o"/*
+
+# Parameters at the edge of double precision: correct or a clear error, never NaN printed.
+for p in "1e-150 1e-150" "1e150 1e150" "1e-150 1e150"; do
+  set -- $p
+  expect_ok --graph torus:4 --s "$1" --sigma "$2" exact --json; no_nan "$tmp/out"
+  expect_ok --graph torus:4 --s "$1" --sigma "$2" exact; no_nan "$tmp/out"
+  expect_ok --graph torus:4 --s "$1" --sigma "$2" sample --chains 2 --sweeps 3 -o "$o/x.csv"; no_nan "$o/x.csv"
+  expect_ok --graph torus:4 --s "$1" --sigma "$2" sample --domain primal --chains 2 --sweeps 3 -o "$o/x.csv"; no_nan "$o/x.csv"
+  expect_ok --graph torus:4 --s "$1" --sigma "$2" info --json; no_nan "$tmp/out"
+done
+# s / sigma = 1e300 (and 1e150): Q is numerically singular; exact says so and writes nothing.
+expect_error "numerically singular|not positive definite" --graph torus:4 --s 1e150 --sigma 1e-150 exact --marginals "$o/m.csv"
+expect_error "numerically singular|not positive definite" --graph cycle:7 --s 1e150 --sigma 1 exact
+[ $rc -eq 1 ] || bad "exact on a numerically singular Q: exit $rc, expected 1"
+rm -f "$o"/*; only_files "$o"
+
+# A star with 10^6 leaves on one centre: exact is right (Schur complement), the dual R is not formed, the O(1)
+# dual sampler and the primal sampler run.
+expect_json 'j["nnz_R"] == 10**12 and j["max_degree"] == 10**6' --graph star:1000001 info --json
+# Var(centre) = 1 / (a + m a b / (a + b)), Var(leaf) = 1 / (a + b) + (b / (a + b))^2 Var(centre), a = 1/s^2, b = 1/sigma^2.
+expect_json 'abs(j["marginal_variance_min"] - 1/(1 + 1e6*100/101)) < 1e-18 and abs(j["marginal_variance_max"] - (1/101 + (100/101)**2/(1 + 1e6*100/101))) < 1e-15' \
+  --graph star:1000001 --s 1 --sigma 0.1 exact --json
+no_nan "$tmp/out"
+expect_ok --graph star:1000001 sample --domain dual --chains 2 --sweeps 2 -o "$o/star.bin"; no_nan "$tmp/err"
+expect_ok --graph star:1000001 sample --domain primal --chains 2 --sweeps 1 -o "$o/star.bin"
+expect_json 'j["ns_per_update"] > 0' --graph star:1000001 bench --domain dual --sweeps 1 --repeat 1 --chains 2 --lockstep 1 --json
+rm -f "$o"/*
+
+# Every option of every subcommand with a bad value (the rows of docs/bad_input.md not covered above).
+expect_error "unknown --format 'xml'" sample --graph torus:3 --format xml -o "$o/x.csv"
+expect_error "--init given is available through the library only" sample --graph torus:3 --init given -o "$o/x.csv"
+expect_error "unknown initial state 'ones'" sample --graph torus:3 --init ones -o "$o/x.csv"
+expect_error "init_value = nan is not finite" sample --graph torus:3 --init-value nan -o "$o/x.csv"
+expect_error "init_value = inf is not finite" sample --graph torus:3 --init-value inf -o "$o/x.csv"
+expect_error "unknown --draws 'z'" sample --graph torus:3 --draws z -o "$o/x.csv"
+expect_error "1000000000000 chains .* memory" sample --graph torus:3 --chains 1000000000000 -o "$o/x.csv"
+expect_usage_error sample --graph torus:3 --chains -1 -o "$o/x.csv"
+expect_usage_error sample --graph torus:3 --sweeps abc -o "$o/x.csv"
+expect_usage_error sample --graph torus:3 --threads -2 -o "$o/x.csv"
+expect_usage_error sample --graph torus:3 --no-such-option -o "$o/x.csv"
+only_files "$o"
+expect_json 'j["checkpoints"] == 1 and j["sweeps"] == 0' sample --graph torus:3 --sweeps 0 --chains 2 -o "$o/x.csv" --json
+[ "$(wc -l <"$o/x.csv")" -eq 3 ] || bad "sample --sweeps 0 does not write the initial state"
+rm -f "$o"/*
+expect_error "--repeat must be at least 1" bench --graph torus:3 --repeat 0
+expect_error "the dual domain has no coordinates|no edges" bench --graph path:1 --domain dual
+expect_error "unknown domain 'edges'" bench --graph torus:3 --domain edges
+expect_error "1000000000000 chains .* memory" bench --graph torus:3 --chains 1000000000000 --sweeps 1
+expect_usage_error bench --graph torus:3 --threads x
+expect_usage_error exact --graph torus:3 --no-such-option
+expect_usage_error info --graph torus:3 --json extra
+expect_ok --help
+expect_ok --version
+grep -q "[0-9]\.[0-9]" "$tmp/out" || bad "--version prints no version: $(cat "$tmp/out")"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
