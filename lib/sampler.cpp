@@ -500,7 +500,9 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
                                     number(b) + ": the precision must be symmetric");
       if (a == 0.0) continue;
       const double djj = m_diag[static_cast<std::size_t>(j)];
-      if (!(a * a < dii * djj))
+      // |M_ij| < sqrt(M_ii M_jj), in a form that cannot overflow (M_ij^2 is infinite for |M_ij| > 1e154, which
+      // valid models reach: Q of s = 1e-150 has entries of 1e300).
+      if (!(std::abs(a) < std::sqrt(dii) * std::sqrt(djj)))
         throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number(a) + " with diagonal " + number(dii) +
                                     " and " + number(djj) +
                                     ": a 2x2 principal minor is not positive, so the precision is not positive definite");
