@@ -406,6 +406,16 @@ double lambda_min_dense(const Model& model, Domain domain) {
   return es.eigenvalues()[0];
 }
 
+// lambda_max(A) = 1 - lambda_min(S). S = D^-1/2 M D^-1/2 is positive definite with a unit diagonal, so lambda_min(S)
+// lies in (0, 1] and lambda_max(A) in [0, 1); a computed value outside [0, 1] is rounding (with s / sigma = 1e150 the
+// true lambda_min(S) ~ 1e-601 underflows and the solver returns -7e-16), which would make random_sweep_rate refuse a
+// valid model. NaN is passed through.
+double lambda_max_from(double scaled_lambda_min) {
+  const double l = 1.0 - scaled_lambda_min;
+  if (std::isnan(l)) return l;
+  return std::min(1.0, std::max(0.0, l));
+}
+
 // lambda_min(D^-1/2 M D^-1/2), the quantity 1 - lambda_max(A) that the rates need.
 Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const SpectralOptions& o) {
   const Index dim = model.dimension(domain);
@@ -579,7 +589,7 @@ double lambda_max_A(const Model& model, Domain domain, const SpectralOptions& op
   if (domain == Domain::Dual && model.num_edges() == 0)
     throw std::invalid_argument("lambda_max_A: the dual of a graph without edges has no coordinates");
   Plan plan(model.graph());
-  return 1.0 - scaled_lambda_min(model, domain, plan, options).value;
+  return lambda_max_from(scaled_lambda_min(model, domain, plan, options).value);
 }
 
 double random_sweep_rate(double lambda, double n) {
@@ -624,7 +634,7 @@ Rates convergence_rates(const Model& model, const SpectralOptions& options) {
   const Outcome primal = scaled_lambda_min(model, Domain::Primal, plan, options);
   r.seconds_primal = seconds_since(t0);
   r.method_primal = primal.method;
-  r.lambda_max_A_primal = 1.0 - primal.value;
+  r.lambda_max_A_primal = lambda_max_from(primal.value);
   r.rate_primal = random_sweep_rate(r.lambda_max_A_primal, g.num_nodes());
   r.rate_primal_asymptotic = random_sweep_rate_asymptotic(r.lambda_max_A_primal);
 
@@ -635,7 +645,7 @@ Rates convergence_rates(const Model& model, const SpectralOptions& options) {
     const Outcome dual = scaled_lambda_min(model, Domain::Dual, plan, options);
     r.seconds_dual = seconds_since(t0);
     r.method_dual = dual.method;
-    r.lambda_max_A_dual = 1.0 - dual.value;
+    r.lambda_max_A_dual = lambda_max_from(dual.value);
     r.rate_dual = random_sweep_rate(r.lambda_max_A_dual, g.num_edges());
     r.rate_dual_asymptotic = random_sweep_rate_asymptotic(r.lambda_max_A_dual);
     if (model.is_homogeneous() && g.has_cycles()) {
