@@ -39,7 +39,7 @@ report() {  # report NAME: prints the outcome; returns non-zero on a finding
   fi
   # the last status line (executions, coverage counters cov/ft, corpus size), libFuzzer's closing line and stats
   grep -E '^#[0-9]+' "$work/$t.log" | tail -1
-  grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/$t.log" || true
+  grep -E '^(Done|stat::number_of_executed_units|stat::slowest_unit_time_sec|stat::peak_rss_mb)' "$work/$t.log" || true
   echo "fuzz_$t clean: $wall s wall"
 }
 

@@ -193,7 +193,7 @@ expect_error "lockstep = 5" bench --graph torus:3 --lockstep 5
 # only_files DIR NAMES...: DIR holds exactly these entries (no partial result, no stray temporary).
 only_files() {
   local d="$1"; shift
-  local want; want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+  local want=""; [ $# -gt 0 ] && want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
   local have; have=$(ls -A "$d" | sort | tr '\n' ' ')
   [ "$have" = "$want" ] || bad "directory $d holds '$have', expected '$want'"
 }
@@ -252,9 +252,12 @@ rm -f "$o"/*; only_files "$o"
 
 # A star with 10^6 leaves on one centre: exact is right (Schur complement), the dual R is not formed, the O(1)
 # dual sampler and the primal sampler run.
-expect_json 'j["nnz_R"] == 10**12 and j["max_degree"] == 10**6' --graph star:1000001 info --json
+# (info computes spectra: 12 s of CPU on star:1000001 in a Release build, too slow for this suite under the
+# sanitizers; the nnz(R) overflow shows at 10^5 leaves already.)
+expect_json 'j["nnz_R"] == 10**10 and j["max_degree"] == 10**5' --graph star:100001 info --json
 # Var(centre) = 1 / (a + m a b / (a + b)), Var(leaf) = 1 / (a + b) + (b / (a + b))^2 Var(centre), a = 1/s^2, b = 1/sigma^2.
-expect_json 'abs(j["marginal_variance_min"] - 1/(1 + 1e6*100/101)) < 1e-18 and abs(j["marginal_variance_max"] - (1/101 + (100/101)**2/(1 + 1e6*100/101))) < 1e-15' \
+# Relative tolerance cond(Q) u = 2.2e-8 (the centre's pivot sums 10^6 cancelling terms; measured 1.8e-9).
+expect_json 'abs(j["marginal_variance_min"] / (1/(1 + 1e6*100/101)) - 1) < 5e-8 and abs(j["marginal_variance_max"] / (1/101 + (100/101)**2/(1 + 1e6*100/101)) - 1) < 5e-8' \
   --graph star:1000001 --s 1 --sigma 0.1 exact --json
 no_nan "$tmp/out"
 expect_ok --graph star:1000001 sample --domain dual --chains 2 --sweeps 2 -o "$o/star.bin"; no_nan "$tmp/err"
