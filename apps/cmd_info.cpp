@@ -95,7 +95,8 @@ std::optional<ClosedForm> lambda2_closed_form(const std::string& graph_spec) {
     if (f == "path") return ClosedForm{lambda2_path(arg(0)), "path: 4 sin^2(pi/(2n))"};
     if (f == "cycle") return ClosedForm{lambda2_cycle(arg(0)), "cycle: 4 sin^2(pi/n)"};
     if (f == "grid")
-      return ClosedForm{lambda2_grid(arg(0), a.size() > 1 ? arg(1) : arg(0)), "grid: 4 sin^2(pi/(2n)) (n = the longer side)"};
+      return ClosedForm{lambda2_grid(arg(0), a.size() > 1 ? arg(1) : arg(0)),
+                        "grid: 4 sin^2(pi/(2n)) (n = the longer side)"};
     if (f == "hypercube") return ClosedForm{lambda2_hypercube(static_cast<int>(a[0])), "hypercube: 2"};
   } catch (const std::invalid_argument&) {
   }
@@ -148,7 +149,8 @@ Theory closed_forms(const Model& m, const std::string& graph_spec) {
   } else if (is_star(g) && g.num_edges() >= 2) {
     t.ld = ClosedForm{star_dual_lambda_max_A(g.num_edges(), s, sigma), "Appendix A, star: s^2/(sigma^2 + 2 s^2)"};
     t.rd = ClosedForm{star_dual_rate(s, sigma, ne), "Appendix A, star"};
-    t.rd_inf = ClosedForm{star_dual_rate_asymptotic(s, sigma), "Appendix A, star: exp(-(sigma^2 + s^2)/(sigma^2 + 2 s^2))"};
+    t.rd_inf =
+        ClosedForm{star_dual_rate_asymptotic(s, sigma), "Appendix A, star: exp(-(sigma^2 + s^2)/(sigma^2 + 2 s^2))"};
   } else if (t.lambda2 && g.num_components() == 1) {
     // A tree: B^T B carries all non-zero eigenvalues of L, so the dual A = s^2 (2 I - B^T B)/(sigma^2 + 2 s^2)
     // peaks at lambda_2 (the spectrum in the proof of Prop. 5).
@@ -282,10 +284,13 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
     std::cout << "model: " << m.summary() << "\n";
     std::cout << "  nodes |V|            " << j["nodes"] << "\n"
               << "  edges |E|            " << j["edges"] << "\n"
-              << "  degree min/mean/max  " << j["min_degree"] << " / " << j["mean_degree"] << " / " << j["max_degree"] << "\n"
-              << "  components           " << j["components"] << (m.graph().num_components() > 1 ? "  (disconnected: spectra are per component)" : "") << "\n"
+              << "  degree min/mean/max  " << j["min_degree"] << " / " << j["mean_degree"] << " / " << j["max_degree"]
+              << "\n"
+              << "  components           " << j["components"]
+              << (m.graph().num_components() > 1 ? "  (disconnected: spectra are per component)" : "") << "\n"
               << "  isolated nodes       " << j["isolated_nodes"] << "\n"
-              << "  cycles               " << (m.graph().has_cycles() ? "yes" : "no (a forest: the dual has no cycle space)") << "\n"
+              << "  cycles               "
+              << (m.graph().has_cycles() ? "yes" : "no (a forest: the dual has no cycle space)") << "\n"
               << "  nnz(Q), nnz(R)       " << j["nnz_Q"] << ", " << j["nnz_R"] << std::endl;
     if (rates) print_spectra(m, *rates, theory);
     std::fflush(stdout);

@@ -104,8 +104,8 @@ double matvec_seconds(const Graph& g, int reps) {
 }
 
 // The reference for the k-regular graph: plain Lanczos on L restricted to the complement of the constant vector
-// (projected out of every new vector), no restart, no reorthogonalization; the smallest Ritz value of the tridiagonal matrix
-// is checked every 25 steps and accepted when it has moved by less than 1e-13 relative over the last 100 steps
+// (projected out of every new vector), no restart, no reorthogonalization; the smallest Ritz value of the tridiagonal
+// matrix is checked every 25 steps and accepted when it has moved by less than 1e-13 relative over the last 100 steps
 // and Paige's residual bound beta_j |s_j| is below 1e-9 of it.
 struct PlainLanczos {
   double value;
@@ -163,17 +163,26 @@ int main(int argc, char** argv) {
   bool rates = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--side" && i + 1 < argc) side = std::atoi(argv[++i]);
-    else if (a == "--nodes" && i + 1 < argc) nodes = std::atoi(argv[++i]);
-    else if (a == "--degree" && i + 1 < argc) degree = std::atoi(argv[++i]);
-    else if (a == "--rates") rates = true;
+    if (a == "--side" && i + 1 < argc)
+      side = std::atoi(argv[++i]);
+    else if (a == "--nodes" && i + 1 < argc)
+      nodes = std::atoi(argv[++i]);
+    else if (a == "--degree" && i + 1 < argc)
+      degree = std::atoi(argv[++i]);
+    else if (a == "--rates")
+      rates = true;
     else {
       std::fprintf(stderr, "usage: bench_spectral [--side N] [--nodes n] [--degree k] [--rates]\n");
       return 2;
     }
   }
   std::printf("# bench_spectral: lambda_2(L) at scale; load average at start: ");
-  { std::ifstream la("/proc/loadavg"); std::string s; std::getline(la, s); std::printf("%s\n", s.c_str()); }
+  {
+    std::ifstream la("/proc/loadavg");
+    std::string s;
+    std::getline(la, s);
+    std::printf("%s\n", s.c_str());
+  }
   std::printf("case,step,seconds,cpu_seconds,peak_extra_mb,value,reference,relative_error,seconds_in_matvecs\n");
 
   // Baseline 1: the dense eigensolver on a 30 x 30 torus.
@@ -197,7 +206,8 @@ int main(int argc, char** argv) {
     // The steps, through the private factorization the shift-invert method uses.
     std::unique_ptr<detail::NodePatternCholesky> chol;
     const Step analyze = measure([&] { chol = std::make_unique<detail::NodePatternCholesky>(g); });
-    std::printf("# symbolic analysis (AMD): nnz(L) = %.4g, %.4g flops\n", chol->factor_nonzeros(), chol->factor_flops());
+    std::printf("# symbolic analysis (AMD): nnz(L) = %.4g, %.4g flops\n", chol->factor_nonzeros(),
+                chol->factor_flops());
     row(c, "analyze", analyze, NAN, NAN, mv);
     Eigen::VectorXd d = Eigen::VectorXd::Zero(g.num_nodes()), w = Eigen::VectorXd::Ones(g.num_edges());
     d[0] = 1.0;  // grounded at node 0, as algebraic_connectivity does at a node of largest degree
@@ -217,14 +227,14 @@ int main(int argc, char** argv) {
     double l2 = 0;
     const Step total = measure([&] { l2 = algebraic_connectivity(g); });
     row(c, "algebraic_connectivity_auto", total, l2, reference, mv);
-    std::printf("# %s: lambda_2 = %.17g, 4 sin^2(pi/N) = %.17g, relative error %.2g (target <= 1e-6), %.2f s "
-                "(target <= 10 s)\n",
-                c.c_str(), l2, reference, std::abs(l2 - reference) / reference, total.seconds);
+    std::printf(
+        "# %s: lambda_2 = %.17g, 4 sin^2(pi/N) = %.17g, relative error %.2g (target <= 1e-6), %.2f s "
+        "(target <= 10 s)\n",
+        c.c_str(), l2, reference, std::abs(l2 - reference) / reference, total.seconds);
     if (rates) {
       Rates r;
       const Step t = measure([&] { r = convergence_rates(Model(g, 1.0, 0.25)); });
-      row(c, "convergence_rates_s1_sigma0.25", t, r.rate_dual,
-          prop4_dual_rate(1.0, 0.25, g.num_edges()), mv);
+      row(c, "convergence_rates_s1_sigma0.25", t, r.rate_dual, prop4_dual_rate(1.0, 0.25, g.num_edges()), mv);
       std::printf("# convergence_rates: lambda_2 %.2f s (%s), primal %.2f s (%s), dual %.2f s (%s)\n",
                   r.seconds_lambda2, to_string(r.method_lambda2), r.seconds_primal, to_string(r.method_primal),
                   r.seconds_dual, to_string(r.method_dual));
@@ -247,15 +257,15 @@ int main(int argc, char** argv) {
     const Step check = measure([&] { second = plain_lanczos_lambda2(g, 20240601, 20000); });
     row(c, "algebraic_connectivity_auto", total, l2, second.value, mv);
     row(c, "plain_lanczos_reference", check, second.value, l2, mv);
-    std::printf("# %s: lambda_2 = %.17g; plain Lanczos (%d steps, residual bound %.2g) %.17g; relative difference "
-                "%.2g (target <= 1e-6); %.2f s (target <= 10 s); Friedman's limit k - 2 sqrt(k - 1) = %.6g\n",
-                c.c_str(), l2, second.steps, second.residual_bound, second.value, std::abs(l2 - second.value) / l2,
-                total.seconds, lambda2_random_regular_asymptotic(degree));
+    std::printf(
+        "# %s: lambda_2 = %.17g; plain Lanczos (%d steps, residual bound %.2g) %.17g; relative difference "
+        "%.2g (target <= 1e-6); %.2f s (target <= 10 s); Friedman's limit k - 2 sqrt(k - 1) = %.6g\n",
+        c.c_str(), l2, second.steps, second.residual_bound, second.value, std::abs(l2 - second.value) / l2,
+        total.seconds, lambda2_random_regular_asymptotic(degree));
     if (rates) {
       Rates r;
       const Step t = measure([&] { r = convergence_rates(Model(g, 1.0, 0.25)); });
-      row(c, "convergence_rates_s1_sigma0.25", t, r.rate_dual,
-          prop4_dual_rate(1.0, 0.25, g.num_edges()), mv);
+      row(c, "convergence_rates_s1_sigma0.25", t, r.rate_dual, prop4_dual_rate(1.0, 0.25, g.num_edges()), mv);
       std::printf("# convergence_rates: lambda_2 %.2f s (%s), primal %.2f s (%s), dual %.2f s (%s)\n",
                   r.seconds_lambda2, to_string(r.method_lambda2), r.seconds_primal, to_string(r.method_primal),
                   r.seconds_dual, to_string(r.method_dual));

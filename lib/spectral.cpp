@@ -4,14 +4,15 @@
 
 #include "spectral_cholesky.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <Spectra/SymEigsSolver.h>
+#include <Eigen/Eigenvalues>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -22,8 +23,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kPi = 3.141592653589793238462643383279502884;
 constexpr Index kDenseMaxDimension = 600;
-constexpr Index kDenseHardLimit = 8000;          // a forced Dense run beyond this would need > 0.5 GB and minutes
-constexpr double kMaxFactorNonzeros = 2.5e8;     // Auto's caps for ShiftInvert
+constexpr Index kDenseHardLimit = 8000;       // a forced Dense run beyond this would need > 0.5 GB and minutes
+constexpr double kMaxFactorNonzeros = 2.5e8;  // Auto's caps for ShiftInvert
 constexpr double kMaxFactorFlops = 2e11;
 constexpr double kHardMaxFactorNonzeros = 1.5e9;  // a forced ShiftInvert beyond this would need > 12 GB
 // Relative margin of the shift below the certified lower bound of lambda_min: (S - tau I) stays safely
@@ -92,14 +93,17 @@ bool obviously_expanding(const Graph& g) {
 // Resolves Auto for the problems of one graph, running the symbolic analysis at most once and keeping it
 // for the shift-invert factorizations (all of them have the graph's Laplacian pattern).
 class Plan {
-public:
+ public:
   explicit Plan(const Graph& g) : m_graph(g) {}
 
   SpectralMethod resolve(SpectralMethod requested, Index dimension) {
     if (dimension <= 2) return SpectralMethod::Dense;  // Spectra needs nev < ncv <= n; 2 x 2 is exact anyway
     if (requested != SpectralMethod::Auto) return requested;
     if (dimension <= kDenseMaxDimension) return SpectralMethod::Dense;
-    if (!m_cholesky && obviously_expanding(m_graph)) return SpectralMethod::Lanczos;
+    if (!m_cholesky) {
+      if (!m_expanding) m_expanding = obviously_expanding(m_graph);
+      if (*m_expanding) return SpectralMethod::Lanczos;
+    }
     const detail::NodePatternCholesky& c = cholesky();
     return c.analyzed() && c.factor_nonzeros() <= kMaxFactorNonzeros && c.factor_flops() <= kMaxFactorFlops
                ? SpectralMethod::ShiftInvert
@@ -123,8 +127,9 @@ public:
     return c;
   }
 
-private:
+ private:
   const Graph& m_graph;
+  std::optional<bool> m_expanding;
   std::unique_ptr<detail::NodePatternCholesky> m_cholesky;
 };
 
@@ -144,8 +149,8 @@ struct Outcome {
 
 // The single extreme eigenvalue of a symmetric operator selected by `rule`, or EigensolverError.
 template <class Op>
-double run_spectra(Op& op, Spectra::SortRule rule, const SpectralOptions& o, int default_krylov,
-                   SpectralMethod method, const char* problem, Eigen::VectorXd* ritz_vector = nullptr) {
+double run_spectra(Op& op, Spectra::SortRule rule, const SpectralOptions& o, int default_krylov, SpectralMethod method,
+                   const char* problem, Eigen::VectorXd* ritz_vector = nullptr) {
   const Eigen::Index n = op.rows();
   const Eigen::Index ncv = std::min<Eigen::Index>(o.krylov_dimension > 0 ? o.krylov_dimension : default_krylov, n);
   Spectra::SymEigsSolver<Op> solver(op, 1, ncv);
@@ -155,11 +160,10 @@ double run_spectra(Op& op, Spectra::SortRule rule, const SpectralOptions& o, int
     const auto status = solver.info() == Spectra::CompInfo::NumericalIssue ? EigensolverError::Status::NumericalIssue
                         : solver.info() == Spectra::CompInfo::NotComputed  ? EigensolverError::Status::NotComputed
                                                                            : EigensolverError::Status::NotConverging;
-    throw EigensolverError(std::string(problem) + " by " + to_string(method) + ": Spectra status " +
-                               to_string(status) + " after " + std::to_string(solver.num_iterations()) +
-                               " restarts and " + std::to_string(solver.num_operations()) +
-                               " operator applications (tolerance " + number(o.tolerance) + ", Krylov dimension " +
-                               std::to_string(ncv) + ")",
+    throw EigensolverError(std::string(problem) + " by " + to_string(method) + ": Spectra status " + to_string(status) +
+                               " after " + std::to_string(solver.num_iterations()) + " restarts and " +
+                               std::to_string(solver.num_operations()) + " operator applications (tolerance " +
+                               number(o.tolerance) + ", Krylov dimension " + std::to_string(ncv) + ")",
                            status, method, static_cast<long>(solver.num_iterations()),
                            static_cast<long>(solver.num_operations()));
   }
@@ -508,17 +512,21 @@ double sin2(double x) {
 
 const char* to_string(SpectralMethod m) noexcept {
   switch (m) {
-    case SpectralMethod::Auto: return "auto";
-    case SpectralMethod::Dense: return "dense";
-    case SpectralMethod::ShiftInvert: return "shift-invert";
-    case SpectralMethod::Lanczos: return "lanczos";
+    case SpectralMethod::Auto:
+      return "auto";
+    case SpectralMethod::Dense:
+      return "dense";
+    case SpectralMethod::ShiftInvert:
+      return "shift-invert";
+    case SpectralMethod::Lanczos:
+      return "lanczos";
   }
   return "?";
 }
 
 SpectralMethod parse_spectral_method(const std::string& name) {
-  for (SpectralMethod m : {SpectralMethod::Auto, SpectralMethod::Dense, SpectralMethod::ShiftInvert,
-                           SpectralMethod::Lanczos})
+  for (SpectralMethod m :
+       {SpectralMethod::Auto, SpectralMethod::Dense, SpectralMethod::ShiftInvert, SpectralMethod::Lanczos})
     if (name == to_string(m)) return m;
   throw std::invalid_argument("unknown spectral method '" + name +
                               "' (expected 'auto', 'dense', 'shift-invert' or 'lanczos')");
@@ -526,9 +534,12 @@ SpectralMethod parse_spectral_method(const std::string& name) {
 
 const char* to_string(EigensolverError::Status s) noexcept {
   switch (s) {
-    case EigensolverError::Status::NotComputed: return "NotComputed";
-    case EigensolverError::Status::NotConverging: return "NotConverging";
-    case EigensolverError::Status::NumericalIssue: return "NumericalIssue";
+    case EigensolverError::Status::NotComputed:
+      return "NotComputed";
+    case EigensolverError::Status::NotConverging:
+      return "NotConverging";
+    case EigensolverError::Status::NumericalIssue:
+      return "NumericalIssue";
   }
   return "?";
 }
@@ -557,7 +568,8 @@ double algebraic_connectivity(const Graph& g, SpectralMethod method) {
 double algebraic_connectivity(const Graph& g, const SpectralOptions& options) {
   check_options(options);
   if (g.num_nodes() == 1)
-    throw std::invalid_argument("algebraic_connectivity: a graph with a single node has no second Laplacian eigenvalue");
+    throw std::invalid_argument(
+        "algebraic_connectivity: a graph with a single node has no second Laplacian eigenvalue");
   if (g.num_components() > 1)
     throw std::invalid_argument("algebraic_connectivity: the graph has " + std::to_string(g.num_components()) +
                                 " connected components, so lambda_2(L) = 0; use "
@@ -651,7 +663,8 @@ Rates convergence_rates(const Model& model, const SpectralOptions& options) {
     if (model.is_homogeneous() && g.has_cycles()) {
       // Prop. 5: x~ = B y~ sees only the cut space, where the largest eigenvalue of A is
       // s^2 (2 - lambda) / (sigma^2 + 2 s^2) with lambda the smallest non-zero eigenvalue of L.
-      r.rate_dual_effective = prop5_effective_dual_rate(r.lambda_min_nonzero_L, model.s(), model.sigma(), g.num_edges());
+      r.rate_dual_effective =
+          prop5_effective_dual_rate(r.lambda_min_nonzero_L, model.s(), model.sigma(), g.num_edges());
       r.rate_dual_effective_asymptotic =
           prop5_effective_dual_rate_asymptotic(r.lambda_min_nonzero_L, model.s(), model.sigma());
     }
@@ -828,7 +841,8 @@ double lambda2_grid(Index rows, Index cols) {
 }
 
 double lambda2_hypercube(int d) {
-  if (d < 1) throw std::invalid_argument("lambda2_hypercube: dimension d = " + std::to_string(d) + " must be at least 1");
+  if (d < 1)
+    throw std::invalid_argument("lambda2_hypercube: dimension d = " + std::to_string(d) + " must be at least 1");
   return 2.0;
 }
 

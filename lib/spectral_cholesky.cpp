@@ -22,10 +22,10 @@ struct NodePatternCholesky::Impl {
   // supernodal factorization slower, not faster (docs/exact.md, docs/spectral.md). Set once, not per call:
   // switching the thread count around every solve costs system time of its own.
   ScopedBlasThreads one_blas_thread{1};
-  ColMatrix lower;               // lower triangle of K, columns sorted, diagonal first
-  std::vector<int> diag_pos;     // value index of K_vv
-  std::vector<int> edge_pos;     // value index of the (max(u,v), min(u,v)) entry of edge e
-  std::vector<Edge> edges;       // copy of the graph's edges (the graph may not outlive us)
+  ColMatrix lower;            // lower triangle of K, columns sorted, diagonal first
+  std::vector<int> diag_pos;  // value index of K_vv
+  std::vector<int> edge_pos;  // value index of the (max(u,v), min(u,v)) entry of edge e
+  std::vector<Edge> edges;    // copy of the graph's edges (the graph may not outlive us)
   Eigen::CholmodSupernodalLLT<ColMatrix, Eigen::Lower> llt;
   bool analyzed = false;
   bool factorized = false;
@@ -73,10 +73,10 @@ NodePatternCholesky::NodePatternCholesky(const Graph& g) : m_impl(std::make_uniq
   for (Index j = 0; j < n; ++j) im.lower.valuePtr()[im.diag_pos[j]] = 1.0;
 
   cholmod_common& c = im.llt.cholmod();
-  c.nmethods = 1;                       // AMD only: METIS costs seconds on 10^6 nodes for ~20% less fill
+  c.nmethods = 1;  // AMD only: METIS costs seconds on 10^6 nodes for ~20% less fill
   c.method[0].ordering = CHOLMOD_AMD;
   c.postorder = 1;
-  c.print = 0;                          // failures are reported through analyzed(), not printed
+  c.print = 0;  // failures are reported through analyzed(), not printed
   im.llt.analyzePattern(im.lower);
   im.analyzed = c.status >= CHOLMOD_OK;
   if (im.analyzed) {
@@ -112,9 +112,8 @@ void NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
   // Eigen reports NumericalIssue unless CHOLMOD's `minor` reached n, which also catches the indefinite
   // matrices cholmod_factorize accepts with a true return value.
   if (im.llt.info() != Eigen::Success || im.llt.cholmod().status < CHOLMOD_OK)
-    throw EigensolverError("shift-invert: CHOLMOD found the shifted " + std::to_string(n) + " x " +
-                               std::to_string(n) + " matrix not positive definite (status " +
-                               std::to_string(im.llt.cholmod().status) + ")",
+    throw EigensolverError("shift-invert: CHOLMOD found the shifted " + std::to_string(n) + " x " + std::to_string(n) +
+                               " matrix not positive definite (status " + std::to_string(im.llt.cholmod().status) + ")",
                            EigensolverError::Status::NumericalIssue, SpectralMethod::ShiftInvert, 0, 0);
   im.factorized = true;
 }

@@ -18,7 +18,7 @@ namespace dualgibbs::detail {
 /// factorize() only redoes the numeric part. CHOLMOD supernodal LL^T, AMD ordering, through Eigen's
 /// CholmodSupport (CHOLMOD stays private to the library).
 class NodePatternCholesky {
-public:
+ public:
   /// Symbolic analysis of g's pattern. Never throws for a large graph: analyzed() says whether it worked.
   explicit NodePatternCholesky(const Graph& g);
   ~NodePatternCholesky();
@@ -38,7 +38,7 @@ public:
   /// x = K^-1 b. Requires a successful factorize().
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };

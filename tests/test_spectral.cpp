@@ -49,8 +49,7 @@ Eigen::MatrixXd oracle_precision(const Graph& g, const Eigen::VectorXd& s, const
 // independent of the symmetric form the library uses.
 double oracle_lambda_max_A(const Eigen::MatrixXd& m) {
   const Eigen::Index n = m.rows();
-  const Eigen::MatrixXd a =
-      Eigen::MatrixXd::Identity(n, n) - m.diagonal().cwiseInverse().asDiagonal() * m;
+  const Eigen::MatrixXd a = Eigen::MatrixXd::Identity(n, n) - m.diagonal().cwiseInverse().asDiagonal() * m;
   Eigen::EigenSolver<Eigen::MatrixXd> es(a, false);
   BOOST_REQUIRE(es.info() == Eigen::Success);
   BOOST_REQUIRE(es.eigenvalues().imag().cwiseAbs().maxCoeff() < 1e-9);  // similar to a symmetric matrix
@@ -167,7 +166,8 @@ BOOST_DATA_TEST_CASE(lambda2_matches_dense_per_component, bdata::make(kFamilies)
         if (std::isnan(expected[c])) {
           BOOST_TEST(std::isnan(got[c]));
         } else {
-          BOOST_TEST(close_rel(got[c], expected[c], 1e-10), "component " << c << ": " << std::setprecision(17) << got[c] << " vs " << expected[c]);
+          BOOST_TEST(close_rel(got[c], expected[c], 1e-10),
+                     "component " << c << ": " << std::setprecision(17) << got[c] << " vs " << expected[c]);
         }
       }
       if (g.num_components() == 1) BOOST_TEST(close_rel(algebraic_connectivity(g, m), expected[0], 1e-10));
@@ -184,9 +184,11 @@ BOOST_DATA_TEST_CASE(lambda_max_A_matches_dense_general_eigensolver, bdata::make
     for (Domain d : {Domain::Primal, Domain::Dual}) {
       const double expected = oracle_lambda_max_A(oracle_precision(g, p.s, p.sigma, d));
       for (SpectralMethod m : kMethods) {
-        BOOST_TEST_CONTEXT(family.name << ", " << to_string(d) << ", " << (model.is_homogeneous() ? "homogeneous s = " : "heterogeneous")
+        BOOST_TEST_CONTEXT(family.name << ", " << to_string(d) << ", "
+                                       << (model.is_homogeneous() ? "homogeneous s = " : "heterogeneous")
                                        << (model.is_homogeneous() ? model.s() : 0.0) << ", sigma "
-                                       << (model.is_homogeneous() ? model.sigma() : 0.0) << ", method " << to_string(m)) {
+                                       << (model.is_homogeneous() ? model.sigma() : 0.0) << ", method "
+                                       << to_string(m)) {
           const double got = lambda_max_A(model, d, with(m));
           BOOST_TEST(std::abs(got - expected) <= 1e-10, std::setprecision(17) << got << " vs " << expected);
           BOOST_TEST(got >= -1e-14);
@@ -247,16 +249,19 @@ BOOST_AUTO_TEST_SUITE(closed_forms)
 // Prop. 1: lambda_max(A) = k s^2 / (sigma^2 + k s^2) on every k-regular homogeneous model; the closed forms are
 // compared with the dense oracle (they must be right) and with the library (it must agree with them).
 BOOST_AUTO_TEST_CASE(prop1_holds_on_regular_graphs) {
-  const std::vector<std::pair<Graph, Index>> graphs = {
-      {make_random_regular(50, 3, 1), 3}, {make_random_regular(40, 6, 2), 6}, {make_torus(5, 6), 4},
-      {make_cycle(17), 2},                {make_complete(9), 8},             {make_hypercube(4), 4},
-      {make_complete_bipartite(6, 6), 6}};
+  const std::vector<std::pair<Graph, Index>> graphs = {{make_random_regular(50, 3, 1), 3},
+                                                       {make_random_regular(40, 6, 2), 6},
+                                                       {make_torus(5, 6), 4},
+                                                       {make_cycle(17), 2},
+                                                       {make_complete(9), 8},
+                                                       {make_hypercube(4), 4},
+                                                       {make_complete_bipartite(6, 6), 6}};
   for (const auto& [g, k] : graphs) {
     for (const auto& [s, sigma] : {std::pair{1.0, 0.25}, std::pair{2.0, 0.1}, std::pair{0.3, 1.7}}) {
       BOOST_TEST_CONTEXT(g.summary() << ", s " << s << ", sigma " << sigma) {
         const Model model(g, s, sigma);
-        const double oracle = oracle_lambda_max_A(oracle_precision(g, homogeneous(g, s, sigma).s,
-                                                                   homogeneous(g, s, sigma).sigma, Domain::Primal));
+        const double oracle = oracle_lambda_max_A(
+            oracle_precision(g, homogeneous(g, s, sigma).s, homogeneous(g, s, sigma).sigma, Domain::Primal));
         BOOST_TEST(std::abs(prop1_primal_lambda_max_A(k, s, sigma) - oracle) <= 1e-12);
         const Rates r = convergence_rates(model);
         BOOST_TEST(std::abs(r.lambda_max_A_primal - prop1_primal_lambda_max_A(k, s, sigma)) <= 1e-10);
@@ -316,7 +321,8 @@ BOOST_DATA_TEST_CASE(prop5_cut_space_eigenvalue, bdata::make(kFamilies), family)
 }
 
 // Appendix A: the star S_n, primal lambda_max(A) = s^2 sqrt(|E| / ((sigma^2 + s^2)(sigma^2 + |E| s^2))), dual
-// s^2 / (sigma^2 + 2 s^2) and r_d = (1 - (sigma^2 + s^2)/(sigma^2 + 2 s^2)/|E|)^|E|, which is Prop. 5 with lambda_2 = 1.
+// s^2 / (sigma^2 + 2 s^2) and r_d = (1 - (sigma^2 + s^2)/(sigma^2 + 2 s^2)/|E|)^|E|, which is Prop. 5 with lambda_2
+// = 1.
 BOOST_AUTO_TEST_CASE(star_appendix) {
   for (Index n : {3, 4, 10, 60, 900, 20000}) {
     for (const auto& [s, sigma] : {std::pair{1.0, 0.25}, std::pair{1.0, 0.01}, std::pair{0.4, 3.0}}) {
@@ -337,8 +343,8 @@ BOOST_AUTO_TEST_CASE(star_appendix) {
         BOOST_TEST(close_rel(r.rate_primal, star_primal_rate(m, s, sigma), 1e-9));
         BOOST_TEST(close_rel(r.rate_dual, star_dual_rate(s, sigma, m), 1e-9));
         BOOST_TEST(close_rel(star_dual_rate(s, sigma, m), prop5_effective_dual_rate(1.0, s, sigma, m), 1e-13));
-        BOOST_TEST(close_rel(star_dual_rate_asymptotic(s, sigma),
-                             prop5_effective_dual_rate_asymptotic(1.0, s, sigma), 1e-13));
+        BOOST_TEST(
+            close_rel(star_dual_rate_asymptotic(s, sigma), prop5_effective_dual_rate_asymptotic(1.0, s, sigma), 1e-13));
         BOOST_TEST(close_rel(star_primal_rate_asymptotic(s, sigma),
                              std::exp(s / std::sqrt(sigma * sigma + s * s) - 1.0), 1e-14));
         BOOST_TEST(r.lambda2_L == 1.0, boost::test_tools::tolerance(1e-10));
@@ -458,8 +464,8 @@ BOOST_AUTO_TEST_CASE(random_sweep_rate_rejects_bad_input) {
   BOOST_CHECK_THROW(random_sweep_rate_asymptotic(1.01), std::invalid_argument);
 }
 
-// A tree has no cycle space: Prop. 5's spectrum still gives the dual's lambda_max(A) = s^2 (2 - lambda_2)/(sigma^2 + 2 s^2),
-// and the effective rate is reported as NaN (it would equal r_d).
+// A tree has no cycle space: Prop. 5's spectrum still gives the dual's lambda_max(A) = s^2 (2 - lambda_2)/(sigma^2 + 2
+// s^2), and the effective rate is reported as NaN (it would equal r_d).
 BOOST_AUTO_TEST_CASE(tree_dual_spectrum_and_effective_rate) {
   const Graph g = make_path(50);
   const Model model(g, 1.3, 0.4);

@@ -42,6 +42,7 @@
 #include <dualgibbs/model.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,7 +71,7 @@ struct SpectralOptions {
 /// An iterative eigensolver failed: Spectra did not converge, or a factorization hit a numerical problem.
 /// Carries Spectra's status, the method and the work done.
 class DUALGIBBS_EXPORT EigensolverError : public std::runtime_error {
-public:
+ public:
   /// Spectra's CompInfo values that mean failure.
   enum class Status { NotComputed, NotConverging, NumericalIssue };
   EigensolverError(const std::string& what, Status status, SpectralMethod method, long restarts, long operations);
@@ -81,7 +82,7 @@ public:
   /// Operator applications (matrix-vector products or solves) done before giving up.
   long operations() const noexcept { return m_operations; }
 
-private:
+ private:
   Status m_status;
   SpectralMethod m_method;
   long m_restarts;
@@ -138,15 +139,17 @@ DUALGIBBS_EXPORT double random_sweep_rate_asymptotic(double lambda_max_A);
 
 /// Spectra and rates of a model, as printed by `dualgibbs info`.
 struct Rates {
+  static constexpr double kNotComputed = std::numeric_limits<double>::quiet_NaN();
   /// lambda_2(L); 0 for a disconnected graph, NaN for a single node. See lambda2_L_per_component.
-  double lambda2_L, lambda_max_A_primal, lambda_max_A_dual;
+  double lambda2_L = kNotComputed, lambda_max_A_primal = kNotComputed, lambda_max_A_dual = kNotComputed;
   /// Finite-size rates [eqn:primalrate, eqn:dualrate]. rate_dual_effective [eqn:effectiverate1] is NaN
   /// unless the model is homogeneous and the graph has cycles; it uses lambda_min_nonzero_L, which is
   /// lambda_2(L) for a connected graph. Everything about the dual is NaN for a graph without edges.
-  double rate_primal, rate_dual, rate_dual_effective;
+  double rate_primal = kNotComputed, rate_dual = kNotComputed, rate_dual_effective = kNotComputed;
   /// Limits as the number of coordinates grows: exp(-(1 - lambda_max_A)) [eqn:primalrate3, eqn:dualrate3]
   /// and exp(-(sigma^2 + s^2 lambda_2) / (sigma^2 + 2 s^2)) [eq:r_eff_final].
-  double rate_primal_asymptotic, rate_dual_asymptotic, rate_dual_effective_asymptotic;
+  double rate_primal_asymptotic = kNotComputed, rate_dual_asymptotic = kNotComputed,
+         rate_dual_effective_asymptotic = kNotComputed;
 
   /// Number of connected components and lambda_2 of each (NaN for single nodes).
   Index components = 1;
