@@ -1,14 +1,13 @@
 // Reproducibility (issue 6, item 4): the same seed gives bitwise-identical results whatever the thread count.
 // tests/test_ensemble.cpp already compares run_ensemble checkpoints over 1, 2 and 7 threads (primal and dual,
 // random and permutation scans, lock-step 1 and 4, random start). This file covers the rest: the other lock-step
-// widths and start states, edge observation, the estimators' threaded accumulation, and the command itself
+// widths and start states, edge observation, and the command itself
 // (`dualgibbs sample` output files, CSV and binary, with --threads 1, 2 and 7; `dualgibbs reproduce` once it
 // exists). All checks are deterministic and bitwise (memcmp / cmp), never with a tolerance.
 #define BOOST_TEST_MODULE reproducibility
 #include <boost/test/unit_test.hpp>
 
 #include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/estimators.hpp>
 #include <dualgibbs/generators.hpp>
 #include <dualgibbs/model.hpp>
 
@@ -98,54 +97,6 @@ BOOST_AUTO_TEST_CASE(more_threads_than_chains_and_a_single_chain) {
       const auto seven = collect(model, d, o);
       BOOST_TEST(same_bits(one.at(5), seven.at(5)), to_string(d) << " chains " << chains);
     }
-}
-
-BOOST_AUTO_TEST_CASE(threaded_moment_accumulation_is_bitwise_identical) {
-  // GroupedMoments shares its groups among threads; each group's sums and the fixed-order total must not depend
-  // on how many threads there were. Draws from a seeded ensemble.
-  const Model model(make_torus(5, 5), 1.0, 0.5);
-  EnsembleOptions o;
-  o.chains = 64;
-  o.sweeps = 3;
-  o.seed = 4;
-  MatrixXd draws;
-  run_ensemble(model, Domain::Primal, o, [&](const Checkpoint& cp) { draws = cp.states; });
-  for (MomentKind kind : {MomentKind::Full, MomentKind::Diagonal}) {
-    const GroupedMoments one(draws, 16, kind, 1);
-    for (unsigned threads : {2u, 7u}) {
-      const GroupedMoments other(draws, 16, kind, threads);
-      BOOST_TEST(same_bits(one.total().scatter, other.total().scatter), to_string(kind) << " threads " << threads);
-      BOOST_TEST(same_bits(one.total().sum, other.total().sum));
-      for (std::size_t g = 0; g < one.num_groups(); ++g)
-        BOOST_TEST(same_bits(one.group(g).scatter, other.group(g).scatter));
-      const SampleMoments a = one.moments(), b = other.moments();
-      BOOST_TEST(same_bits(a.mean, b.mean));
-      BOOST_TEST(same_bits(a.variance, b.variance));
-    }
-  }
-}
-
-BOOST_AUTO_TEST_CASE(error_tracker_is_bitwise_identical_with_and_without_its_second_thread) {
-  const Model model(make_torus(4, 4), 1.0, 0.5);
-  EnsembleOptions o;
-  o.chains = 64;
-  o.sweeps = 4;
-  o.seed = 8;
-  const Eigen::VectorXd s2 = model.node_variances();
-  const MatrixXd target = MatrixXd::Identity(model.num_nodes(), model.num_nodes());
-  for (Domain d : {Domain::Primal, Domain::Dual}) {
-    ErrorTrackerOptions serial;
-    serial.parallel = false;
-    ErrorTrackerOptions parallel;
-    parallel.parallel = true;
-    CovarianceErrorTracker a(d, s2, target, serial), b(d, s2, target, parallel);
-    run_ensemble(model, d, o, [&](const Checkpoint& cp) {
-      const ErrorEstimate x = a.observe(cp.sweep, 0.0, cp.states), y = b.observe(cp.sweep, 0.0, cp.states);
-      const double xs[] = {x.Eb, x.Eb_floor, x.Eb_se, x.Eu, x.Eu_se, x.mean_norm, x.mean_floor, x.max_abs_error};
-      const double ys[] = {y.Eb, y.Eb_floor, y.Eb_se, y.Eu, y.Eu_se, y.mean_norm, y.mean_floor, y.max_abs_error};
-      BOOST_TEST(std::memcmp(xs, ys, sizeof xs) == 0, to_string(d) << " sweep " << cp.sweep);
-    });
-  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
