@@ -122,7 +122,8 @@ DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const 
                                                                           const SpectralOptions& options);
 
 /// lambda_max(A) of the Gibbs iteration matrix A = I - diag(M)^-1 M of a domain (M = Q primal, M = R dual),
-/// computed as 1 - lambda_min(D^-1/2 M D^-1/2) [eqn:AGen, eqn:AD]. Always in [0, 1).
+/// computed as 1 - lambda_min(D^-1/2 M D^-1/2) [eqn:AGen, eqn:AD]. In [0, 1): a computed value outside [0, 1]
+/// is rounding (e.g. lambda_min(S) ~ 1e-601 at s / sigma = 1e150) and is clamped to it.
 /// \throws std::invalid_argument for the dual of a graph without edges (no coordinates).
 /// \throws EigensolverError if an iterative solve does not converge.
 DUALGIBBS_EXPORT double lambda_max_A(const Model& model, Domain domain);
