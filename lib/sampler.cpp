@@ -1,6 +1,8 @@
 // Scan orders, random streams, and the constructors of the shipped site kernels.
 #include <dualgibbs/sampler.hpp>
 
+#include "random_util.hpp"
+
 #include <boost/random/normal_distribution.hpp>
 
 #include <Eigen/Cholesky>
@@ -50,7 +52,6 @@ std::uint64_t mix64(std::uint64_t z) noexcept {
   return z ^ (z >> 31);
 }
 
-__extension__ using u128 = unsigned __int128;
 
 }  // namespace
 
@@ -69,20 +70,7 @@ ChainEngine make_stream(std::uint64_t seed, std::uint64_t chain, StreamPurpose p
 
 namespace {
 
-inline std::uint64_t lemire_below(ChainEngine& rng, std::uint64_t n) noexcept {
-  // Lemire, "Fast random integer generation in an interval" (2019): multiply-shift, rejecting the
-  // (2^64 mod n) low products that would bias the result.
-  u128 m = static_cast<u128>(rng()) * n;
-  auto low = static_cast<std::uint64_t>(m);
-  if (low < n) {
-    const std::uint64_t threshold = (0 - n) % n;
-    while (low < threshold) {
-      m = static_cast<u128>(rng()) * n;
-      low = static_cast<std::uint64_t>(m);
-    }
-  }
-  return static_cast<std::uint64_t>(m >> 64);
-}
+inline std::uint64_t lemire_below(ChainEngine& rng, std::uint64_t n) noexcept { return detail::uniform_below(rng, n); }
 
 // boost::random::normal_distribution<double>()(rng), i.e. the unit ziggurat deviate * 1 + 0.
 inline double boost_normal(ChainEngine& rng) noexcept {
