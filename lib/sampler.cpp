@@ -328,7 +328,7 @@ constexpr std::size_t kHugePage = std::size_t{1} << 21;
 }
 
 void* allocate_large(std::size_t bytes) {
-  if (bytes < kHugePage) return ::operator new(bytes);
+  if (bytes < kHugePage) return ::operator new(bytes, std::align_val_t{64});  // rows never straddle a line
   const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, rounded);
   if (!p) throw std::bad_alloc();
@@ -340,7 +340,7 @@ void* allocate_large(std::size_t bytes) {
 
 void deallocate_large(void* p, std::size_t bytes) noexcept {
   if (bytes < kHugePage)
-    ::operator delete(p);
+    ::operator delete(p, std::align_val_t{64});
   else
     std::free(p);
 }
@@ -536,7 +536,6 @@ DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model
     k.tail = ed.tail;
     k.alpha = s2[ed.head] / r;
     k.beta = s2[ed.tail] / r;
-    k.gamma = k.alpha + k.beta;
     k.sd = 1.0 / std::sqrt(r);
   }
 }

@@ -310,6 +310,65 @@ BOOST_AUTO_TEST_CASE(lanes_of_a_block_equal_single_chains_with_the_block_schedul
   }
 }
 
+namespace {
+
+// Runs the batched run_updates<W> of `k` on every update path this CPU has and compares each with the loop over
+// update<W>, bit for bit: random interleaved state, a site sequence with repeats and back-to-back sites sharing a
+// node (the store-to-load hazards of the vector loop), random deviates. Deterministic.
+template <int W, class Kernel>
+void check_update_paths(const Kernel& k, const char* name) {
+  const std::size_t n = static_cast<std::size_t>(k.dimension());
+  const std::size_t m = static_cast<std::size_t>(k.tally_dimension());
+  ChainEngine rng = make_stream(77, W, StreamPurpose::Initial);
+  std::vector<double> z(n * W), eps;
+  for (double& v : z) v = standard_normal(rng);
+  std::vector<Index> sites;
+  for (std::size_t t = 0; t < 3000; ++t) {
+    const Index i = static_cast<Index>(uniform_below(rng, n));
+    sites.push_back(i);
+    if (t % 7 == 0) sites.push_back(i);  // the same site twice in a row
+  }
+  for (std::size_t t = 0; t < sites.size() * W; ++t) eps.push_back(standard_normal(rng));
+  std::vector<double> tally(m * W, 0.0);
+  k.template rebuild_tally<W>(z.data(), tally.data());
+  std::vector<double> want_z = z, want_tally = tally;
+  for (std::size_t t = 0; t < sites.size(); ++t) k.template update<W>(sites[t], want_z.data(), want_tally.data(), eps.data() + t * W);
+  for (const char* path : {"scalar", "avx2", "avx512"}) {
+    if (!detail::select_update_path(path)) continue;  // not supported by this CPU
+    std::vector<double> got_z = z, got_tally = tally;
+    k.template run_updates<W>(sites.data(), sites.size(), got_z.data(), got_tally.data(), eps.data());
+    BOOST_TEST((got_z == want_z), name << " W = " << W << " path " << path << ": state differs from update()");
+    BOOST_TEST((got_tally == want_tally), name << " W = " << W << " path " << path << ": tally differs");
+  }
+  BOOST_REQUIRE(detail::select_update_path("auto") != nullptr);
+}
+
+template <class Kernel>
+void check_update_paths_all_widths(const Kernel& k, const char* name) {
+  check_update_paths<1>(k, name);
+  check_update_paths<2>(k, name);
+  check_update_paths<4>(k, name);
+  check_update_paths<8>(k, name);
+  check_update_paths<16>(k, name);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_update) {
+  const Model het = oracle::small_model();
+  std::vector<double> s(30), sigma;
+  for (std::size_t v = 0; v < s.size(); ++v) s[v] = 0.5 + 0.05 * static_cast<double>(v);
+  const Graph torus = make_torus(6, 5);
+  for (Index e = 0; e < torus.num_edges(); ++e) sigma.push_back(0.2 + 0.03 * e);
+  const Model torus_model(torus, s, sigma);
+  for (const Model* model : {&het, &torus_model}) {
+    check_update_paths_all_widths(DualIncidenceKernel(*model), "dual");
+    check_update_paths_all_widths(CsrKernel(model->primal_precision()), "primal CSR");
+    check_update_paths_all_widths(CsrKernel(model->dual_precision()), "dual CSR");
+  }
+  BOOST_TEST(detail::select_update_path("none") == nullptr);
+}
+
 BOOST_AUTO_TEST_CASE(noise_free_fixed_scan_is_dense_gauss_seidel) {
   // Deterministic: compare with Gauss–Seidel written against the dense precision.
   const Model model = oracle::small_model();

@@ -50,6 +50,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -166,7 +167,8 @@ namespace detail {
 DUALGIBBS_EXPORT const char* select_normal_path(const std::string& name);
 /// Storage for the sampler's large arrays (states, tallies, kernel coefficients): blocks of at least 2 MiB are
 /// 2 MiB-aligned and, on Linux, marked for transparent huge pages, because updates at random sites of arrays of
-/// hundreds of MB otherwise miss the TLB on nearly every access. Smaller blocks come from operator new.
+/// hundreds of MB otherwise miss the TLB on nearly every access. Smaller blocks come from operator new, 64-byte
+/// aligned (a lane row of W <= 8 doubles then never straddles two cache lines).
 /// \throws std::bad_alloc when memory runs out.
 DUALGIBBS_EXPORT void* allocate_large(std::size_t bytes);
 /// Releases a block from allocate_large() of the same size.
@@ -227,7 +229,55 @@ inline void prefetch_read(const void*) noexcept {}
 //   void prefetch_row(Index i) const;          // cache hint for the kernel's own data of site i
 //   template <int W> void rebuild_tally(const double* z, double* tally) const;             // tally from z
 //
+// Optional: the batched form of update(), which GibbsSampler then calls once per chunk of sites instead of
+// looping over update() itself (detail::run_updates_generic, with software prefetching). It must give the same
+// bits as the loop:
+//
+//   template <int W> void run_updates(const Index* sites, std::size_t count, double* z, double* tally,
+//                                     const double* eps) const;   // update(sites[t], ..., eps + t * W), t in order
+//
 // Kernels hold their own copy of the numbers they need (not a reference to the model or matrix).
+
+namespace detail {
+/// Prefetch distances of the update loop: state rows `kStatePrefetch` updates ahead, the kernel's own
+/// coefficients of a site `kRowPrefetch` updates ahead (they are needed to find the state rows).
+constexpr std::size_t kStatePrefetch = 8;
+constexpr std::size_t kRowPrefetch = 16;
+
+/// The update loop over any site kernel: update(sites[t]) for t = 0..count-1 with software prefetching.
+template <int W, class Kernel>
+void run_updates_generic(const Kernel& k, const Index* sites, std::size_t count, double* z, double* tally,
+                         const double* eps) noexcept {
+  for (std::size_t t = 0; t < std::min(count, kRowPrefetch); ++t) k.prefetch_row(sites[t]);
+  for (std::size_t t = 0; t < std::min(count, kStatePrefetch); ++t) k.template prefetch<W>(sites[t], z, tally);
+  std::size_t t = 0;
+  const std::size_t steady = count > kRowPrefetch ? count - kRowPrefetch : 0;
+  for (; t < steady; ++t) {
+    k.prefetch_row(sites[t + kRowPrefetch]);
+    k.template prefetch<W>(sites[t + kStatePrefetch], z, tally);
+    k.template update<W>(sites[t], z, tally, eps + t * W);
+  }
+  for (; t < count; ++t) {
+    if (t + kStatePrefetch < count) k.template prefetch<W>(sites[t + kStatePrefetch], z, tally);
+    k.template update<W>(sites[t], z, tally, eps + t * W);
+  }
+}
+
+/// True when Kernel has the batched member run_updates<W>.
+template <class Kernel, int W, class = void>
+struct HasRunUpdates : std::false_type {};
+template <class Kernel, int W>
+struct HasRunUpdates<Kernel, W,
+                     std::void_t<decltype(std::declval<const Kernel&>().template run_updates<W>(
+                         static_cast<const Index*>(nullptr), std::size_t{0}, static_cast<double*>(nullptr),
+                         static_cast<double*>(nullptr), static_cast<const double*>(nullptr)))>> : std::true_type {};
+
+/// Selects the implementation of the shipped kernels' run_updates (for tests and benchmarks; all give the same
+/// bits): "auto" (the widest vectors the CPU supports, the default), "scalar" (the baseline instruction set of the
+/// build), "avx2" or "avx512". Returns the name of the path now in use, or nullptr (and changes nothing) if `name` is
+/// unknown or unsupported here. Not thread-safe.
+DUALGIBBS_EXPORT const char* select_update_path(const std::string& name);
+}  // namespace detail
 
 /// How much of the positive-definiteness of a matrix CsrKernel verifies.
 enum class SpdCheck {
@@ -307,6 +357,14 @@ public:
   template <int W>
   void rebuild_tally(const double*, double*) const noexcept {}
 
+  /// update(sites[t]) for t = 0..count-1, bitwise as the loop over update(). For W in {1, 2, 4, 8, 16} it runs
+  /// compiled code of the library that works on the W lanes as one vector (AVX-512, AVX2 or the baseline, chosen
+  /// at run time; see detail::select_update_path); other widths use the generic loop.
+  template <int W>
+  void run_updates(const Index* sites, std::size_t count, double* z, double* tally, const double* eps) const noexcept {
+    detail::run_updates_generic<W>(*this, sites, count, z, tally, eps);
+  }
+
 private:
   Index m_n = 0;
   detail::LargeVector<Index> m_offsets;  // CSR of the off-diagonal part
@@ -345,7 +403,8 @@ public:
     const double* ye = y + static_cast<std::size_t>(e) * W;
     const double* xu = x + static_cast<std::size_t>(k.head) * W;
     const double* xv = x + static_cast<std::size_t>(k.tail) * W;
-    for (int c = 0; c < W; ++c) mean[c] = k.beta * xv[c] - k.alpha * xu[c] + k.gamma * ye[c];
+    const double gamma = k.alpha + k.beta;
+    for (int c = 0; c < W; ++c) mean[c] = k.beta * xv[c] - k.alpha * xu[c] + gamma * ye[c];
   }
 
   /// y~_e <- mu_e + R_ee^{-1/2} eps[c] in every lane c, and the tally follows: x~_u += d, x~_v -= d.
@@ -355,9 +414,10 @@ public:
     double* __restrict ye = y + static_cast<std::size_t>(e) * W;
     double* __restrict xu = x + static_cast<std::size_t>(k.head) * W;
     double* __restrict xv = x + static_cast<std::size_t>(k.tail) * W;
+    const double gamma = k.alpha + k.beta;
     for (int c = 0; c < W; ++c) {
       const double old = ye[c];
-      const double fresh = (k.beta * xv[c] - k.alpha * xu[c] + k.gamma * old) + k.sd * eps[c];
+      const double fresh = (k.beta * xv[c] - k.alpha * xu[c] + gamma * old) + k.sd * eps[c];
       const double d = fresh - old;
       ye[c] = fresh;
       xu[c] += d;
@@ -379,6 +439,13 @@ public:
   /// Hint for the coefficients of edge e (issued further ahead than prefetch()).
   void prefetch_row(Index e) const noexcept { detail::prefetch_read(m_edges.data() + e); }
 
+  /// update(sites[t]) for t = 0..count-1, bitwise as the loop over update(); vectorized for W in {1, 2, 4, 8, 16}
+  /// as CsrKernel::run_updates.
+  template <int W>
+  void run_updates(const Index* sites, std::size_t count, double* y, double* x, const double* eps) const noexcept {
+    detail::run_updates_generic<W>(*this, sites, count, y, x, eps);
+  }
+
   /// x~ = B y~ exactly, for W interleaved lanes.
   template <int W>
   void rebuild_tally(const double* y, double* x) const noexcept {
@@ -393,16 +460,33 @@ public:
   }
 
 private:
-  struct EdgeCoef {
+  struct EdgeCoef {  // 32 bytes: two per cache line (gamma = alpha + beta is recomputed, same bits)
     Index head, tail;
     double alpha;  // s_u^2 / R_ee
     double beta;   // s_v^2 / R_ee
-    double gamma;  // alpha + beta
     double sd;     // R_ee^{-1/2}
   };
   Index m_num_nodes = 0;
   detail::LargeVector<EdgeCoef> m_edges;
 };
+
+/// \cond INTERNAL
+// The vectorized run_updates of the shipped kernels, compiled into libdualgibbs (lib/sampler_kernels.cpp).
+#define DUALGIBBS_RUN_UPDATES_SPECIALIZE(K, W)                                                              \
+  template <>                                                                                              \
+  DUALGIBBS_EXPORT void K::run_updates<W>(const Index*, std::size_t, double*, double*, const double*) const noexcept;
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(CsrKernel, 1)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(CsrKernel, 2)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(CsrKernel, 4)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(CsrKernel, 8)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(CsrKernel, 16)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(DualIncidenceKernel, 1)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(DualIncidenceKernel, 2)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(DualIncidenceKernel, 4)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(DualIncidenceKernel, 8)
+DUALGIBBS_RUN_UPDATES_SPECIALIZE(DualIncidenceKernel, 16)
+#undef DUALGIBBS_RUN_UPDATES_SPECIALIZE
+/// \endcond
 
 // ---- the sweep engine ------------------------------------------------------------------------------------
 
@@ -539,8 +623,6 @@ public:
 
 private:
   static constexpr std::size_t kChunk = SweepWorkspace::kChunkValues / Width;
-  static constexpr std::size_t kPrefetchDistance = 8;   // state rows, in updates ahead
-  static constexpr std::size_t kRowPrefetchDistance = 16;  // kernel coefficients, in updates ahead
 
   static std::array<NormalStream, Width> make_lane_streams(std::uint64_t seed, std::uint64_t first) {
     return make_lane_streams(seed, first, std::make_integer_sequence<int, Width>{});
@@ -581,23 +663,10 @@ private:
   }
 
   void run_chunk(const Index* sites, std::size_t len, const double* eps) noexcept {
-    const Kernel& k = *m_kernel;
-    double* z = m_z.data();
-    double* tally = m_tally.data();
-    const std::size_t head = std::min(len, kRowPrefetchDistance);
-    for (std::size_t t = 0; t < head; ++t) k.prefetch_row(sites[t]);
-    for (std::size_t t = 0; t < std::min(len, kPrefetchDistance); ++t) k.template prefetch<Width>(sites[t], z, tally);
-    std::size_t t = 0;
-    const std::size_t steady = len > kRowPrefetchDistance ? len - kRowPrefetchDistance : 0;
-    for (; t < steady; ++t) {
-      k.prefetch_row(sites[t + kRowPrefetchDistance]);
-      k.template prefetch<Width>(sites[t + kPrefetchDistance], z, tally);
-      k.template update<Width>(sites[t], z, tally, eps + t * Width);
-    }
-    for (; t < len; ++t) {
-      if (t + kPrefetchDistance < len) k.template prefetch<Width>(sites[t + kPrefetchDistance], z, tally);
-      k.template update<Width>(sites[t], z, tally, eps + t * Width);
-    }
+    if constexpr (detail::HasRunUpdates<Kernel, Width>::value)
+      m_kernel->template run_updates<Width>(sites, len, m_z.data(), m_tally.data(), eps);
+    else
+      detail::run_updates_generic<Width>(*m_kernel, sites, len, m_z.data(), m_tally.data(), eps);
   }
 
   const Kernel* m_kernel;
