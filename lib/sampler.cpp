@@ -4,6 +4,7 @@
 #include "random_util.hpp"
 
 #include <boost/random/normal_distribution.hpp>
+#include <boost/random/uniform_01.hpp>
 
 #include <Eigen/Cholesky>
 #include <Eigen/OrderingMethods>
@@ -105,6 +106,30 @@ inline double redraw(std::uint64_t (&q)[4]) noexcept {
   return x;
 }
 
+// Boost's ziggurat after a first draw (layer i, magnitude x = r X[i], sign +-1) that missed the common branch: the
+// tail for the base layer, otherwise one uniform y01 and the wedge test between the chord and tangent bounds, with
+// exp only between them; a rejection starts over with a full draw. The same operations in the same order as
+// boost::random::detail::unit_normal_distribution (Boost 1.74 to 1.83), so the bits are Boost's; the tests compare
+// millions of deviates with Boost's own.
+double continue_tail(ChainEngine& e, double sign) noexcept {
+  return boost::random::detail::unit_normal_distribution<double>().generate_tail(e) * sign;
+}
+// True when the wedge point (x, y) is under the density, given the signed distances to the upper and lower bounds.
+inline bool wedge_accepts(double x, double y, double y_above_ubound, double y_above_lbound) noexcept {
+  return y_above_ubound < 0 && (y_above_lbound < 0 || y < std::exp(-(x * x / 2)));
+}
+double continue_wedge(ChainEngine& e, int i, double x, double sign) noexcept {
+  const double* table_x = boost::random::detail::normal_table<double>::table_x;
+  const double* table_y = boost::random::detail::normal_table<double>::table_y;
+  const double y01 = boost::random::uniform_01<double>()(e);
+  const double y = table_y[i] + y01 * (table_y[i + 1] - table_y[i]);
+  const double chord = (table_x[i] - table_x[i + 1]) * y01 - (table_x[i] - x);
+  const double tangent = y - (table_y[i] + (table_x[i] - x) * table_y[i] * table_x[i]);
+  const bool convex = table_x[i] >= 1;
+  if (wedge_accepts(x, y, convex ? chord : tangent, convex ? tangent : chord)) return x * sign;
+  return boost_normal(e);
+}
+
 // Portable path: the sub-streams one after the other (Boost itself on each).
 void fill_groups_scalar(StreamState state, std::size_t groups, double* out, std::size_t stride) noexcept {
   for (int k = 0; k < kWays; ++k) {
@@ -160,7 +185,7 @@ __attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, Avx2Half& 
   accept = _mm256_movemask_pd(_mm256_cmp_pd(x, x1, _CMP_LT_OQ));
   const __m256i one = _mm256_set1_epi64x(1);
   const __m256i flip = _mm256_slli_epi64(_mm256_xor_si256(_mm256_and_si256(u, one), one), 63);  // bit 0 clear: -
-  return _mm256_add_pd(_mm256_xor_pd(x, _mm256_castsi256_pd(flip)), _mm256_setzero_pd());
+  return _mm256_xor_pd(x, _mm256_castsi256_pd(flip));  // x * sign, exactly (x >= 0)
 }
 
 // Redraws the rejected lanes through Boost and merges state and deviates back in registers (no store forwarding).
@@ -242,65 +267,147 @@ __attribute__((target("avx2"))) void fill_groups_avx2(StreamState state, std::si
 // GCC 12's avx512fintrin.h builds unmasked shifts from an "undefined" register and then warns about it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// vcvtuqq2pd converts the 56-bit integer with one correct rounding, as Boost's conversion does.
-__attribute__((target("avx512f,avx512dq"))) void fill_groups_avx512(StreamState state, std::size_t groups,
-                                                                     double* out, std::size_t stride) noexcept {
-  const double* table_x = boost::random::detail::normal_table<double>::table_x;
-  __m512i s0 = _mm512_loadu_si512(state[0]), s1 = _mm512_loadu_si512(state[1]);
-  __m512i s2 = _mm512_loadu_si512(state[2]), s3 = _mm512_loadu_si512(state[3]);
-  const __m512i not_bit11 = _mm512_set1_epi64(~(1LL << 11));
-  const __m512i ff = _mm512_set1_epi64(0xff);
+#define DUALGIBBS_AVX512 __attribute__((target("avx512f,avx512dq")))
+
+struct Zig512 {
+  __m512i s[4];  // state word w of the eight sub-streams
+};
+
+// One xoshiro256++ output per sub-stream; only the sub-streams in `m` advance.
+DUALGIBBS_AVX512 inline __m512i xoshiro512(Zig512& z, __mmask8 m) noexcept {
+  const __m512i s0 = z.s[0], s1 = z.s[1], s2 = z.s[2], s3 = z.s[3];
+  const __m512i u = _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(s0, s3), 23), s0);
+  const __m512i t = _mm512_slli_epi64(s1, 17);
+  const __m512i n2 = _mm512_xor_si512(s2, s0);
+  const __m512i n3 = _mm512_xor_si512(s3, s1);
+  const __m512i n1 = _mm512_xor_si512(s1, n2);
+  const __m512i n0 = _mm512_xor_si512(s0, n3);
+  if (m == 0xff) {
+    z.s[0] = n0;
+    z.s[1] = n1;
+    z.s[2] = _mm512_xor_si512(n2, t);
+    z.s[3] = _mm512_rol_epi64(n3, 45);
+  } else {
+    z.s[0] = _mm512_mask_mov_epi64(s0, m, n0);
+    z.s[1] = _mm512_mask_mov_epi64(s1, m, n1);
+    z.s[2] = _mm512_mask_mov_epi64(s2, m, _mm512_xor_si512(n2, t));
+    z.s[3] = _mm512_mask_mov_epi64(s3, m, _mm512_rol_epi64(n3, 45));
+  }
+  return u;
+}
+
+// The first step of Boost's ziggurat on the words u: layer i = (u & 0xff) >> 1, magnitude x = r X[i] with
+// r = ((u & ~2^11) >> 8) 2^-56 (vcvtuqq2pd rounds once, as Boost's conversion), and the common-branch test
+// x < X[i + 1], returned as a mask.
+DUALGIBBS_AVX512 inline __mmask8 ziggurat_first(__m512i u, __m512i& layer, __m512d& x, const double* table_x) noexcept {
+  const __m512i v = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(~(1LL << 11))), 8);
+  const __m512d r = _mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_set1_pd(0x1.0p-56));
+  layer = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(0xff)), 1);
+  x = _mm512_mul_pd(r, _mm512_i64gather_pd(layer, table_x, 8));
+  return _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(layer, table_x + 1, 8), _CMP_LT_OQ);
+}
+
+// x times Boost's sign (+1 when bit 0 of u is set, -1 otherwise), exactly: a sign flip of the non-negative x.
+DUALGIBBS_AVX512 inline __m512d signed_deviate(__m512d x, __m512i u) noexcept {
   const __m512i one = _mm512_set1_epi64(1);
-  const __m512d scale = _mm512_set1_pd(0x1.0p-56);
-  const __m512i index = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-  for (std::size_t g = 0; g < groups; ++g) {
-    const __m512i p0 = s0, p1 = s1, p2 = s2, p3 = s3;
-    const __m512i u = _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(s0, s3), 23), s0);  // xoshiro256++
-    const __m512i t = _mm512_slli_epi64(s1, 17);
-    s2 = _mm512_xor_si512(s2, s0);
-    s3 = _mm512_xor_si512(s3, s1);
-    s1 = _mm512_xor_si512(s1, s2);
-    s0 = _mm512_xor_si512(s0, s3);
-    s2 = _mm512_xor_si512(s2, t);
-    s3 = _mm512_rol_epi64(s3, 45);
-    const __m512d r = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_srli_epi64(_mm512_and_si512(u, not_bit11), 8)), scale);
-    const __m512i layer = _mm512_srli_epi64(_mm512_and_si512(u, ff), 1);
-    const __m512d x0 = _mm512_i64gather_pd(layer, table_x, 8);
-    const __m512d x1 = _mm512_i64gather_pd(layer, table_x + 1, 8);
-    const __m512d x = _mm512_mul_pd(r, x0);
-    const __mmask8 accept = _mm512_cmp_pd_mask(x, x1, _CMP_LT_OQ);
-    const __m512i flip = _mm512_slli_epi64(_mm512_xor_si512(_mm512_and_si512(u, one), one), 63);
-    __m512d res = _mm512_add_pd(_mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), flip)),
-                                _mm512_setzero_pd());
-    if (__builtin_expect(accept != 0xff, 0)) {
-      alignas(64) std::uint64_t b[4][8];
-      _mm512_store_si512(b[0], p0);
-      _mm512_store_si512(b[1], p1);
-      _mm512_store_si512(b[2], p2);
-      _mm512_store_si512(b[3], p3);
+  const __m512i flip = _mm512_slli_epi64(_mm512_andnot_si512(u, one), 63);
+  return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), flip));
+}
+
+// Finishes the sub-streams whose first draw missed the common branch (mask ~accept; 20% of groups), in registers:
+// the wedge step of continue_wedge() for all of them at once, a fresh first draw for those it rejects, until every
+// sub-stream has its deviate. The base-layer tail, a y01 that rounds to 1 and the exp() between the bounds (0.3% of
+// draws together) are done per sub-stream by the scalar functions above.
+DUALGIBBS_AVX512 inline void finish512(Zig512& z, __m512i u, __m512i layer, __m512d x,
+                                                          __mmask8 accept, __m512d& res) noexcept {
+  const double* table_x = boost::random::detail::normal_table<double>::table_x;
+  const double* table_y = boost::random::detail::normal_table<double>::table_y;
+  __mmask8 pending = static_cast<__mmask8>(~accept);
+  while (pending) {
+    const __mmask8 tail = pending & _mm512_cmpeq_epi64_mask(layer, _mm512_setzero_si512());
+    const __mmask8 wedge = pending & static_cast<__mmask8>(~tail);
+    const __m512d y01 = _mm512_mul_pd(_mm512_cvtepu64_pd(xoshiro512(z, wedge)), _mm512_set1_pd(0x1.0p-64));
+    const __mmask8 vec = _mm512_mask_cmp_pd_mask(wedge, y01, _mm512_set1_pd(1.0), _CMP_LT_OQ);
+    const __mmask8 redo01 = wedge & static_cast<__mmask8>(~vec);  // uniform_01 draws again
+    const __m512i layer1 = _mm512_add_epi64(layer, _mm512_set1_epi64(1));
+    const __m512d xi = _mm512_mask_i64gather_pd(_mm512_set1_pd(2.0), vec, layer, table_x, 8);
+    const __m512d xi1 = _mm512_mask_i64gather_pd(_mm512_set1_pd(1.0), vec, layer1, table_x, 8);
+    const __m512d yi = _mm512_mask_i64gather_pd(_mm512_set1_pd(0.0), vec, layer, table_y, 8);
+    const __m512d yi1 = _mm512_mask_i64gather_pd(_mm512_set1_pd(0.0), vec, layer1, table_y, 8);
+    const __m512d y = _mm512_add_pd(yi, _mm512_mul_pd(y01, _mm512_sub_pd(yi1, yi)));
+    const __m512d chord = _mm512_sub_pd(_mm512_mul_pd(_mm512_sub_pd(xi, xi1), y01), _mm512_sub_pd(xi, x));
+    const __m512d tangent =
+        _mm512_sub_pd(y, _mm512_add_pd(yi, _mm512_mul_pd(_mm512_mul_pd(_mm512_sub_pd(xi, x), yi), xi)));
+    const __mmask8 convex = _mm512_cmp_pd_mask(xi, _mm512_set1_pd(1.0), _CMP_GE_OQ);
+    const __m512d ubound = _mm512_mask_blend_pd(convex, tangent, chord);  // convex: chord; concave: tangent
+    const __m512d lbound = _mm512_mask_blend_pd(convex, chord, tangent);
+    const __mmask8 below_u = _mm512_mask_cmp_pd_mask(vec, ubound, _mm512_setzero_pd(), _CMP_LT_OQ);
+    __mmask8 done = _mm512_mask_cmp_pd_mask(below_u, lbound, _mm512_setzero_pd(), _CMP_LT_OQ);
+    const __mmask8 between = below_u & static_cast<__mmask8>(~done);
+    if (between) {
+      alignas(64) double xs[8], ys[8];
+      _mm512_store_pd(xs, x);
+      _mm512_store_pd(ys, y);
+      for (int k = 0; k < 8; ++k)
+        if ((between >> k) & 1 && ys[k] < std::exp(-(xs[k] * xs[k] / 2))) done |= static_cast<__mmask8>(1u << k);
+    }
+    res = _mm512_mask_mov_pd(res, done, signed_deviate(x, u));
+    if (const __mmask8 scalar = tail | redo01) {
+      alignas(64) std::uint64_t q[4][8], us[8], ls[8];
+      alignas(64) double xs[8], rs[8];
+      for (int w = 0; w < 4; ++w) _mm512_store_si512(q[w], z.s[w]);
+      _mm512_store_si512(us, u);
+      _mm512_store_si512(ls, layer);
+      _mm512_store_pd(xs, x);
       for (int k = 0; k < 8; ++k) {
-        if (accept & (1 << k)) continue;
-        std::uint64_t q[4] = {b[0][k], b[1][k], b[2][k], b[3][k]};
-        const double v = redraw(q);
-        const __mmask8 m = static_cast<__mmask8>(1u << k);  // merge in registers: no store forwarding
-        res = _mm512_mask_broadcastsd_pd(res, m, _mm_set_sd(v));
-        s0 = _mm512_mask_set1_epi64(s0, m, static_cast<long long>(q[0]));
-        s1 = _mm512_mask_set1_epi64(s1, m, static_cast<long long>(q[1]));
-        s2 = _mm512_mask_set1_epi64(s2, m, static_cast<long long>(q[2]));
-        s3 = _mm512_mask_set1_epi64(s3, m, static_cast<long long>(q[3]));
+        if (!((scalar >> k) & 1)) continue;
+        ChainEngine e({q[0][k], q[1][k], q[2][k], q[3][k]});
+        const double sign = (us[k] & 1) ? 1.0 : -1.0;
+        rs[k] = (tail >> k) & 1 ? continue_tail(e, sign) : continue_wedge(e, static_cast<int>(ls[k]), xs[k], sign);
+        const __mmask8 m = static_cast<__mmask8>(1u << k);
+        for (int w = 0; w < 4; ++w)
+          z.s[w] = _mm512_mask_set1_epi64(z.s[w], m, static_cast<long long>(e.state()[static_cast<std::size_t>(w)]));
+        res = _mm512_mask_broadcastsd_pd(res, m, _mm_set_sd(rs[k]));
       }
     }
+    // Rejected in the wedge: Boost starts over with a full draw.
+    const __mmask8 again = vec & static_cast<__mmask8>(~done);
+    if (!again) break;
+    __m512i layer_new;
+    __m512d x_new;
+    const __m512i u_new = xoshiro512(z, again);
+    const __mmask8 hit = again & ziggurat_first(u_new, layer_new, x_new, table_x);
+    res = _mm512_mask_mov_pd(res, hit, signed_deviate(x_new, u_new));
+    u = _mm512_mask_mov_epi64(u, again, u_new);
+    layer = _mm512_mask_mov_epi64(layer, again, layer_new);
+    x = _mm512_mask_mov_pd(x, again, x_new);
+    pending = again & static_cast<__mmask8>(~hit);
+  }
+}
+
+DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::size_t groups, double* out,
+                                         std::size_t stride) noexcept {
+  const double* table_x = boost::random::detail::normal_table<double>::table_x;
+  Zig512 z;
+  for (int w = 0; w < 4; ++w) z.s[w] = _mm512_loadu_si512(state[w]);
+  const __m512i index = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm512_set1_epi64(static_cast<long long>(stride)));
+  for (std::size_t g = 0; g < groups; ++g) {
+    const __m512i u = xoshiro512(z, 0xff);
+    __m512i layer;
+    __m512d x;
+    const __mmask8 accept = ziggurat_first(u, layer, x, table_x);
+    __m512d res = signed_deviate(x, u);
+    if (__builtin_expect(accept != 0xff, 0)) finish512(z, u, layer, x, accept, res);
     double* o = out + kWays * g * stride;
     if (stride == 1)
       _mm512_storeu_pd(o, res);
     else
-      _mm512_i64scatter_pd(o, _mm512_mullo_epi64(index, _mm512_set1_epi64(static_cast<long long>(stride))), res, 8);
+      _mm512_i64scatter_pd(o, index, res, 8);
   }
-  _mm512_storeu_si512(state[0], s0);
-  _mm512_storeu_si512(state[1], s1);
-  _mm512_storeu_si512(state[2], s2);
-  _mm512_storeu_si512(state[3], s3);
+  for (int w = 0; w < 4; ++w) _mm512_storeu_si512(state[w], z.s[w]);
 }
+#undef DUALGIBBS_AVX512
 #pragma GCC diagnostic pop
 #endif
 
