@@ -18,7 +18,7 @@ namespace {
 struct BenchOptions {
   std::string domain = "dual";
   std::string scan = "random";
-  std::size_t chains = 0;  // 0: one lock-step block per thread
+  std::size_t chains = 0;  // 0: two full lock-step blocks per thread (one in each half of the chains)
   std::size_t sweeps = 0;  // 0: enough for about 5e7 updates
   unsigned threads = 1;
   std::size_t lockstep = 16;
@@ -44,7 +44,9 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   o.seed = common.seed;
   o.threads = bo.threads ? bo.threads : std::max(1u, std::thread::hardware_concurrency());
   o.lockstep = bo.lockstep;
-  o.chains = bo.chains ? bo.chains : o.lockstep * o.threads;
+  // A block never spans the two halves of the chains (split-half estimates), so full-width blocks need
+  // 2 x lockstep chains per thread.
+  o.chains = bo.chains ? bo.chains : 2 * o.lockstep * o.threads;
   o.sweeps = bo.sweeps ? bo.sweeps
                        : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * static_cast<std::size_t>(n)));
   o.checkpoint_every = o.sweeps;
@@ -67,6 +69,9 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   j["chains"] = o.chains;
   j["threads"] = o.threads;
   j["lockstep"] = o.lockstep;
+  int widest = 0;
+  for (const auto& block : lockstep_blocks(o.chains, o.lockstep)) widest = std::max(widest, block.second);
+  j["widest_block"] = widest;  // chains actually advanced in lock-step (less than lockstep for few chains)
   j["sweeps"] = o.sweeps;
   j["repeat"] = bo.repeat;
   j["updates"] = best.updates;
@@ -81,7 +86,7 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   }
   std::cout << "model: " << model.summary() << "\n"
             << "  " << to_string(domain) << " domain, " << to_string(o.scan) << " scan, " << o.chains << " chains ("
-            << o.lockstep << " per lock-step block), " << o.threads << " thread(s), " << o.sweeps << " sweeps, best of "
+            << o.lockstep << " per lock-step block, widest " << widest << "), " << o.threads << " thread(s), " << o.sweeps << " sweeps, best of "
             << bo.repeat << "\n"
             << "  ns per chain-update   " << best.ns_per_update << "   (CPU time per update " << best_cpu << " ns)\n"
             << "  updates per second    " << j["updates_per_second"].get<double>() << "\n"
@@ -94,7 +99,7 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
   static BenchOptions opt;
   app.add_option("--domain", opt.domain, "primal or dual")->capture_default_str();
   app.add_option("--scan", opt.scan, "random, permutation or fixed")->capture_default_str();
-  app.add_option("--chains", opt.chains, "number of chains (default: lockstep x threads, one block per thread)");
+  app.add_option("--chains", opt.chains, "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");
   app.add_option("--sweeps", opt.sweeps, "sweeps per run (default: about 5e7 updates)");
   app.add_option("--threads", opt.threads, "threads (0 = all cores)")->capture_default_str();
   app.add_option("--lockstep", opt.lockstep, "chains per shared-schedule block: 1, 2, 4, 8 or 16")->capture_default_str();

@@ -1,6 +1,7 @@
 // Sampler throughput: nanoseconds per chain-update of run_ensemble for primal and dual, on the 100x100 and
-// 1000x1000 tori and a random 32-regular graph on 1000 nodes; random and fixed scan; 1 and 2 threads; one chain
-// per thread (lockstep 1) or one lock-step block of 8 or 16 chains per thread. Every row carries a plain baseline
+// 1000x1000 tori and a random 32-regular graph on 1000 nodes; random and fixed scan; 1 and 2 threads; two
+// independent chains per thread (lockstep 1) or two lock-step blocks of 8 or 16 chains per thread (a block never spans the two halves
+// of the chains, so 2 x lockstep chains per thread give full-width blocks). Every row carries a plain baseline
 // measured in the same process: one chain, std::mt19937_64 + std::normal_distribution +
 // std::uniform_int_distribution, the CSR update on the explicit precision (Q, or R for the dual), so each figure is
 // also a ratio. ns_per_update is wall time per chain-update (all threads together); cpu_ns_per_update is the CPU
@@ -120,7 +121,7 @@ int main(int argc, char** argv) {
         for (std::size_t lockstep : {std::size_t{1}, std::size_t{8}, std::size_t{16}})
           for (unsigned threads : {1u, 2u}) {
             EnsembleOptions o;
-            o.chains = threads * lockstep;  // one block per thread
+            o.chains = 2 * threads * lockstep;  // two full blocks per thread (a block never spans the halves)
             o.sweeps = std::max<std::size_t>(1, gs.updates * threads / (o.chains * static_cast<std::size_t>(n)));
             o.checkpoint_every = o.sweeps;
             o.scan = scan;
