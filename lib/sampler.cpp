@@ -267,6 +267,7 @@ __attribute__((target("avx2"))) void fill_groups_avx2(StreamState state, std::si
 // GCC 12's avx512fintrin.h builds unmasked shifts from an "undefined" register and then warns about it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #define DUALGIBBS_AVX512 __attribute__((target("avx512f,avx512dq")))
 
 struct Zig512 {
@@ -296,32 +297,41 @@ DUALGIBBS_AVX512 inline __m512i xoshiro512(Zig512& z, __mmask8 m) noexcept {
   return u;
 }
 
+// Boost's table_x scaled by 2^-56: r X[i] = (v 2^-56) X[i] = v (X[i] 2^-56) as real numbers, and both products
+// round that same real number once (no subnormals arise), so the scaled table saves a multiplication, exactly.
+struct ScaledTableX {
+  alignas(64) double x[129];
+  ScaledTableX() noexcept {
+    for (int i = 0; i < 129; ++i) x[i] = boost::random::detail::normal_table<double>::table_x[i] * 0x1.0p-56;
+  }
+};
+const ScaledTableX scaled_table_x;
+
 // The first step of Boost's ziggurat on the words u: layer i = (u & 0xff) >> 1, magnitude x = r X[i] with
 // r = ((u & ~2^11) >> 8) 2^-56 (vcvtuqq2pd rounds once, as Boost's conversion), and the common-branch test
-// x < X[i + 1], returned as a mask.
-DUALGIBBS_AVX512 inline __mmask8 ziggurat_first(__m512i u, __m512i& layer, __m512d& x, const double* table_x) noexcept {
+// x < X[i + 1], returned as a mask. The gathers index bytes as (u & 0xfe) * 4 = 8 i.
+DUALGIBBS_AVX512 inline __mmask8 ziggurat_first(__m512i u, __m512d& x, const double* table_x) noexcept {
   const __m512i v = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(~(1LL << 11))), 8);
-  const __m512d r = _mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_set1_pd(0x1.0p-56));
-  layer = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(0xff)), 1);
-  x = _mm512_mul_pd(r, _mm512_i64gather_pd(layer, table_x, 8));
-  return _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(layer, table_x + 1, 8), _CMP_LT_OQ);
+  const __m512i byte_index = _mm512_and_si512(u, _mm512_set1_epi64(0xfe));
+  x = _mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_i64gather_pd(byte_index, scaled_table_x.x, 4));
+  return _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(byte_index, table_x + 1, 4), _CMP_LT_OQ);
 }
 
-// x times Boost's sign (+1 when bit 0 of u is set, -1 otherwise), exactly: a sign flip of the non-negative x.
+// x times Boost's sign (+1 when bit 0 of u is set, -1 otherwise), exactly: a sign flip of the non-negative x,
+// x ^ (u << 63) ^ (1 << 63) as one three-way exclusive or.
 DUALGIBBS_AVX512 inline __m512d signed_deviate(__m512d x, __m512i u) noexcept {
-  const __m512i one = _mm512_set1_epi64(1);
-  const __m512i flip = _mm512_slli_epi64(_mm512_andnot_si512(u, one), 63);
-  return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), flip));
+  return _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(x), _mm512_slli_epi64(u, 63),
+                                                       _mm512_set1_epi64(static_cast<long long>(1ULL << 63)), 0x96));
 }
 
 // Finishes the sub-streams whose first draw missed the common branch (mask ~accept; 20% of groups), in registers:
 // the wedge step of continue_wedge() for all of them at once, a fresh first draw for those it rejects, until every
 // sub-stream has its deviate. The base-layer tail, a y01 that rounds to 1 and the exp() between the bounds (0.3% of
 // draws together) are done per sub-stream by the scalar functions above.
-DUALGIBBS_AVX512 inline void finish512(Zig512& z, __m512i u, __m512i layer, __m512d x,
-                                                          __mmask8 accept, __m512d& res) noexcept {
+DUALGIBBS_AVX512 inline void finish512(Zig512& z, __m512i u, __m512d x, __mmask8 accept, __m512d& res) noexcept {
   const double* table_x = boost::random::detail::normal_table<double>::table_x;
   const double* table_y = boost::random::detail::normal_table<double>::table_y;
+  __m512i layer = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(0xff)), 1);
   __mmask8 pending = static_cast<__mmask8>(~accept);
   while (pending) {
     const __mmask8 tail = pending & _mm512_cmpeq_epi64_mask(layer, _mm512_setzero_si512());
@@ -370,13 +380,13 @@ DUALGIBBS_AVX512 inline void finish512(Zig512& z, __m512i u, __m512i layer, __m5
         res = _mm512_mask_broadcastsd_pd(res, m, _mm_set_sd(rs[k]));
       }
     }
-    // Rejected in the wedge: Boost starts over with a full draw.
+    // Rejected in the wedge: Boost starts over with a full draw. Done whether or not any sub-stream needs it (a
+    // no-op for none), because a branch here would be mispredicted often and resolve late.
     const __mmask8 again = vec & static_cast<__mmask8>(~done);
-    if (!again) break;
-    __m512i layer_new;
     __m512d x_new;
     const __m512i u_new = xoshiro512(z, again);
-    const __mmask8 hit = again & ziggurat_first(u_new, layer_new, x_new, table_x);
+    const __mmask8 hit = again & ziggurat_first(u_new, x_new, table_x);
+    const __m512i layer_new = _mm512_srli_epi64(_mm512_and_si512(u_new, _mm512_set1_epi64(0xff)), 1);
     res = _mm512_mask_mov_pd(res, hit, signed_deviate(x_new, u_new));
     u = _mm512_mask_mov_epi64(u, again, u_new);
     layer = _mm512_mask_mov_epi64(layer, again, layer_new);
@@ -394,11 +404,10 @@ DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::size_t groups, 
                                            _mm512_set1_epi64(static_cast<long long>(stride)));
   for (std::size_t g = 0; g < groups; ++g) {
     const __m512i u = xoshiro512(z, 0xff);
-    __m512i layer;
     __m512d x;
-    const __mmask8 accept = ziggurat_first(u, layer, x, table_x);
+    const __mmask8 accept = ziggurat_first(u, x, table_x);
     __m512d res = signed_deviate(x, u);
-    if (__builtin_expect(accept != 0xff, 0)) finish512(z, u, layer, x, accept, res);
+    if (__builtin_expect(accept != 0xff, 0)) finish512(z, u, x, accept, res);
     double* o = out + kWays * g * stride;
     if (stride == 1)
       _mm512_storeu_pd(o, res);
@@ -406,6 +415,30 @@ DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::size_t groups, 
       _mm512_i64scatter_pd(o, index, res, 8);
   }
   for (int w = 0; w < 4; ++w) _mm512_storeu_si512(state[w], z.s[w]);
+}
+// P NormalStreams at once (P lanes of a sampler): the streams are independent, so while one of them is in the
+// long dependency chain of finish512(), the out-of-order core works on the others' next groups.
+template <int P>
+DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::size_t groups, double* out,
+                                               std::size_t stride) noexcept {
+  const double* table_x = boost::random::detail::normal_table<double>::table_x;
+  Zig512 z[P];
+  for (int p = 0; p < P; ++p)
+    for (int w = 0; w < 4; ++w) z[p].s[w] = _mm512_loadu_si512(states[p][w]);
+  const __m512i index = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm512_set1_epi64(static_cast<long long>(stride)));
+  for (std::size_t g = 0; g < groups; ++g) {
+    for (int p = 0; p < P; ++p) {
+      const __m512i u = xoshiro512(z[p], 0xff);
+      __m512d x;
+      const __mmask8 accept = ziggurat_first(u, x, table_x);
+      __m512d res = signed_deviate(x, u);
+      if (__builtin_expect(accept != 0xff, 0)) finish512(z[p], u, x, accept, res);
+      _mm512_i64scatter_pd(out + p + kWays * g * stride, index, res, 8);
+    }
+  }
+  for (int p = 0; p < P; ++p)
+    for (int w = 0; w < 4; ++w) _mm512_storeu_si512(states[p][w], z[p].s[w]);
 }
 #undef DUALGIBBS_AVX512
 #pragma GCC diagnostic pop
@@ -505,6 +538,33 @@ void NormalStream::fill(std::size_t count, double* out, std::size_t stride) noex
   fill_groups(m_s, groups, out + t * stride, stride);
   t += groups * kWays;
   for (; t < count; ++t) out[t * stride] = (*this)();
+}
+
+void NormalStream::fill_lanes(NormalStream* streams, int lanes, std::size_t count, double* out) noexcept {
+  const auto stride = static_cast<std::size_t>(lanes);
+  int c = 0;
+#ifdef DUALGIBBS_HAVE_SIMD_PATHS
+  if (fill_groups == fill_groups_avx512) {
+    constexpr int P = 2;  // 4 measured no faster
+    for (; c + P <= lanes; c += P) {
+      std::size_t t = 0;
+      auto all_aligned = [&] {
+        for (int p = 0; p < P; ++p)
+          if (streams[c + p].m_next != 0) return false;
+        return true;
+      };
+      for (; t < count && !all_aligned(); ++t)
+        for (int p = 0; p < P; ++p) out[c + p + t * stride] = streams[c + p]();
+      const std::size_t groups = (count - t) / kWays;
+      StreamState states[P];
+      for (int p = 0; p < P; ++p) states[p] = streams[c + p].m_s;
+      fill_groups_avx512_multi<P>(states, groups, out + c + t * stride, stride);
+      for (t += groups * kWays; t < count; ++t)
+        for (int p = 0; p < P; ++p) out[c + p + t * stride] = streams[c + p]();
+    }
+  }
+#endif
+  for (; c < lanes; ++c) streams[c].fill(count, out + c, stride);
 }
 
 namespace detail {
