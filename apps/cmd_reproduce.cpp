@@ -46,9 +46,9 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
       experiment_description(o.figure);  // throws std::invalid_argument naming the known figures
       figures = {o.figure};
     }
-    if (o.chains == 1 || o.chains == 2 || o.chains == 3)
-      throw std::invalid_argument("reproduce: --chains must be at least 4 (two halves of two chains), got " +
-                                  std::to_string(o.chains));
+    if (o.chains > 0 && o.chains < kMinSplitHalfChains)
+      throw std::invalid_argument("reproduce: --chains must be at least " + std::to_string(kMinSplitHalfChains) +
+                                  " (two halves of three chains), got " + std::to_string(o.chains));
     int status = 0;
     for (const auto& fig : figures) {
       ExperimentOptions eo;

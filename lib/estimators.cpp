@@ -32,6 +32,26 @@ std::string str(double v) {
 
 bool all_finite(const Eigen::Ref<const Eigen::MatrixXd>& m) { return m.allFinite(); }
 
+/// Inputs of the error and reconstruction functions: non-empty and finite (a NaN in would be a NaN out).
+void check_finite_matrix(const char* where, const char* what, const Eigen::Ref<const Eigen::MatrixXd>& m) {
+  if (m.size() == 0) fail(where, std::string(what) + " is empty");
+  if (!m.allFinite()) fail(where, std::string(what) + " contains NaN or infinite values");
+}
+
+void check_node_variances(const char* where, const Eigen::VectorXd& v) {
+  if (v.size() == 0) fail(where, "no node variances given");
+  for (Eigen::Index i = 0; i < v.size(); ++i)
+    if (!(v(i) > 0) || !std::isfinite(v(i)))
+      fail(where, "node variance s_v^2 of node " + std::to_string(i) + " = " + str(v(i)) + " must be finite and positive");
+}
+
+void check_same_sizes(const char* where, const MomentSums& a, const MomentSums& b) {
+  if (a.sum.size() != b.sum.size() || a.scatter.size() != b.scatter.size())
+    fail(where, "sums of different shapes (dimension " + std::to_string(a.sum.size()) + ", scatter " +
+                    std::to_string(a.scatter.size()) + " against dimension " + std::to_string(b.sum.size()) +
+                    ", scatter " + std::to_string(b.scatter.size()) + ")");
+}
+
 double median_in_place(std::vector<double>& v) {
   const std::size_t n = v.size();
   const std::size_t mid = n / 2;
@@ -45,6 +65,10 @@ double median_in_place(std::vector<double>& v) {
 }  // namespace
 
 Eigen::VectorXd column_mean(const Eigen::Ref<const Eigen::MatrixXd>& m, Eigen::Index first, Eigen::Index count) {
+  if (count < 1 || first < 0 || first > m.cols() - count)
+    fail("column_mean", "columns [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
+                            std::to_string(count) + ") are empty or outside the " + std::to_string(m.cols()) +
+                            " columns");
   Eigen::VectorXd acc = Eigen::VectorXd::Zero(m.rows());
   for (Eigen::Index k = first; k < first + count; ++k) acc += m.col(k);
   return acc / static_cast<double>(count);
@@ -55,6 +79,7 @@ const char* to_string(MomentKind kind) noexcept { return kind == MomentKind::Ful
 // ---- MomentSums ---------------------------------------------------------------------------------
 
 MomentSums& MomentSums::operator+=(const MomentSums& other) {
+  check_same_sizes("MomentSums::operator+=", *this, other);
   count += other.count;
   sum += other.sum;
   scatter += other.scatter;
@@ -62,6 +87,7 @@ MomentSums& MomentSums::operator+=(const MomentSums& other) {
 }
 
 MomentSums& MomentSums::operator-=(const MomentSums& other) {
+  check_same_sizes("MomentSums::operator-=", *this, other);
   count -= other.count;
   sum -= other.sum;
   scatter -= other.scatter;
@@ -149,6 +175,12 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
   m_total = range(0, groups);
 }
 
+const MomentSums& GroupedMoments::group(std::size_t g) const {
+  if (g >= m_groups.size())
+    fail("GroupedMoments::group", "group " + std::to_string(g) + " of " + std::to_string(m_groups.size()) + " groups");
+  return m_groups[g];
+}
+
 MomentSums GroupedMoments::range(std::size_t first, std::size_t last) const {
   if (first >= last || last > m_groups.size())
     fail("GroupedMoments::range", "group range [" + std::to_string(first) + ", " + std::to_string(last) +
@@ -162,7 +194,10 @@ SampleMoments GroupedMoments::moments(const MomentSums& sums) const {
   const Eigen::Index dim = m_center.size();
   if (!(sums.count > 1))
     fail("GroupedMoments::moments", "need more than one draw for a sample covariance, got count " + str(sums.count));
-  if (sums.sum.size() != dim) fail("GroupedMoments::moments", "sums of the wrong dimension");
+  if (sums.sum.size() != dim || sums.scatter.size() != (m_kind == MomentKind::Full ? dim * dim : dim))
+    fail("GroupedMoments::moments", "sums of the wrong shape (dimension " + std::to_string(sums.sum.size()) +
+                                        ", scatter " + std::to_string(sums.scatter.size()) + ") for dimension " +
+                                        std::to_string(dim) + " (" + to_string(m_kind) + ")");
   SampleMoments m;
   m.count = sums.count;
   const Eigen::VectorXd delta = sums.sum / sums.count;  // mean - centre
@@ -244,11 +279,13 @@ std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint6
 // ---- Woodbury and errors ------------------------------------------------------------------------
 
 Eigen::MatrixXd woodbury_primal_covariance(const Eigen::VectorXd& node_variances, const Eigen::MatrixXd& cov_x_tilde) {
+  check_node_variances("woodbury_primal_covariance", node_variances);
   const Eigen::Index n = node_variances.size();
   if (cov_x_tilde.rows() != n || cov_x_tilde.cols() != n)
     fail("woodbury_primal_covariance", "Cov(x~) is " + std::to_string(cov_x_tilde.rows()) + " x " +
                                            std::to_string(cov_x_tilde.cols()) + ", expected " + std::to_string(n) +
                                            " x " + std::to_string(n));
+  check_finite_matrix("woodbury_primal_covariance", "Cov(x~)", cov_x_tilde);
   // [eq:cov_woodbury3] Cov(X) = D_s - D_s Cov(x~) D_s
   Eigen::MatrixXd out = -(node_variances.asDiagonal() * cov_x_tilde * node_variances.asDiagonal());
   out.diagonal() += node_variances;
@@ -256,9 +293,11 @@ Eigen::MatrixXd woodbury_primal_covariance(const Eigen::VectorXd& node_variances
 }
 
 Eigen::VectorXd woodbury_primal_variances(const Eigen::VectorXd& node_variances, const Eigen::VectorXd& var_x_tilde) {
+  check_node_variances("woodbury_primal_variances", node_variances);
   if (var_x_tilde.size() != node_variances.size())
     fail("woodbury_primal_variances", "Var(x~) has length " + std::to_string(var_x_tilde.size()) + ", expected " +
                                           std::to_string(node_variances.size()));
+  check_finite_matrix("woodbury_primal_variances", "Var(x~)", var_x_tilde);
   // [eq:cov_woodbury5] Var(X_v) = s_v^2 - s_v^4 Var(x~_v)
   return node_variances - node_variances.cwiseProduct(node_variances).cwiseProduct(var_x_tilde);
 }
@@ -266,6 +305,13 @@ Eigen::VectorXd woodbury_primal_variances(const Eigen::VectorXd& node_variances,
 Eigen::MatrixXd primal_covariance_estimate(Domain observed, const Eigen::VectorXd& node_variances,
                                            const SampleMoments& moments) {
   const bool full = moments.covariance.size() > 0;
+  const Eigen::Index dim = moments.variance.size();
+  if (dim == 0) fail("primal_covariance_estimate", "the moments are empty");
+  if (node_variances.size() != dim || (full && (moments.covariance.rows() != dim || moments.covariance.cols() != dim)))
+    fail("primal_covariance_estimate", "moments of dimension " + std::to_string(dim) + " (covariance " +
+                                           std::to_string(moments.covariance.rows()) + " x " +
+                                           std::to_string(moments.covariance.cols()) + ") for " +
+                                           std::to_string(node_variances.size()) + " node variances");
   if (observed == Domain::Primal) return full ? moments.covariance : Eigen::MatrixXd(moments.variance);
   return full ? woodbury_primal_covariance(node_variances, moments.covariance)
               : Eigen::MatrixXd(woodbury_primal_variances(node_variances, moments.variance));
@@ -276,6 +322,8 @@ void check_same_shape(const char* where, const Eigen::MatrixXd& a, const Eigen::
   if (a.rows() != b.rows() || a.cols() != b.cols())
     fail(where, "shapes differ: " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " and " +
                     std::to_string(b.rows()) + " x " + std::to_string(b.cols()));
+  check_finite_matrix(where, "the first matrix", a);
+  check_finite_matrix(where, "the second matrix", b);
 }
 }  // namespace
 
@@ -360,11 +408,19 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
     fail("CovarianceErrorTracker::observe", "states have " + std::to_string(states.rows()) + " rows, expected " +
                                                 std::to_string(dim) + " (x, or x~ = B y~ for the dual)");
   const auto chains = static_cast<std::size_t>(states.cols());
-  if (chains < 4) fail("CovarianceErrorTracker::observe", "need at least 4 chains, got " + std::to_string(chains));
+  if (chains < kMinSplitHalfChains)
+    fail("CovarianceErrorTracker::observe", "need at least " + std::to_string(kMinSplitHalfChains) +
+                                                " chains (two halves of three: a jackknife replicate deletes a group "
+                                                "and still needs two chains for a covariance), got " +
+                                                std::to_string(chains));
+  if (!std::isfinite(seconds)) fail("CovarianceErrorTracker::observe", "seconds = " + str(seconds) + " is not finite");
 
-  // Half 1 = chains [0, L/2), half 2 = [L/2, L), each cut into g groups.
+  // Half 1 = chains [0, L/2), half 2 = [L/2, L), each cut into g groups of near-equal size. Deleting the
+  // largest group must leave at least two chains in the half (else the replicate's covariance divides by
+  // zero): raise g until it does (h >= 3 ends at g = h at the latest; half 2 has h or h + 1 chains).
   const std::size_t half = chains / 2;
-  const std::size_t g = std::min(m_options.jackknife_groups, half);
+  std::size_t g = std::min(m_options.jackknife_groups, half);
+  while (g < half && half - (half + g - 1) / g < 2) ++g;
   std::vector<std::size_t> offsets;
   for (std::size_t k = 0; k < g; ++k) offsets.push_back(k * half / g);
   for (std::size_t k = 0; k < g; ++k) offsets.push_back(half + k * (chains - half) / g);
@@ -475,6 +531,14 @@ RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<doub
     fail("fit_decay_rate", "exponent must be positive, got " + str(options.exponent));
   if (!(options.tail_fraction > 0 && options.tail_fraction <= 1))
     fail("fit_decay_rate", "tail_fraction must be in (0, 1], got " + str(options.tail_fraction));
+  if (!(options.snr >= 0) || !std::isfinite(options.snr))
+    fail("fit_decay_rate", "snr must be finite and non-negative, got " + str(options.snr));
+  if (std::isnan(options.first_sweep)) fail("fit_decay_rate", "first_sweep is NaN");
+  for (std::size_t k = 0; k < sweeps.size(); ++k)
+    if (!std::isfinite(sweeps[k])) fail("fit_decay_rate", "sweep " + std::to_string(k) + " is " + str(sweeps[k]));
+  for (std::size_t k = 0; k < noise.size(); ++k)
+    if (!(noise[k] >= 0))
+      fail("fit_decay_rate", "noise level " + std::to_string(k) + " = " + str(noise[k]) + " must be non-negative");
   RateFit fit;
   const std::size_t n = values.size();
   // Noise level: given per point, or estimated from the tail (median |value| of the last fifth, >= 3 points).

@@ -20,10 +20,26 @@ namespace dualgibbs {
 
 // ---- Table --------------------------------------------------------------------------------------
 
-Table::Table(std::vector<std::string> columns) : m_columns(std::move(columns)) {}
+namespace {
+/// Column names must be non-empty and distinct (column() looks them up by name).
+void check_column_names(const std::string& label_column, const std::vector<std::string>& columns) {
+  std::vector<std::string> all = columns;
+  if (!label_column.empty()) all.push_back(label_column);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].empty()) throw std::invalid_argument("Table: column " + std::to_string(i) + " has an empty name");
+    for (std::size_t j = 0; j < i; ++j)
+      if (all[j] == all[i]) throw std::invalid_argument("Table: column name '" + all[i] + "' is given twice");
+  }
+}
+}  // namespace
+
+Table::Table(std::vector<std::string> columns) : m_columns(std::move(columns)) { check_column_names("", m_columns); }
 
 Table::Table(std::string label_column, std::vector<std::string> columns)
-    : m_label_column(std::move(label_column)), m_columns(std::move(columns)) {}
+    : m_label_column(std::move(label_column)), m_columns(std::move(columns)) {
+  if (m_label_column.empty()) throw std::invalid_argument("Table: the label column needs a name");
+  check_column_names(m_label_column, m_columns);
+}
 
 void Table::add_row(std::vector<double> row) {
   if (!m_label_column.empty())
@@ -162,6 +178,13 @@ Eigen::VectorXd normal_vector(Eigen::Index n, std::uint64_t seed) {
   return v;
 }
 
+void check_options(const std::string& name, const ExperimentOptions& options) {
+  if (options.chains > 0 && options.chains < kMinSplitHalfChains)
+    throw std::invalid_argument(name + ": chains = " + std::to_string(options.chains) + " must be 0 (the figure's " +
+                                "default) or at least " + std::to_string(kMinSplitHalfChains) +
+                                " (two halves of three)");
+}
+
 ProgressFn sub_progress(const ProgressFn& parent, double lo, double hi, const std::string& prefix) {
   if (!parent) return {};
   return [parent, lo, hi, prefix](const std::string& stage, double f) {
@@ -212,9 +235,9 @@ Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes) {
 ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd& target,
                                       const ConvergenceSettings& settings, const ProgressFn& progress,
                                       const std::string& label) {
-  if (settings.chains < 4)
-    throw std::invalid_argument("measure_convergence: need at least 4 chains (two halves of two), got " +
-                                std::to_string(settings.chains));
+  if (settings.chains < kMinSplitHalfChains)
+    throw std::invalid_argument("measure_convergence: need at least " + std::to_string(kMinSplitHalfChains) +
+                                " chains (two halves of three), got " + std::to_string(settings.chains));
   if (settings.sweeps < 1) throw std::invalid_argument("measure_convergence: sweeps must be at least 1");
   if (model.num_edges() == 0) throw std::invalid_argument("measure_convergence: the graph has no edges (no dual domain)");
   const Index n = model.num_nodes();
@@ -378,7 +401,9 @@ std::string experiment_description(const std::string& name) {
   if (name == "fig10") return "K5: -ln r against s/sigma, dual effective rate -> lambda_2/2 = 2.5";
   if (name == "fig11") return "100x100 torus marginal variances against the closed form [eq:torus_true_var]";
   if (name == "rates") return "spectral-rate benchmark: predicted r_p, r_d, r_d^eff beside fitted rates, all families";
-  throw std::invalid_argument("unknown experiment '" + name + "'");
+  std::string known;
+  for (const auto& n : experiment_names()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown experiment '" + name + "' (known: " + known + ")");
 }
 
 ExperimentResult run_experiment(const std::string& name, const ExperimentOptions& options) {
@@ -390,9 +415,8 @@ ExperimentResult run_experiment(const std::string& name, const ExperimentOptions
   if (name == "fig10") return run_fig10(options);
   if (name == "fig11") return run_fig11(options);
   if (name == "rates") return run_rates(options);
-  std::string known;
-  for (const auto& n : experiment_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown experiment '" + name + "' (known: " + known + ", all)");
+  experiment_description(name);  // throws std::invalid_argument naming the known experiments
+  return {};
 }
 
 }  // namespace dualgibbs

@@ -106,6 +106,7 @@ void single_model_convergence(ExperimentResult& res, const Model& model, const E
 // ---- Fig. 5 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig5(const ExperimentOptions& opt) {
+  detail::check_options("fig5", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "fig5";
@@ -251,6 +252,7 @@ ExperimentResult run_convergence(const Model& model, const std::string& name, co
 // ---- Fig. 6 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig6(const ExperimentOptions& opt) {
+  detail::check_options("fig6", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "fig6";
@@ -276,6 +278,7 @@ ExperimentResult run_fig6(const ExperimentOptions& opt) {
 // ---- Fig. 7 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig7(const ExperimentOptions& opt) {
+  detail::check_options("fig7", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "fig7";
@@ -403,6 +406,7 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
 // ---- Fig. 8 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig8(const ExperimentOptions& opt) {
+  detail::check_options("fig8", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "fig8";
@@ -459,6 +463,7 @@ ExperimentResult run_fig8(const ExperimentOptions& opt) {
 // ---- Fig. 9 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig9(const ExperimentOptions& opt) {
+  detail::check_options("fig9", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "fig9";
@@ -593,6 +598,7 @@ RateFit mean_decay(const Model& m, Domain domain, std::size_t chains, std::size_
 }  // namespace
 
 ExperimentResult run_fig10(const ExperimentOptions& opt) {
+  detail::check_options("fig10", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "fig10";
@@ -672,6 +678,7 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
 // ---- Fig. 11 ---------------------------------------------------------------------------------------
 
 ExperimentResult run_fig11(const ExperimentOptions& opt) {
+  detail::check_options("fig11", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "fig11";
@@ -705,6 +712,7 @@ ExperimentResult run_fig11(const ExperimentOptions& opt) {
 // ---- rates -----------------------------------------------------------------------------------------
 
 ExperimentResult run_rates(const ExperimentOptions& opt) {
+  detail::check_options("rates", opt);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = "rates";

@@ -45,6 +45,10 @@ std::vector<double> uniform_vector(std::size_t n, double lo, double hi, std::uin
 /// A standard normal vector (Box–Muller on a portable generator; reproducible across platforms).
 Eigen::VectorXd normal_vector(Eigen::Index n, std::uint64_t seed);
 
+/// Checks the options every experiment shares. \throws std::invalid_argument naming `name` for a chain
+/// count override below kMinSplitHalfChains.
+void check_options(const std::string& name, const ExperimentOptions& options);
+
 /// Scales a progress callback into [lo, hi) of a larger task and prefixes its stage.
 ProgressFn sub_progress(const ProgressFn& parent, double lo, double hi, const std::string& prefix = "");
 

@@ -44,8 +44,8 @@ expect_error() {
   else ok; fi
 }
 expect_error "unknown experiment 'fig99'" reproduce fig99 --quick --out "$tmp/c"
-expect_error "at least 4" reproduce fig6 --quick --chains 2 --out "$tmp/c"
+expect_error "at least 6" reproduce fig6 --quick --chains 2 --out "$tmp/c"
 expect_error "scan" converge --scan sideways
-expect_error "at least 4" converge --chains 3
+expect_error "at least 6" converge --chains 5
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -436,6 +437,161 @@ BOOST_AUTO_TEST_CASE(normalisation_to_sweep_zero) {
   BOOST_TEST(n[2] == -0.25);
   BOOST_TEST(std::isnan(normalise_to_first({0.0, 1.0})[1]));
   BOOST_TEST(normalise_to_first({}).empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- the bad-input audit of issue 6: every function of estimators.hpp that takes user data ---------------
+BOOST_AUTO_TEST_SUITE(bad_input)
+
+namespace {
+/// The message of the std::invalid_argument that `f` throws ("" if it throws nothing).
+template <class F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+constexpr double kInf = std::numeric_limits<double>::infinity();
+bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(column_mean_rejects_empty_or_out_of_range_columns) {
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Random(3, 8);
+  BOOST_TEST(mentions(message_of([&] { column_mean(x, 0, 0); }), "column_mean: columns [0, 0 + 0)"));
+  BOOST_TEST(mentions(message_of([&] { column_mean(x, 6, 5); }), "outside the 8 columns"));
+  BOOST_TEST(mentions(message_of([&] { column_mean(x, -1, 2); }), "outside"));
+  BOOST_TEST(((column_mean(x, 2, 6) - x.middleCols(2, 6).rowwise().mean()).cwiseAbs().maxCoeff() < 1e-15));
+}
+
+BOOST_AUTO_TEST_CASE(sums_of_another_shape_are_rejected) {
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Random(3, 8);
+  const GroupedMoments gm(x, 4, MomentKind::Full);
+  MomentSums a = gm.group(0);
+  MomentSums d;  // dimension 2, the other kind's scatter
+  d.count = 5;
+  d.sum = Eigen::VectorXd::Zero(2);
+  d.scatter = Eigen::VectorXd::Zero(2);
+  BOOST_TEST(mentions(message_of([&] { a += d; }), "MomentSums::operator+=: sums of different shapes (dimension 3"));
+  BOOST_TEST(mentions(message_of([&] { a -= d; }), "MomentSums::operator-="));
+  MomentSums wrong_scatter = gm.group(1);
+  wrong_scatter.scatter = Eigen::VectorXd::Zero(3);  // a diagonal scatter for a full object
+  BOOST_TEST(mentions(message_of([&] { gm.moments(wrong_scatter); }), "sums of the wrong shape"));
+  BOOST_TEST(mentions(message_of([&] { gm.group(4); }), "GroupedMoments::group: group 4 of 4 groups"));
+  BOOST_TEST(mentions(message_of([&] { gm.range(3, 5); }), "GroupedMoments::range"));
+  // Zero bootstrap replicates: no statistic evaluated, an empty result (valid).
+  BOOST_TEST(gm.bootstrap(0, 1, [](const SampleMoments&) { return 1.0; }).empty());
+}
+
+BOOST_AUTO_TEST_CASE(woodbury_rejects_empty_non_finite_and_non_positive_input) {
+  const Eigen::VectorXd ds = Eigen::VectorXd::Ones(2);
+  const Eigen::MatrixXd c = Eigen::MatrixXd::Identity(2, 2);
+  BOOST_TEST(mentions(message_of([&] { woodbury_primal_covariance(Eigen::VectorXd(), Eigen::MatrixXd()); }),
+                      "no node variances"));
+  Eigen::VectorXd bad = ds;
+  for (double v : {std::nan(""), kInf, 0.0, -1.0}) {
+    bad(1) = v;
+    BOOST_TEST(mentions(message_of([&] { woodbury_primal_covariance(bad, c); }), "node variance s_v^2 of node 1"));
+    BOOST_TEST(mentions(message_of([&] { woodbury_primal_variances(bad, ds); }), "node variance s_v^2 of node 1"));
+  }
+  Eigen::MatrixXd cn = c;
+  cn(0, 1) = std::nan("");
+  BOOST_TEST(mentions(message_of([&] { woodbury_primal_covariance(ds, cn); }), "Cov(x~) contains NaN or infinite"));
+  Eigen::VectorXd vn = ds;
+  vn(0) = -kInf;
+  BOOST_TEST(mentions(message_of([&] { woodbury_primal_variances(ds, vn); }), "Var(x~) contains NaN or infinite"));
+}
+
+BOOST_AUTO_TEST_CASE(primal_covariance_estimate_rejects_empty_or_mismatched_moments) {
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    BOOST_TEST(mentions(message_of([&] { primal_covariance_estimate(d, Eigen::VectorXd::Ones(2), SampleMoments{}); }),
+                        "the moments are empty"));
+    const GroupedMoments gm(Eigen::MatrixXd::Random(3, 6), 2, MomentKind::Full);
+    BOOST_TEST(mentions(message_of([&] { primal_covariance_estimate(d, Eigen::VectorXd::Ones(2), gm.moments()); }),
+                        "moments of dimension 3"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(errors_reject_empty_and_non_finite_matrices) {
+  const Eigen::MatrixXd one = Eigen::MatrixXd::Ones(2, 2);
+  BOOST_TEST(mentions(message_of([&] { biased_error(Eigen::MatrixXd(), Eigen::MatrixXd()); }), "is empty"));
+  BOOST_TEST(mentions(message_of([&] { unbiased_error(Eigen::MatrixXd(), Eigen::MatrixXd(), Eigen::MatrixXd()); }),
+                      "is empty"));
+  for (double v : {std::nan(""), kInf}) {
+    Eigen::MatrixXd bad = one;
+    bad(1, 0) = v;
+    BOOST_TEST(mentions(message_of([&] { biased_error(bad, one); }), "biased_error: the first matrix contains NaN"));
+    BOOST_TEST(mentions(message_of([&] { biased_error(one, bad); }), "the second matrix contains NaN"));
+    BOOST_TEST(mentions(message_of([&] { unbiased_error(bad, one, one); }), "unbiased_error"));
+    BOOST_TEST(mentions(message_of([&] { unbiased_error(one, bad, one); }), "unbiased_error"));
+    BOOST_TEST(mentions(message_of([&] { unbiased_error(one, one, bad); }), "unbiased_error"));
+  }
+  BOOST_TEST(unbiased_error(one, 3 * one, 2 * one) == -4.0);  // (1-2)(3-2) summed over 4 entries
+}
+
+BOOST_AUTO_TEST_CASE(tracker_needs_six_chains_and_then_gives_finite_standard_errors) {
+  // With halves of two chains a delete-one-group jackknife replicate keeps one chain: its covariance is
+  // 0/0, and Eu_se was NaN for 4 and 5 chains. Now: fewer than kMinSplitHalfChains = 6 is refused, and from
+  // 6 on every number is finite, also with jackknife_groups = 2 (halves of 3 would leave 1 chain after
+  // deleting the group of 2: the group count is raised to 3).
+  const Model m(make_cycle(5), 1.0, 0.5);
+  const Eigen::MatrixXd target = exact_cov_x(m);
+  boost::random::mt19937_64 rng(3);
+  const Eigen::MatrixXd x = draws_from_precision(dense(m.primal_precision()), 9, rng);
+  for (Domain d : {Domain::Primal, Domain::Dual})
+    for (bool diagonal : {false, true})
+      for (std::size_t groups : {2, 16}) {
+        ErrorTrackerOptions o;
+        o.jackknife_groups = groups;
+        CovarianceErrorTracker t(d, m.node_variances(), diagonal ? Eigen::MatrixXd(target.diagonal()) : target, o);
+        for (Eigen::Index L : {0, 1, 4, 5})
+          BOOST_TEST(mentions(message_of([&] { t.observe(0, 0, x.leftCols(L)); }), "need at least 6 chains"));
+        for (Eigen::Index L : {6, 7, 9}) {
+          const ErrorEstimate e = t.observe(1, 0.5, x.leftCols(L));
+          for (double v : {e.Eb, e.Eu, e.Eb_floor, e.Eb_se, e.Eu_se, e.mean_norm, e.mean_floor, e.max_abs_error})
+            BOOST_TEST(std::isfinite(v), "L = " << L << " groups " << groups);
+          BOOST_TEST(e.Eu_se > 0);
+          BOOST_TEST(e.Eb_se > 0);
+        }
+      }
+  CovarianceErrorTracker t(Domain::Primal, m.node_variances(), target);
+  BOOST_TEST(mentions(message_of([&] { t.observe(0, std::nan(""), x); }), "seconds = nan is not finite"));
+  BOOST_TEST(t.history().empty());
+}
+
+BOOST_AUTO_TEST_CASE(rate_fit_rejects_bad_options_sweeps_and_noise) {
+  const std::vector<double> t{0, 1, 2, 3, 4}, v{1, 0.5, 0.25, 0.125, 0.0625};
+  RateFitOptions o;
+  o.snr = std::nan("");
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate(t, v, {}, o); }), "snr must be finite and non-negative"));
+  o.snr = -1;
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate(t, v, {}, o); }), "snr"));
+  o = RateFitOptions{};
+  o.first_sweep = std::nan("");
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate(t, v, {}, o); }), "first_sweep is NaN"));
+  o = RateFitOptions{};
+  o.exponent = kInf;
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate(t, v, {}, o); }), "exponent"));
+  o.exponent = 2;
+  o.tail_fraction = std::nan("");
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate(t, v, {}, o); }), "tail_fraction"));
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate({0, 1, std::nan(""), 3, 4}, v, {}); }), "sweep 2 is nan"));
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate({0, 1, 2, kInf, 4}, v, {}); }), "sweep 3 is inf"));
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate(t, v, {0, 0, std::nan(""), 0, 0}); }), "noise level 2 = nan"));
+  BOOST_TEST(mentions(message_of([&] { fit_decay_rate(t, v, {0, 0, 0, -1, 0}); }), "noise level 3 = -1"));
+  // Empty input and an infinite noise level: no fit, with a note (valid, documented).
+  const RateFit empty = fit_decay_rate({}, {}, {});
+  BOOST_TEST(!empty.ok());
+  BOOST_TEST(!empty.note.empty());
+  BOOST_TEST(!fit_decay_rate(t, v, std::vector<double>(5, kInf)).ok());
+  // Non-finite values end the window (a documented stop, not an error).
+  const RateFit cut = fit_decay_rate(t, {1, 0.5, 0.25, 0.125, std::nan("")}, std::vector<double>(5, 0.0));
+  BOOST_TEST(cut.ok());
+  BOOST_TEST(cut.last_sweep == 3.0);
+  BOOST_TEST(cut.neg_log_rate == std::log(2.0) / 2, boost::test_tools::tolerance(1e-14));  // E ~ r^(2t), halved by 2 per sweep
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -96,6 +96,8 @@ BOOST_AUTO_TEST_CASE(measure_convergence_rejects_bad_settings) {
   ConvergenceSettings cs;
   cs.chains = 3;
   BOOST_CHECK_THROW(measure_convergence(m, dense_cov_x(m), cs), std::invalid_argument);
+  cs.chains = 5;  // halves of 2 and 3: the jackknife would divide 0 by 0
+  BOOST_CHECK_THROW(measure_convergence(m, dense_cov_x(m), cs), std::invalid_argument);
   cs.chains = 8;
   cs.sweeps = 0;
   BOOST_CHECK_THROW(measure_convergence(m, dense_cov_x(m), cs), std::invalid_argument);
@@ -103,6 +105,102 @@ BOOST_AUTO_TEST_CASE(measure_convergence_rejects_bad_settings) {
   BOOST_CHECK_THROW(measure_convergence(m, Eigen::MatrixXd::Identity(4, 4), cs), std::invalid_argument);
   BOOST_CHECK_THROW(measure_convergence(Model(Graph(3, {}), 1.0, 1.0), Eigen::MatrixXd::Identity(3, 3), cs),
                     std::invalid_argument);
+}
+
+namespace {
+/// The message of the std::invalid_argument that `f` throws ("" if it throws nothing).
+template <class F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+}  // namespace
+
+// ---- the bad-input audit of issue 6: every function of experiments.hpp that takes user data -------------
+
+BOOST_AUTO_TEST_CASE(tables_reject_empty_and_repeated_column_names) {
+  BOOST_TEST(mentions(message_of([] { Table t({"a", "b", "a"}); }), "Table: column name 'a' is given twice"));
+  BOOST_TEST(mentions(message_of([] { Table t({"a", ""}); }), "Table: column 1 has an empty name"));
+  BOOST_TEST(mentions(message_of([] { Table t("graph", {"graph"}); }), "'graph' is given twice"));
+  BOOST_TEST(mentions(message_of([] { Table t("", {"a"}); }), "the label column needs a name"));
+  BOOST_TEST(Table(std::vector<std::string>{}).columns().empty());  // no columns: valid, header-only CSV
+}
+
+BOOST_AUTO_TEST_CASE(experiments_reject_chain_overrides_below_six_before_any_work) {
+  for (const auto& name : experiment_names())
+    for (std::size_t chains : {1, 3, 5}) {
+      ExperimentOptions o = quick();
+      o.chains = chains;
+      o.progress = [&](const std::string&, double) { BOOST_FAIL(name << " started work with chains = " << chains); };
+      BOOST_TEST(mentions(message_of([&] { run_experiment(name, o); }),
+                          name + ": chains = " + std::to_string(chains) + " must be 0"),
+                 name << " chains " << chains);
+    }
+  ExperimentOptions o = quick();
+  o.chains = 2;
+  BOOST_TEST(mentions(message_of([&] { run_fig6(o); }), "at least 6"));  // the figure functions check too
+  BOOST_TEST(mentions(message_of([&] { run_rates(o); }), "at least 6"));
+  BOOST_TEST(mentions(message_of([] { experiment_description("fig99"); }), "unknown experiment 'fig99' (known: fig5,"));
+}
+
+BOOST_AUTO_TEST_CASE(convergence_rejects_every_bad_setting_and_six_chains_give_finite_numbers) {
+  const Model m(make_cycle(5), 1.0, 0.5);
+  const Eigen::MatrixXd target = dense_cov_x(m);
+  ConvergenceSettings cs;
+  cs.chains = 8;
+  cs.sweeps = 3;
+  auto fails = [&](const ConvergenceSettings& bad, const Eigen::MatrixXd& t, const std::string& part) {
+    BOOST_TEST(mentions(message_of([&] { measure_convergence(m, t, bad); }), part), part);
+  };
+  ConvergenceSettings b = cs;
+  b.jackknife_groups = 1;
+  fails(b, target, "jackknife_groups must be at least 2");
+  b = cs;
+  b.checkpoint_every = 0;
+  fails(b, target, "checkpoint_every = 0");
+  b = cs;
+  b.init_value = std::nan("");
+  fails(b, target, "init_value = nan");
+  b = cs;
+  b.init = InitialState::Given;  // no given states
+  fails(b, target, "given_state has length 0");
+  b.given_primal = Eigen::VectorXd::Ones(5);
+  b.given_dual = Eigen::VectorXd::Ones(4);  // 5 edges
+  fails(b, target, "given_state has length 4");
+  Eigen::MatrixXd nan_target = target;
+  nan_target(2, 3) = std::nan("");
+  fails(cs, nan_target, "target contains NaN");
+  fails(cs, Eigen::MatrixXd::Identity(5, 4), "target is 5 x 4");
+  BOOST_TEST(mentions(message_of([&] { run_convergence(Model(Graph(3, {}), 1.0, 1.0), "x", "path", cs); }), "no edges"));
+
+  // 6 chains (the minimum), a checkpoint interval beyond the sweeps, a marginal-variance target: every number of
+  // the table is finite.
+  cs.chains = 6;
+  cs.checkpoint_every = 5;
+  const ConvergenceCurves c = measure_convergence(m, target, cs);
+  BOOST_TEST(c.primal.size() == 2u);  // sweeps 0 and 3
+  const Table t = convergence_table(c);
+  for (const auto& row : t.rows())
+    for (double v : row) BOOST_TEST(std::isfinite(v));
+  cs.checkpoint_every = 1;
+  const ExperimentResult r = run_convergence(m, "x", "cycle:5", cs, /*max_full_nodes=*/0);  // <= 0: marginal variances
+  BOOST_TEST(r.parameters.size() > 0u);
+  for (const auto& row : r.table.rows())
+    for (double v : row) BOOST_TEST(std::isfinite(v));
+
+  // Empty curves: an empty table, and rate rows without a fit (NaN with a note), never an exception or a crash.
+  const ConvergenceCurves none;
+  BOOST_TEST(convergence_table(none).num_rows() == 0u);
+  for (const auto& row : compare_rates(m, none)) {
+    BOOST_TEST(!row.fit.ok());
+    BOOST_TEST(!row.fit.note.empty());
+  }
+  BOOST_TEST(mentions(format_rate_table({}), "label"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -59,6 +59,7 @@ struct SampleMoments {
 /// Sums of draws about a centre c: count n, s = sum (x - c), and the scatter P = sum (x - c)(x - c)^T
 /// (stored column-major as a dim*dim vector) or its diagonal (a dim vector). Sums about the same centre
 /// add and subtract, which is how groups are combined and deleted.
+/// Adding or subtracting sums of different shapes throws std::invalid_argument.
 struct DUALGIBBS_EXPORT MomentSums {
   double count = 0;
   Eigen::VectorXd sum;
@@ -91,13 +92,14 @@ public:
   /// The common centre (the mean of all draws).
   const Eigen::VectorXd& center() const noexcept { return m_center; }
 
-  /// Sums of group g.
-  const MomentSums& group(std::size_t g) const { return m_groups.at(g); }
+  /// Sums of group g. \throws std::invalid_argument if g >= num_groups().
+  const MomentSums& group(std::size_t g) const;
   /// Sums of all draws.
   const MomentSums& total() const noexcept { return m_total; }
   /// Sums of groups [first, last).
   MomentSums range(std::size_t first, std::size_t last) const;
-  /// Moments from sums about this object's centre. \throws std::invalid_argument if sums.count <= 1.
+  /// Moments from sums about this object's centre. \throws std::invalid_argument if sums.count <= 1 or the
+  /// sums have another shape than this object's.
   SampleMoments moments(const MomentSums& sums) const;
   /// Moments of all draws.
   SampleMoments moments() const { return moments(m_total); }
@@ -123,25 +125,31 @@ private:
 
 /// Mean of the columns [first, first + count) of m (count >= 1), accumulated column by column (contiguous
 /// memory: much faster than a row-wise reduction of a column-major matrix).
+/// \throws std::invalid_argument if the range is empty or outside m.
 DUALGIBBS_EXPORT Eigen::VectorXd column_mean(const Eigen::Ref<const Eigen::MatrixXd>& m, Eigen::Index first,
                                              Eigen::Index count);
 
 /// Woodbury reconstruction of the primal covariance from the dual auxiliary variables x~ = B y~
 /// [eq:cov_woodbury3]: Cov(X) = D_s - D_s Cov(x~) D_s, with D_s = diag(node_variances) (s_v^2).
-/// \throws std::invalid_argument if the sizes do not match.
+/// \throws std::invalid_argument if the sizes do not match, the input is empty, a node variance is not
+/// finite and positive, or Cov(x~) has a NaN or infinite entry.
 DUALGIBBS_EXPORT Eigen::MatrixXd woodbury_primal_covariance(const Eigen::VectorXd& node_variances,
                                                             const Eigen::MatrixXd& cov_x_tilde);
 /// Diagonal of [eq:cov_woodbury3] ([eq:cov_woodbury5]): Var(X_v) = s_v^2 - s_v^4 Var(x~_v).
+/// \throws std::invalid_argument as woodbury_primal_covariance().
 DUALGIBBS_EXPORT Eigen::VectorXd woodbury_primal_variances(const Eigen::VectorXd& node_variances,
                                                            const Eigen::VectorXd& var_x_tilde);
 
 /// The estimate of Cov(X) (Full) or of the marginal variances (Diagonal) that a domain's samples give:
 /// primal draws x give their sample covariance; dual draws x~ give the Woodbury reconstruction.
 /// Returns a dim x dim matrix (Full) or a dim x 1 matrix (Diagonal).
+/// \throws std::invalid_argument for empty moments or node_variances of another dimension.
 DUALGIBBS_EXPORT Eigen::MatrixXd primal_covariance_estimate(Domain observed, const Eigen::VectorXd& node_variances,
                                                             const SampleMoments& moments);
 
 /// Biased squared error ||S^ - S||_F^2.
+/// \throws std::invalid_argument if the shapes differ, a matrix is empty or has a NaN or infinite entry
+/// (the same for unbiased_error()).
 DUALGIBBS_EXPORT double biased_error(const Eigen::MatrixXd& estimate, const Eigen::MatrixXd& target);
 /// Unbiased split-half error [eq:unbiased_error]: trace((S1 - S)^T (S2 - S)) = sum_ij (S1-S)_ij (S2-S)_ij,
 /// for estimates S1, S2 from two independent halves. Its expectation is ||Sigma_t - S||_F^2; it can be
@@ -155,6 +163,11 @@ struct ErrorTrackerOptions {
   /// +-18% (relative sd sqrt(2/(2*16-1)) for the pooled jackknife) at a tiny fraction of the accumulation cost.
   std::size_t jackknife_groups = 16;
 };
+
+/// Fewest chains a split-half error with jackknife standard errors needs: two halves of three, so that a
+/// delete-one-group replicate still has two chains for a covariance (with halves of two, Eu_se and Eb_se
+/// would be 0/0).
+inline constexpr std::size_t kMinSplitHalfChains = 6;
 
 /// Errors of one checkpoint (all chains at one sweep). Values are in the primal metric (target Cov(X)).
 struct ErrorEstimate {
@@ -187,9 +200,11 @@ public:
   MomentKind kind() const noexcept { return m_kind; }
   Domain domain() const noexcept { return m_domain; }
 
-  /// Scores the states (dim x L, L >= 2 * jackknife_groups, L >= 4) of one checkpoint and appends the
-  /// result to history(). \throws std::invalid_argument on a wrong dimension, too few chains or
-  /// non-finite states.
+  /// Scores the states (dim x L, L >= kMinSplitHalfChains) of one checkpoint and appends the result to
+  /// history(). Half 1 is chains [0, L/2), half 2 [L/2, L) (an odd L gives half 2 one chain more; Eu stays
+  /// unbiased). Each half is cut into min(jackknife_groups, L/2) groups, more if needed so that deleting
+  /// a group leaves at least two chains. \throws std::invalid_argument on a wrong dimension, fewer than
+  /// kMinSplitHalfChains chains, non-finite states or non-finite `seconds`.
   ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states);
 
   const std::vector<ErrorEstimate>& history() const noexcept { return m_history; }
@@ -259,7 +274,9 @@ struct RateFit {
 /// `noise` is empty the noise level is estimated from the tail as the median |value| of the last fifth
 /// of the points (at least 3). Points with value <= 0 end the window. With tail_fraction < 1 only the
 /// last part of that window is fitted.
-/// \throws std::invalid_argument if sizes differ.
+/// \throws std::invalid_argument if sizes differ, a sweep is not finite, a noise level is negative or NaN,
+/// or an option is out of range (exponent not positive, tail_fraction outside (0, 1], snr negative or not
+/// finite, first_sweep NaN). Empty input is no fit (a note, NaN rate).
 DUALGIBBS_EXPORT RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& values,
                                         const std::vector<double>& noise, const RateFitOptions& options = {});
 

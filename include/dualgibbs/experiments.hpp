@@ -48,9 +48,9 @@ namespace dualgibbs {
 class DUALGIBBS_EXPORT Table {
 public:
   Table() = default;
-  /// Numeric columns only.
+  /// Numeric columns only. \throws std::invalid_argument for an empty or repeated column name.
   explicit Table(std::vector<std::string> columns);
-  /// A text column named `label_column` first, then the numeric columns.
+  /// A text column named `label_column` (non-empty) first, then the numeric columns.
   Table(std::string label_column, std::vector<std::string> columns);
 
   /// The numeric columns' names.
@@ -119,16 +119,19 @@ struct ExperimentOptions {
   bool quick = false;        ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
   std::uint64_t seed = 1;    ///< master seed: every ensemble, random graph and parameter draw derives from it
   unsigned threads = 0;      ///< sampler threads; 0 = all hardware threads
-  std::size_t chains = 0;    ///< override the figure's number of chains (0 = the figure's default)
+  /// Override the figure's number of chains (fig5: samples; rates: the mean fits' chains); 0 = the figure's
+  /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
+  std::size_t chains = 0;
   std::size_t sweeps = 0;    ///< override the figure's number of sweeps (0 = the figure's default)
   ProgressFn progress;       ///< may be empty
 };
 
 /// Names accepted by run_experiment(), in the paper's order: fig5, fig6, fig7, fig8, fig9, fig10, fig11, rates.
 DUALGIBBS_EXPORT std::vector<std::string> experiment_names();
-/// One line per experiment: what it reproduces.
+/// One line per experiment: what it reproduces. \throws std::invalid_argument for an unknown name.
 DUALGIBBS_EXPORT std::string experiment_description(const std::string& name);
-/// Runs the named experiment. \throws std::invalid_argument for an unknown name (listing the known ones).
+/// Runs the named experiment. \throws std::invalid_argument for an unknown name (listing the known ones)
+/// or bad options (every run_figN() checks its options the same way).
 DUALGIBBS_EXPORT ExperimentResult run_experiment(const std::string& name, const ExperimentOptions& options);
 
 /// Fig. 5: variance conservation [eq:cov_woodbury] on an 8x8 torus, s = 1, sigma = 0.3, from 10^5 dual
@@ -182,8 +185,9 @@ struct ConvergenceCurves {
 
 /// Runs both samplers on `model` and scores every checkpoint against `target`: the exact Cov(X)
 /// (|V| x |V|, full covariance errors) or the exact marginal variances (|V| x 1, diagonal errors).
-/// `label` prefixes progress messages. \throws std::invalid_argument for bad settings (fewer than 4
-/// chains, zero sweeps, a target of the wrong size).
+/// `label` prefixes progress messages. \throws std::invalid_argument for bad settings (fewer than
+/// kMinSplitHalfChains chains, zero sweeps, a target of the wrong size or with non-finite entries, a graph
+/// without edges, and every check of run_ensemble() and CovarianceErrorTracker).
 DUALGIBBS_EXPORT ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd& target,
                                                        const ConvergenceSettings& settings,
                                                        const ProgressFn& progress = {},
