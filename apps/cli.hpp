@@ -44,6 +44,20 @@ struct Registration {
 /// The run without a subcommand (the headline demo).
 int run_default(const CommonOptions& common);
 
+/// Adds a count option (chains, sweeps, threads, ...). CLI11 converts "-1" to an unsigned type by wrapping
+/// around (2^64 - 1 sweeps: a run that never ends), so the value must be written as a non-negative integer;
+/// anything else is a usage error naming the option.
+template <class T>
+CLI::Option* add_count(CLI::App& app, const std::string& name, T& target, const std::string& help) {
+  return app.add_option(name, target, help)->check(CLI::Validator(
+      [](std::string& text) {
+        return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos
+                   ? std::string()
+                   : "must be a non-negative integer, got '" + text + "'";
+      },
+      "COUNT"));
+}
+
 /// Prints JSON on stdout, one object per line.
 void print_json(const nlohmann::json& j);
 

@@ -99,11 +99,11 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
   static BenchOptions opt;
   app.add_option("--domain", opt.domain, "primal or dual")->capture_default_str();
   app.add_option("--scan", opt.scan, "random, permutation or fixed")->capture_default_str();
-  app.add_option("--chains", opt.chains, "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");
-  app.add_option("--sweeps", opt.sweeps, "sweeps per run (default: about 5e7 updates)");
-  app.add_option("--threads", opt.threads, "threads (0 = all cores)")->capture_default_str();
-  app.add_option("--lockstep", opt.lockstep, "chains per shared-schedule block: 1, 2, 4, 8 or 16")->capture_default_str();
-  app.add_option("--repeat", opt.repeat, "runs; the best is reported")->capture_default_str();
+  add_count(app, "--chains", opt.chains, "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");
+  add_count(app, "--sweeps", opt.sweeps, "sweeps per run (default: about 5e7 updates)");
+  add_count(app, "--threads", opt.threads, "threads (0 = all cores)")->capture_default_str();
+  add_count(app, "--lockstep", opt.lockstep, "chains per shared-schedule block: 1, 2, 4, 8 or 16")->capture_default_str();
+  add_count(app, "--repeat", opt.repeat, "runs; the best is reported")->capture_default_str();
   app.add_flag("--json", opt.json,
                "machine-readable output: ns_per_update, updates_per_second, cpu_ns_per_update, domain, scan,\n"
                "chains, threads, lockstep, graph, ...");

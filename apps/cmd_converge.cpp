@@ -1,7 +1,7 @@
 // dualgibbs converge: primal vs dual error curves on any model (--graph, --s, --sigma, --node-file), scored
 // against the exact covariance (small graphs) or the exact marginal variances (large graphs).
 #include "cli.hpp"
-#include "experiment_output.hpp"
+#include "output.hpp"
 
 #include <dualgibbs/experiments.hpp>
 
@@ -50,13 +50,13 @@ std::string curve_excerpt(const ExperimentResult& r) {
 std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   app.description("primal vs dual Gibbs: error of the covariance (or marginal variances) against the exact truth");
   static ConvergeOptions o;
-  app.add_option("--chains", o.chains, "independent chains per domain (split into two halves)")->capture_default_str();
-  app.add_option("--sweeps", o.sweeps, "sweeps per chain")->capture_default_str();
-  app.add_option("--every", o.every, "checkpoint every N sweeps")->capture_default_str();
+  add_count(app, "--chains", o.chains, "independent chains per domain (split into two halves)")->capture_default_str();
+  add_count(app, "--sweeps", o.sweeps, "sweeps per chain")->capture_default_str();
+  add_count(app, "--every", o.every, "checkpoint every N sweeps")->capture_default_str();
   app.add_option("--scan", o.scan, "scan order: random | permutation | fixed")->capture_default_str();
   app.add_option("--init", o.init, "initial state: constant | random")->capture_default_str();
   app.add_option("--init-value", o.init_value, "the constant of --init constant")->capture_default_str();
-  app.add_option("--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
+  add_count(app, "--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
   app.add_option("--full-max", o.full_max, "full covariance up to this many nodes, marginal variances above")
       ->capture_default_str();
   app.add_option("--out", o.out, "write converge.csv, converge.json and plots into this directory");
@@ -77,6 +77,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
     if (o.every < 1) throw std::invalid_argument("converge: --every must be at least 1");
     if (o.full_max < 1) throw std::invalid_argument("converge: --full-max must be at least 1");
     const Model model = common.model();
+    if (!o.out.empty()) prepare_output_directory(o.out);  // a bad --out fails now, not after the run
     ProgressPrinter progress(common.quiet);
     const auto t0 = std::chrono::steady_clock::now();
     const ExperimentResult r = run_convergence(model, "converge", common.graph, cs, o.full_max, progress.callback());

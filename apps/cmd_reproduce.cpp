@@ -1,7 +1,7 @@
 // dualgibbs reproduce FIG: the paper's figures (fig5 ... fig11) and the spectral-rate benchmark (rates),
 // each written as FIG.csv, a JSON sidecar FIG.json and plots FIG.png / FIG.pdf. See docs/reproducing.md.
 #include "cli.hpp"
-#include "experiment_output.hpp"
+#include "output.hpp"
 
 #include <dualgibbs/experiments.hpp>
 
@@ -33,9 +33,9 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
   app.add_option("figure", o.figure, "figure to reproduce: " + names + " or all")->required();
   app.add_flag("--quick", o.quick, "reduced run (fewer chains, sweeps and graphs) for previews and tests");
   app.add_option("--out", o.out, "output directory (created if needed)")->capture_default_str();
-  app.add_option("--chains", o.chains, "override the figure's number of chains (fig5: samples)");
-  app.add_option("--sweeps", o.sweeps, "override the figure's number of sweeps (fig5: burn-in sweeps)");
-  app.add_option("--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
+  add_count(app, "--chains", o.chains, "override the figure's number of chains (fig5: samples)");
+  add_count(app, "--sweeps", o.sweeps, "override the figure's number of sweeps (fig5: burn-in sweeps)");
+  add_count(app, "--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
   app.add_flag("--no-plot", o.no_plot, "write CSV and JSON only");
   app.add_flag("--json", o.json, "print the JSON sidecar(s) on stdout instead of the text report");
   return [&common]() {
@@ -49,6 +49,7 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
     if (o.chains > 0 && o.chains < kMinSplitHalfChains)
       throw std::invalid_argument("reproduce: --chains must be at least " + std::to_string(kMinSplitHalfChains) +
                                   " (two halves of three chains), got " + std::to_string(o.chains));
+    prepare_output_directory(o.out);  // a bad --out fails now, not after the run
     int status = 0;
     for (const auto& fig : figures) {
       ExperimentOptions eo;

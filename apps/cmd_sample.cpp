@@ -173,13 +173,13 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   static SampleOptions opt;
   app.add_option("--domain", opt.domain, "primal (x over nodes) or dual (y~ over edges)")->capture_default_str();
   app.add_option("--scan", opt.scan, "random (the paper's random sweep), permutation or fixed")->capture_default_str();
-  app.add_option("--chains", opt.chains, "number of chains")->capture_default_str();
-  app.add_option("--sweeps", opt.sweeps, "sweeps per chain (a sweep = one update per coordinate on average)")
+  add_count(app, "--chains", opt.chains, "number of chains")->capture_default_str();
+  add_count(app, "--sweeps", opt.sweeps, "sweeps per chain (a sweep = one update per coordinate on average)")
       ->capture_default_str();
-  app.add_option("--every", opt.every, "also write the draws every K sweeps (default: only after the last sweep)");
-  app.add_option("--threads", opt.threads, "threads (0 = all cores); the output does not depend on it")
+  add_count(app, "--every", opt.every, "also write the draws every K sweeps (default: only after the last sweep)");
+  add_count(app, "--threads", opt.threads, "threads (0 = all cores); the output does not depend on it")
       ->capture_default_str();
-  app.add_option("--lockstep", opt.lockstep,
+  add_count(app, "--lockstep", opt.lockstep,
                  "chains per shared-schedule block: 1, 2, 4, 8 or 16 (faster, but chains of a block are dependent;\n"
                  "see docs/sampler.md)")
       ->capture_default_str();

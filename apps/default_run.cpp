@@ -4,7 +4,7 @@
 // measured rates next to the predicted ones, and writes demo.csv, demo.json and plots into ./dualgibbs-out
 // (or $DUALGIBBS_OUT_DIR).
 #include "cli.hpp"
-#include "experiment_output.hpp"
+#include "output.hpp"
 
 #include <dualgibbs/experiments.hpp>
 #include <dualgibbs/spectral.hpp>
@@ -70,6 +70,12 @@ void print_theory(const Model& m) {
 
 int run_default(const CommonOptions& common) {
   const Model m = common.model();
+  const char* env = std::getenv("DUALGIBBS_OUT_DIR");
+  const std::string out = env && *env ? env : "dualgibbs-out";
+  if (m.num_edges() == 0)
+    throw std::invalid_argument("the demo compares the primal and the dual sampler, but the graph '" + common.graph +
+                                "' has no edges (no dual domain)");
+  prepare_output_directory(out);  // a bad DUALGIBBS_OUT_DIR fails now, not after the run
   std::cout << "dualgibbs " << DUALGIBBS_VERSION_STRING << ": primal vs dual Gibbs sampling on " << m.summary()
             << "\n(the paper's Fig. 6 at demo size; 'dualgibbs reproduce fig6' runs it at full scale, "
                "'dualgibbs --help' lists everything)\n\n";
@@ -79,8 +85,6 @@ int run_default(const CommonOptions& common) {
   cs.chains = 4000;
   cs.sweeps = 100;
   cs.seed = common.seed;
-  const char* env = std::getenv("DUALGIBBS_OUT_DIR");
-  const std::string out = env && *env ? env : "dualgibbs-out";
   std::cout << "sampling " << cs.chains << " independent chains x " << cs.sweeps
             << " random sweeps in each domain; every sweep the covariance of x (primal) and of x~ = B y~ (dual,\n"
                "through Woodbury Cov(X) = D_s - D_s Cov(x~) D_s) is scored against the exact Cov(X) with the unbiased\n"

@@ -1,24 +1,32 @@
 #pragma once
-// Result files of the dualgibbs command are never written half-way. Every output goes to a temporary file in
-// the same directory as its destination (same file system, so the final rename is atomic) and is renamed into
-// place only once it is complete and flushed without error. On failure, on an exception and on SIGINT,
-// SIGTERM or SIGHUP the temporary file is removed, so an interrupted or failed run leaves neither a truncated
-// result nor a stray temporary behind. Every result file gets a JSON sidecar PATH.json (seed, version,
-// parameters, thread count) written the same way.
+// Everything the dualgibbs command writes: result files, their JSON sidecars, experiment results (CSV, sidecar,
+// plots through scripts/plot.py) and progress on stderr. One writer for every command (sample, exact,
+// reproduce, converge and the default run):
 //
-// Errors: a destination that cannot be created (missing directory, no permission, a directory in the way) is
-// std::invalid_argument naming the path and the system's reason (exit 2 in the command); a write that fails
-// part-way (disk full) is std::runtime_error (exit 1).
+// Result files are never written half-way. Every output goes to a temporary file in the same directory as its
+// destination (same file system, so the final rename is atomic) and is renamed into place only once it is
+// complete and flushed without error. On failure, on an exception and on SIGINT, SIGTERM or SIGHUP the
+// temporary file is removed, so an interrupted or failed run leaves neither a truncated result nor a stray
+// temporary behind. Every result gets a JSON sidecar (seed, version, parameters, thread count) written the same
+// way: PATH.json next to a single result file, DIR/NAME.json for an experiment's files.
+//
+// Errors: a destination that cannot be created (missing directory, no permission, a directory in the way, an
+// output directory that is a file) is std::invalid_argument naming the path and the system's reason (exit 2 in
+// the command); a write that fails part-way (disk full) is std::runtime_error (exit 1).
 
 #include "cli.hpp"
 
+#include <dualgibbs/experiments.hpp>
+
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace dualgibbs::cli {
 
@@ -66,5 +74,65 @@ nlohmann::json sidecar_base(const std::string& command, const CommonOptions& com
 
 /// Writes the JSON `sidecar` plus {"file": result_path} to sidecar_path(result_path), atomically.
 void write_sidecar(const std::string& result_path, nlohmann::json sidecar);
+
+/// Writes `j` (indented, one trailing newline) to `path` atomically: the one JSON writer of every sidecar.
+void write_json(const std::string& path, const nlohmann::json& j);
+
+/// The thread count a run uses for a requested count (0 = all hardware threads, at least 1).
+unsigned resolved_threads(unsigned requested);
+
+// ---- experiments (reproduce, converge, the default run) -----------------------------------------------------
+
+
+/// Progress on stderr for anything that runs longer than a second: a single line rewritten in place,
+/// at most every 0.2 s, silent before the first second and when `quiet`.
+class ProgressPrinter {
+public:
+  explicit ProgressPrinter(bool quiet) : m_quiet(quiet), m_start(std::chrono::steady_clock::now()) {}
+  ~ProgressPrinter() { finish(); }
+  void operator()(const std::string& stage, double fraction);
+  /// Ends the progress line (if one was printed).
+  void finish();
+  ProgressFn callback() {
+    return [this](const std::string& s, double f) { (*this)(s, f); };
+  }
+
+private:
+  bool m_quiet;
+  bool m_printed = false;
+  std::chrono::steady_clock::time_point m_start;
+  double m_last = -1;
+};
+
+/// What was written where.
+struct WrittenFiles {
+  std::vector<std::string> files;  ///< paths of everything written
+  std::string plot_message;        ///< empty if the plots were drawn, else why not
+};
+
+/// The JSON sidecar of an experiment's result: figure, title, version, seed, parameters, threads
+/// ({requested, used, hardware}), timings, wall time, summary, rate table, notes, columns (files are added
+/// by write_result()).
+nlohmann::json result_json(const ExperimentResult& r, double wall_seconds, unsigned threads,
+                           const std::string& command_line);
+
+/// Creates the output directory DIR (and its parents) if needed and checks that files can be created in it,
+/// so that a bad --out fails before a long run rather than after it.
+/// \throws std::invalid_argument naming DIR and the reason (not a directory, permission denied, ...).
+void prepare_output_directory(const std::string& dir);
+
+/// Writes DIR/NAME.csv, DIR/NAME_<extra>.csv and DIR/NAME.json, each through AtomicOutput, then draws
+/// DIR/NAME.png and DIR/NAME.pdf with scripts/plot.py unless `plot` is false. Creates DIR
+/// (prepare_output_directory()). \throws as AtomicOutput and prepare_output_directory().
+WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, double wall_seconds, unsigned threads,
+                          const std::string& command_line, bool plot);
+
+/// The text report printed after a run: title, rate table, summary, notes, files, wall time.
+std::string text_report(const ExperimentResult& r, const WrittenFiles& files, double wall_seconds);
+
+/// Where scripts/plot.py is: $DUALGIBBS_PLOT_SCRIPT, else <bin>/../share/dualgibbs/plot.py, else the
+/// source tree's scripts/plot.py. Empty if none exists.
+std::string find_plot_script();
+
 
 }  // namespace dualgibbs::cli

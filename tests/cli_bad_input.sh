@@ -25,10 +25,11 @@ expect_error() {
     bad "$* -> exit $rc, $lines stderr lines: $(head -c 400 "$tmp/err")"
   else ok; fi
 }
-# expect_usage_error ARGS...: a command-line parse error (CLI11's own message): non-zero, no crash.
+# expect_usage_error ARGS...: a command-line parse error (CLI11's own message and exit code, 100 to 127; not a
+# run that failed later with exit 1 or 2), no crash.
 expect_usage_error() {
   run "$@"
-  if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ $rc -ge 128 ] || [ ! -s "$tmp/err" ]; then
+  if [ $rc -lt 100 ] || [ $rc -eq 124 ] || [ $rc -ge 128 ] || [ ! -s "$tmp/err" ]; then
     bad "$* -> exit $rc: $(head -c 300 "$tmp/err")"
   else ok; fi
 }
@@ -288,6 +289,67 @@ expect_error "1000000000000 chains .* memory" bench --graph torus:3 --chains 100
 expect_usage_error bench --graph torus:3 --threads x
 expect_usage_error exact --graph torus:3 --no-such-option
 expect_usage_error info --graph torus:3 --json extra
+# ---- the experiments' entry points (issue 6): reproduce, converge and the default run --------------------------
+r="$tmp/rep"; mkdir -p "$r"; printf 'x\n' >"$tmp/afile"
+expect_error "unknown experiment 'fig99' \(known: fig5, fig6, fig7, fig8, fig9, fig10, fig11, rates\)" reproduce fig99 --out "$r"
+expect_error "--chains must be at least 6" reproduce fig6 --quick --chains 5 --out "$r"
+expect_error "--chains must be at least 6" reproduce fig10 --quick --chains 1 --out "$r"
+expect_error "1000000000000 chains .* memory" reproduce fig6 --quick --chains 1000000000000 --out "$r" --quiet
+# A bad --out fails before the run: 'reproduce all' at full size would take many minutes (the 60 s limit).
+expect_error "cannot write into '.*afile': Not a directory" reproduce all --out "$tmp/afile"
+expect_error "cannot write into '.*afile/sub': Not a directory" reproduce all --out "$tmp/afile/sub"
+expect_error "cannot write into an output directory with an empty name" reproduce all --out ""
+if [ "$(id -u)" -ne 0 ]; then
+  chmod 555 "$r"; expect_error "cannot write into '.*rep/sub': Permission denied" reproduce all --out "$r/sub"; chmod 755 "$r"
+fi
+expect_usage_error reproduce
+expect_usage_error reproduce fig6 fig7 --quick --out "$r"
+expect_usage_error reproduce fig6 --quick --threads -1 --out "$r"
+expect_usage_error reproduce fig6 --quick --threads abc --out "$r"
+expect_usage_error reproduce fig6 --quick --threads 99999999999 --out "$r"
+expect_usage_error reproduce fig6 --quick --chains -1 --out "$r"
+expect_usage_error reproduce fig6 --quick --sweeps abc --out "$r"
+expect_usage_error reproduce fig6 --quick=abc --out "$r"
+expect_usage_error reproduce fig6 --quick --no-such-option --out "$r"
+[ -z "$(ls -A "$r")" ] || bad "reproduce: a failed run left files behind: $(ls -A "$r")"
+# converge: every option with a bad value (fast model: cycle:5).
+c="--graph cycle:5"
+expect_error "need at least 6 chains \(two halves of three\), got 5" converge $c --chains 5
+expect_error "need at least 6 chains" converge $c --chains 0
+expect_error "1000000000000 chains .* memory" converge $c --chains 1000000000000
+expect_error "sweeps must be at least 1" converge $c --sweeps 0
+expect_error "--every must be at least 1" converge $c --every 0
+expect_error "unknown scan order 'sideways'" converge $c --scan sideways
+expect_error "unknown initial state 'ones'" converge $c --init ones
+expect_error "--init must be constant or random" converge $c --init given
+expect_error "init_value = nan is not finite" converge $c --init-value nan
+expect_error "init_value = inf is not finite" converge $c --init-value inf
+expect_error "--full-max must be at least 1" converge $c --full-max 0
+expect_error "--full-max must be at least 1" converge $c --full-max -3
+expect_error "cannot write into '.*afile': Not a directory" converge --graph torus:300 --out "$tmp/afile"
+expect_error "no edges" converge --graph path:1
+expect_error "sides must be at least 3" converge --graph torus:2
+expect_error "sigma = -1 must be" converge $c --sigma -1
+expect_usage_error converge $c --chains -1
+expect_usage_error converge $c --sweeps abc
+expect_usage_error converge $c --every -1
+expect_usage_error converge $c --threads -1
+expect_usage_error converge $c --init-value abc
+expect_usage_error converge $c --json extra
+expect_usage_error converge $c --sweeps +5
+for opt in --chains --sweeps --every --threads; do expect_usage_error sample --graph torus:3 $opt -1 -o "$tmp/x.csv"; done
+for opt in --chains --sweeps --threads --lockstep --repeat; do expect_usage_error bench --graph torus:3 $opt -1; done
+expect_json 'j["figure"] == "converge" and j["threads"]["used"] == 7 and all(x is not None for x in [j["rates"][0]["predicted_neg_log_rate"]])' \
+  converge $c --chains 6 --sweeps 4 --threads 7 --json
+# The default run (no subcommand): the common options, and its output directory.
+expect_error "unknown graph family 'moebius'" --graph moebius:5
+expect_error "s = -1 must be" --graph cycle:5 --s -1
+expect_error "cannot open node file" --graph cycle:5 --node-file "$tmp/missing.txt"
+expect_error "the graph 'path:1' has no edges" --graph path:1
+DUALGIBBS_OUT_DIR="$tmp/afile" expect_error "cannot write into '.*afile': Not a directory" --graph torus:300
+expect_usage_error --seed -1
+expect_usage_error --no-such-option
+
 expect_ok --help
 expect_ok --version
 grep -q "[0-9]\.[0-9]" "$tmp/out" || bad "--version prints no version: $(cat "$tmp/out")"
