@@ -35,6 +35,18 @@ fi
 "$exe" converge --graph complete:5 --sigma 0.5 --chains 400 --sweeps 10 --json >"$tmp/out" 2>"$tmp/err" && ok || bad "converge exit: $(head -c 300 "$tmp/err")"
 grep -q '"fitted_neg_log_rate"' "$tmp/out" && ok || bad "converge --json lacks the rate table"
 
+# Same seed, same files for --threads 1 and 2 (issue 6): fig5's CSVs byte for byte; fig6.csv byte for byte once
+# its two wall-clock columns (6 time_primal, 7 time_dual) are cut out.
+for n in 1 2; do
+  "$exe" --quiet --seed 5 reproduce fig5 --quick --no-plot --threads $n --out "$tmp/t$n" >/dev/null 2>&1 || bad "reproduce fig5 --threads $n"
+  "$exe" --quiet --seed 5 reproduce fig6 --quick --no-plot --threads $n --out "$tmp/t$n" >/dev/null 2>&1 || bad "reproduce fig6 --threads $n"
+done
+for f in fig5.csv fig5_matrices.csv; do cmp -s "$tmp/t1/$f" "$tmp/t2/$f" && ok || bad "$f differs between --threads 1 and 2"; done
+head -1 "$tmp/t1/fig6.csv" | cut -d, -f6,7 | grep -qx 'time_primal,time_dual' && ok || bad "fig6.csv: columns 6, 7 are not the timings"
+if cmp -s <(cut -d, -f1-5,8- "$tmp/t1/fig6.csv") <(cut -d, -f1-5,8- "$tmp/t2/fig6.csv") && [ "$(wc -l < "$tmp/t1/fig6.csv")" -eq 42 ]; then ok
+else bad "fig6.csv differs between --threads 1 and 2 (timings excluded)"; fi
+grep -q '"used": 2' "$tmp/t2/fig6.json" && ok || bad "fig6.json does not record 2 threads used"
+
 # Bad input.
 expect_error() {
   local pattern="$1"; shift
