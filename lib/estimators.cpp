@@ -2,6 +2,7 @@
 // jackknife and bootstrap, normalisation and the Theil–Sen decay-rate fit. See estimators.hpp.
 #include <dualgibbs/estimators.hpp>
 
+#include "cholmod_handle.hpp"  // detail::ScopedBlasThreads
 #include "random_util.hpp"
 
 #include <Eigen/Core>
@@ -9,10 +10,13 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace dualgibbs {
 
@@ -50,6 +54,41 @@ void check_same_sizes(const char* where, const MomentSums& a, const MomentSums& 
     fail(where, "sums of different shapes (dimension " + std::to_string(a.sum.size()) + ", scatter " +
                     std::to_string(a.scatter.size()) + " against dimension " + std::to_string(b.sum.size()) +
                     ", scatter " + std::to_string(b.scatter.size()) + ")");
+}
+
+/// Runs task(i) for every i in [0, count), spread over the hardware threads (one thread if `flops` is small).
+///
+/// Why not let the BLAS thread its calls: OpenBLAS gives different bits for different thread counts (it
+/// partitions the output differently, and its edge kernels round differently; measured for dsyrk and dgemm of
+/// 100 x 100 and 300 x 300 outputs with 1, 2 and 3 threads), so results would change with OPENBLAS_NUM_THREADS
+/// or the machine's core count. Instead every task is a fixed piece of work (one group's rank-k update, one
+/// fixed block of rows) done by one single-threaded BLAS call (the caller holds a ScopedBlasThreads(1)), so its
+/// bits do not depend on which thread runs it or on how many there are.
+template <class Task>
+void run_tasks(std::size_t count, double flops, const Task& task) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : hw, count));
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < count; ++i) task(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
+      try {
+        task(i);
+      } catch (...) {
+        if (!failed.exchange(true)) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 double median_in_place(std::vector<double>& v) {
@@ -141,35 +180,43 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
   // rowwise() reductions of a column-major matrix stride across memory and are ~10x slower here.
   m_center = column_mean(draws, 0, draws.cols());
 
-  // Pass 2: each group's sums about the centre; the scatter by one BLAS symmetric rank-k update (lower
-  // triangle), then mirrored.
+  // Pass 2: each group's sums about the centre; the scatter by one single-threaded BLAS symmetric rank-k
+  // update per group (lower triangle, then mirrored), groups spread over the threads (run_tasks: the bits do
+  // not depend on any thread count).
   const std::size_t groups = offsets.size() - 1;
   const Eigen::Index scatter_size = m_kind == MomentKind::Full ? dim * dim : dim;
   m_groups.assign(groups, MomentSums{});
-  Eigen::MatrixXd centred;
+  if (m_kind == MomentKind::Full) {
+    const detail::ScopedBlasThreads single_threaded_blas(1);
+    const double flops = static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n);
+    run_tasks(groups, flops, [&](std::size_t g) {
+      const auto off = static_cast<Eigen::Index>(offsets[g]);
+      const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
+      MomentSums& s = m_groups[g];
+      s.count = static_cast<double>(cnt);
+      s.sum.setZero(dim);
+      const Eigen::MatrixXd centred = draws.middleCols(off, cnt).colwise() - m_center;
+      for (Eigen::Index k = 0; k < cnt; ++k) s.sum += centred.col(k);
+      s.scatter.resize(scatter_size);
+      const int nd = static_cast<int>(dim), k = static_cast<int>(cnt);
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, s.scatter.data(), nd);
+      Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
+      for (Eigen::Index j = 0; j < dim; ++j)
+        for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
+    });
+  }
   Eigen::VectorXd c(dim);
-  for (std::size_t g = 0; g < groups; ++g) {
+  for (std::size_t g = 0; g < groups && m_kind == MomentKind::Diagonal; ++g) {
     const auto off = static_cast<Eigen::Index>(offsets[g]);
     const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
     MomentSums& s = m_groups[g];
     s.count = static_cast<double>(cnt);
     s.sum.setZero(dim);
-    if (m_kind == MomentKind::Full) {
-      centred = draws.middleCols(off, cnt).colwise() - m_center;
-      for (Eigen::Index k = 0; k < cnt; ++k) s.sum += centred.col(k);
-      s.scatter.resize(scatter_size);
-      const int n = static_cast<int>(dim), k = static_cast<int>(cnt);
-      cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, k, 1.0, centred.data(), n, 0.0, s.scatter.data(), n);
-      Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
-      for (Eigen::Index j = 0; j < dim; ++j)
-        for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
-    } else {
-      s.scatter.setZero(dim);
-      for (Eigen::Index k = off; k < off + cnt; ++k) {
-        c = draws.col(k) - m_center;
-        s.sum += c;
-        s.scatter += c.cwiseAbs2();
-      }
+    s.scatter.setZero(dim);
+    for (Eigen::Index k = off; k < off + cnt; ++k) {
+      c = draws.col(k) - m_center;
+      s.sum += c;
+      s.scatter += c.cwiseAbs2();
     }
   }
   m_total = range(0, groups);
@@ -262,10 +309,21 @@ std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint6
       for (std::size_t k = 0; k < groups; ++k) w(static_cast<Eigen::Index>(detail::uniform_below(rng, groups)), r) += 1.0;
     const Eigen::MatrixXd bs = sums * w;
     const Eigen::RowVectorXd bc = counts * w;
-    Eigen::MatrixXd bp(scatter_size, b);  // scatters * w: the big product, by the BLAS
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(scatter_size), static_cast<int>(b),
-                static_cast<int>(groups), 1.0, scatters.data(), static_cast<int>(scatter_size), w.data(),
-                static_cast<int>(groups), 0.0, bp.data(), static_cast<int>(scatter_size));
+    // scatters * w: the big product, by single-threaded BLAS calls on fixed blocks of rows (run_tasks).
+    Eigen::MatrixXd bp(scatter_size, b);
+    {
+      const detail::ScopedBlasThreads single_threaded_blas(1);
+      const Eigen::Index rows_per_task = 4096;
+      const auto tasks = static_cast<std::size_t>((scatter_size + rows_per_task - 1) / rows_per_task);
+      run_tasks(tasks, static_cast<double>(scatter_size) * static_cast<double>(b) * static_cast<double>(groups),
+                [&](std::size_t t) {
+                  const Eigen::Index r0 = static_cast<Eigen::Index>(t) * rows_per_task;
+                  const Eigen::Index rows = std::min(rows_per_task, scatter_size - r0);
+                  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(b),
+                              static_cast<int>(groups), 1.0, scatters.data() + r0, static_cast<int>(scatter_size),
+                              w.data(), static_cast<int>(groups), 0.0, bp.data() + r0, static_cast<int>(scatter_size));
+                });
+    }
     for (Eigen::Index r = 0; r < b; ++r) {
       s.count = bc(r);
       s.sum = bs.col(r);

@@ -11,6 +11,8 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <cstring>
+#include <dlfcn.h>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -592,6 +594,69 @@ BOOST_AUTO_TEST_CASE(rate_fit_rejects_bad_options_sweeps_and_noise) {
   BOOST_TEST(cut.ok());
   BOOST_TEST(cut.last_sweep == 3.0);
   BOOST_TEST(cut.neg_log_rate == std::log(2.0) / 2, boost::test_tools::tolerance(1e-14));  // E ~ r^(2t), halved by 2 per sweep
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- BLAS threads (issue 6): the estimators' BLAS calls give the same bits for any BLAS thread count ----------
+BOOST_AUTO_TEST_SUITE(blas_threads)
+
+namespace {
+bool same_bits(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(grouped_moments_and_bootstrap_do_not_depend_on_the_openblas_thread_count) {
+  // GroupedMoments (Full) forms each group's scatter with cblas_dsyrk and the bootstrap its replicates with
+  // cblas_dgemm. OpenBLAS splits those over threads by blocks of the output, so every entry should be the same
+  // sum in the same order whatever the thread count; this checks it bitwise. openblas_set_num_threads is looked
+  // up at run time, so the test builds against any BLAS and is skipped (with a message) on another one.
+  using SetThreads = void (*)(int);
+  using GetThreads = int (*)();
+  const auto set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const auto get_threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (!set_threads || !get_threads) {
+    BOOST_TEST_MESSAGE("skipped: the BLAS linked here is not OpenBLAS (no openblas_set_num_threads)");
+    return;
+  }
+  const int saved = get_threads();
+  // Sizes well above OpenBLAS's threading thresholds: dsyrk of 300 x 300 from groups of 750 draws, dgemm of
+  // 90000 x 64 x 4 per bootstrap batch.
+  boost::random::mt19937_64 rng(11);
+  boost::random::normal_distribution<double> normal;
+  Eigen::MatrixXd draws(300, 3000);
+  for (Eigen::Index j = 0; j < draws.cols(); ++j)
+    for (Eigen::Index i = 0; i < draws.rows(); ++i) draws(i, j) = normal(rng) + 0.01 * static_cast<double>(i);
+  struct Result {
+    std::vector<Eigen::MatrixXd> scatters;
+    Eigen::MatrixXd covariance;
+    std::vector<double> bootstrap;
+  };
+  auto compute = [&](int threads) {
+    set_threads(threads);
+    Result r;
+    const GroupedMoments gm(draws, 4, MomentKind::Full);
+    for (std::size_t g = 0; g < gm.num_groups(); ++g) r.scatters.push_back(gm.group(g).scatter);
+    r.covariance = gm.moments().covariance;
+    r.bootstrap = gm.bootstrap(128, 5, [](const SampleMoments& m) { return m.covariance.sum(); });
+    return r;
+  };
+  const Result one = compute(1);
+  for (int threads : {2, 3}) {
+    const Result other = compute(threads);
+    BOOST_TEST(get_threads() == threads);
+    for (std::size_t g = 0; g < one.scatters.size(); ++g)
+      BOOST_TEST(same_bits(one.scatters[g], other.scatters[g]), "dsyrk, group " << g << ", " << threads << " threads");
+    BOOST_TEST(same_bits(one.covariance, other.covariance), threads << " threads");
+    BOOST_TEST(one.bootstrap.size() == other.bootstrap.size());
+    BOOST_TEST(std::memcmp(one.bootstrap.data(), other.bootstrap.data(), sizeof(double) * one.bootstrap.size()) == 0,
+               "dgemm (bootstrap), " << threads << " threads");
+  }
+  set_threads(saved);
+  // The data are not trivial: the covariance is not diagonal to the last bit, so a reordered sum would show.
+  BOOST_TEST(one.covariance(0, 1) != 0.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -72,8 +72,10 @@ struct DUALGIBBS_EXPORT MomentSums {
 ///
 /// The draws are the columns of a dim x n matrix. Every group keeps its MomentSums about one common
 /// centre, the mean of all draws (two-pass algorithm: no cancellation). Combining groups is then a sum.
-/// Building costs one symmetric rank-n update, O(n dim^2) (Full: one BLAS dsyrk per group, so the BLAS
-/// decides the threading) or O(n dim) (Diagonal).
+/// Building costs one symmetric rank-n update, O(n dim^2) (Full: one single-threaded BLAS dsyrk per group,
+/// the groups spread over the hardware threads, so that the bits depend on no thread count, the BLAS's
+/// included) or O(n dim) (Diagonal). Not to be called concurrently with other BLAS users of the process: it
+/// sets OpenBLAS to one thread for its duration.
 class DUALGIBBS_EXPORT GroupedMoments {
 public:
   /// Groups are the column ranges [offsets[g], offsets[g+1]); offsets must start at 0, end at the number
