@@ -16,6 +16,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace dualgibbs::cli {
 
@@ -96,9 +97,22 @@ int run_default(const CommonOptions& common) {
   progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::cout << "measured vs predicted (-ln r per sweep; 'Eu': fitted from the error, paper convention E ~ r^(2t);\n"
-               "'mean': from the norm of the ensemble mean)\n"
-            << format_rate_table(r.rates) << "\n";
+  // Compare like with like: Eu is a squared error of the covariance, whose slowest mode decays like r^(2t), so
+  // Eu ~ r^(4t) (docs/reproducing.md, Fig. 6). fit_decay_rate() follows the paper's convention E ~ r^(2t)
+  // (-ln r = -slope / 2); the rate of r it implies is half of that. The mean is linear in the chain: r^t.
+  std::vector<RateComparison> implied = r.rates;
+  for (auto& row : implied)
+    if (row.fitted_from == "Eu") {
+      row.fitted_from = "Eu*";
+      row.fit.neg_log_rate /= 2.0;
+      row.fit.rate = std::exp(-row.fit.neg_log_rate);
+    }
+  std::cout << "measured vs predicted (-ln r per sweep)\n"
+            << format_rate_table(implied)
+            << "  Eu*:  from the split-half error Eu, which decays like r^(4t) (the covariance error like r^(2t)), so\n"
+               "        fitted -ln r = -slope(ln Eu) / 4 (the paper's convention E ~ r^(2t) gives -slope / 2, twice the rate;\n"
+               "        docs/reproducing.md, Fig. 6)\n"
+               "  mean: from the norm of the ensemble mean, which decays like r^t: fitted -ln r = -slope(ln ||mean||)\n\n";
   const auto sweep = r.table.column("sweep");
   const auto p = r.table.column("Eu_norm_primal"), d = r.table.column("Eu_norm_dual");
   const auto dse = r.table.column("Eu_se_dual");
