@@ -203,6 +203,23 @@ BOOST_AUTO_TEST_CASE(convergence_rejects_every_bad_setting_and_six_chains_give_f
   BOOST_TEST(mentions(format_rate_table({}), "label"));
 }
 
+BOOST_AUTO_TEST_CASE(a_figure_without_a_clean_fit_window_says_so) {
+  // Two sweeps leave no window of 3 points: the fitted-rate columns are NaN (documented: no fit), and the result
+  // carries a note for every missing fit instead of a number.
+  ExperimentOptions o = quick();
+  o.chains = 6;
+  o.sweeps = 2;
+  const ExperimentResult r = run_experiment("fig10", o);
+  for (double v : r.table.column("rate_primal")) BOOST_TEST(std::isnan(v));
+  for (double v : r.table.column("theory_primal")) BOOST_TEST(std::isfinite(v));
+  std::size_t missing = 0;
+  for (const auto& row : r.rates) missing += !row.fit.ok();
+  std::size_t notes = 0;
+  for (const auto& n : r.notes) notes += mentions(n, "no ") && mentions(n, " fit for '");
+  BOOST_TEST(missing > 0u);
+  BOOST_TEST(notes == missing);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(figures_quick)
