@@ -49,13 +49,14 @@ int run_default(const CommonOptions& common);
 /// anything else is a usage error naming the option.
 template <class T>
 CLI::Option* add_count(CLI::App& app, const std::string& name, T& target, const std::string& help) {
-  return app.add_option(name, target, help)->check(CLI::Validator(
-      [](std::string& text) {
-        return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos
-                   ? std::string()
-                   : "must be a non-negative integer, got '" + text + "'";
-      },
-      "COUNT"));
+  return app.add_option(name, target, help)
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "must be a non-negative integer, got '" + text + "'";
+          },
+          "COUNT"));
 }
 
 /// Prints JSON on stdout, one object per line.

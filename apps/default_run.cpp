@@ -107,12 +107,13 @@ int run_default(const CommonOptions& common) {
       row.fit.neg_log_rate /= 2.0;
       row.fit.rate = std::exp(-row.fit.neg_log_rate);
     }
-  std::cout << "measured vs predicted (-ln r per sweep)\n"
-            << format_rate_table(implied)
-            << "  Eu*:  from the split-half error Eu, which decays like r^(4t) (the covariance error like r^(2t)), so\n"
-               "        fitted -ln r = -slope(ln Eu) / 4 (the paper's convention E ~ r^(2t) gives -slope / 2, twice the rate;\n"
-               "        docs/reproducing.md, Fig. 6)\n"
-               "  mean: from the norm of the ensemble mean, which decays like r^t: fitted -ln r = -slope(ln ||mean||)\n\n";
+  std::cout
+      << "measured vs predicted (-ln r per sweep)\n"
+      << format_rate_table(implied)
+      << "  Eu*:  from the split-half error Eu, which decays like r^(4t): fitted -ln r = -slope(ln Eu) / 4\n"
+         "        (the covariance error decays like r^(2t); the paper's convention E ~ r^(2t) gives twice this;\n"
+         "        docs/reproducing.md, Fig. 6)\n"
+         "  mean: from the norm of the ensemble mean, which decays like r^t: fitted -ln r = -slope(ln ||mean||)\n\n";
   const auto sweep = r.table.column("sweep");
   const auto p = r.table.column("Eu_norm_primal"), d = r.table.column("Eu_norm_dual");
   const auto dse = r.table.column("Eu_se_dual");

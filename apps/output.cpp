@@ -166,9 +166,7 @@ void write_sidecar(const std::string& result_path, nlohmann::json sidecar) {
   write_json(sidecar_path(result_path), sidecar);
 }
 
-
 // ---- experiments -----------------------------------------------------------------------------------------
-
 
 void ProgressPrinter::operator()(const std::string& stage, double fraction) {
   if (m_quiet) return;
@@ -235,8 +233,8 @@ nlohmann::json result_json(const ExperimentResult& r, double wall_seconds, unsig
   j["parameters"] = params;
   for (const auto& [k, v] : r.parameters)
     if (k == "seed") j["seed"] = std::stoull(v);
-  j["threads"] = {{"requested", threads}, {"used", resolved_threads(threads)},
-                  {"hardware", std::thread::hardware_concurrency()}};
+  j["threads"] = {
+      {"requested", threads}, {"used", resolved_threads(threads)}, {"hardware", std::thread::hardware_concurrency()}};
   nlohmann::json timings = nlohmann::json::object();
   for (const auto& [k, v] : r.timings) timings[k] = number(v);
   j["timings_seconds"] = timings;
@@ -273,8 +271,8 @@ void prepare_output_directory(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(fs::path(dir), ec);
   if (!is_directory(dir))
-    throw std::invalid_argument("cannot write into '" + dir + "': " +
-                                (ec ? ec.message() : std::string("it exists and is not a directory")));
+    throw std::invalid_argument("cannot write into '" + dir +
+                                "': " + (ec ? ec.message() : std::string("it exists and is not a directory")));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw std::invalid_argument("cannot write into '" + dir + "': " + std::strerror(errno));
 }

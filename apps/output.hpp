@@ -83,11 +83,10 @@ unsigned resolved_threads(unsigned requested);
 
 // ---- experiments (reproduce, converge, the default run) -----------------------------------------------------
 
-
 /// Progress on stderr for anything that runs longer than a second: a single line rewritten in place,
 /// at most every 0.2 s, silent before the first second and when `quiet`.
 class ProgressPrinter {
-public:
+ public:
   explicit ProgressPrinter(bool quiet) : m_quiet(quiet), m_start(std::chrono::steady_clock::now()) {}
   ~ProgressPrinter() { finish(); }
   void operator()(const std::string& stage, double fraction);
@@ -97,7 +96,7 @@ public:
     return [this](const std::string& s, double f) { (*this)(s, f); };
   }
 
-private:
+ private:
   bool m_quiet;
   bool m_printed = false;
   std::chrono::steady_clock::time_point m_start;
@@ -133,6 +132,5 @@ std::string text_report(const ExperimentResult& r, const WrittenFiles& files, do
 /// Where scripts/plot.py is: $DUALGIBBS_PLOT_SCRIPT, else <bin>/../share/dualgibbs/plot.py, else the
 /// source tree's scripts/plot.py. Empty if none exists.
 std::string find_plot_script();
-
 
 }  // namespace dualgibbs::cli

@@ -46,7 +46,8 @@ void check_node_variances(const char* where, const Eigen::VectorXd& v) {
   if (v.size() == 0) fail(where, "no node variances given");
   for (Eigen::Index i = 0; i < v.size(); ++i)
     if (!(v(i) > 0) || !std::isfinite(v(i)))
-      fail(where, "node variance s_v^2 of node " + std::to_string(i) + " = " + str(v(i)) + " must be finite and positive");
+      fail(where,
+           "node variance s_v^2 of node " + std::to_string(i) + " = " + str(v(i)) + " must be finite and positive");
 }
 
 void check_same_sizes(const char* where, const MomentSums& a, const MomentSums& b) {

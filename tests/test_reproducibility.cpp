@@ -15,16 +15,16 @@
 
 #include <Eigen/Core>
 
+#include <dlfcn.h>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <dlfcn.h>
-#include <set>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -123,8 +123,9 @@ void check_same_table(const Table& a, const Table& b, const std::string& what) {
   for (std::size_t c = 0; c < a.columns().size(); ++c) {
     if (kTimingColumns.count(a.columns()[c])) continue;
     for (std::size_t r = 0; r < a.num_rows(); ++r)
-      BOOST_TEST(same_double(a.rows()[r][c], b.rows()[r][c]),
-                 what << " column " << a.columns()[c] << " row " << r << ": " << a.rows()[r][c] << " vs " << b.rows()[r][c]);
+      BOOST_TEST(same_double(a.rows()[r][c], b.rows()[r][c]), what << " column " << a.columns()[c] << " row " << r
+                                                                   << ": " << a.rows()[r][c] << " vs "
+                                                                   << b.rows()[r][c]);
     ++compared;
   }
   BOOST_TEST(compared + (a.has_column("time_primal") ? 2 : 0) == a.columns().size());
