@@ -266,8 +266,10 @@ __attribute__((target("avx2"))) void fill_groups_avx2(StreamState state, std::si
 // ---- AVX-512 (F + DQ): the eight sub-streams in one register per state word ----
 // GCC 12's avx512fintrin.h builds unmasked shifts from an "undefined" register and then warns about it.
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #define DUALGIBBS_AVX512 __attribute__((target("avx512f,avx512dq")))
 
 struct Zig512 {
