@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -219,6 +220,61 @@ inline void check_exact_moments(ScanOrder scan, InitialState init, std::size_t c
     });
     BOOST_TEST(seen == sweeps + 1);
   }
+}
+
+// ---- the slowest mode of the random sweep ----
+
+/// The slowest mode of the random-sweep Gibbs chain on a precision M (dense): with D = diag(M),
+/// lambda_max(A) = 1 - lambda_min(D^-1/2 M D^-1/2) [eqn:AGen], r = ((n - 1 + lambda_max(A)) / n)^n
+/// [eqn:primalrate, eqn:dualrate], z0 = D^-1/2 u for u the eigenvector of lambda_min, and w = D z0. Started at
+/// z0, the expected random-scan update E[z'] = (I - D^-1 M / n) z multiplies z0 by (n - 1 + lambda_max(A)) / n,
+/// so after k sweeps E[w^T z_k] / w^T z0 = r^k (with or without the noise, which has mean zero).
+struct SlowestMode {
+  double lambda_max_A = 0;
+  double rate = 0;
+  VectorXd z0, w;
+};
+
+inline SlowestMode slowest_mode(const MatrixXd& M) {
+  const Eigen::Index n = M.rows();
+  const VectorXd dm = M.diagonal();
+  const VectorXd inv_sqrt = dm.cwiseSqrt().cwiseInverse();
+  const MatrixXd S = inv_sqrt.asDiagonal() * M * inv_sqrt.asDiagonal();
+  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(S);
+  SlowestMode mode;
+  mode.lambda_max_A = 1.0 - es.eigenvalues()[0];
+  mode.rate =
+      std::pow((static_cast<double>(n) - 1 + mode.lambda_max_A) / static_cast<double>(n), static_cast<double>(n));
+  mode.z0 = inv_sqrt.asDiagonal() * es.eigenvectors().col(0);
+  mode.w = dm.asDiagonal() * mode.z0;
+  return mode;
+}
+
+/// Runs the ensemble `o` (its start is set to the mode's z0) and z-tests, at every checkpoint k >= 1, the mean
+/// over chains of w^T z_k / w^T z0 against r^k, with threshold z_max.
+inline void check_slowest_mode_decay(const Model& model, Domain d, const SlowestMode& mode, EnsembleOptions o,
+                                     double z_max, const std::string& what) {
+  o.init = InitialState::Given;
+  o.given_state = mode.z0;
+  o.observe_edges = d == Domain::Dual;
+  dualgibbs::run_ensemble(model, d, o, [&](const dualgibbs::Checkpoint& cp) {
+    if (cp.sweep == 0) return;
+    const Eigen::ArrayXd p = (mode.w.transpose() * cp.states).array() / mode.w.dot(mode.z0);
+    const double m = p.mean(), var = (p - m).square().sum() / static_cast<double>(p.size() - 1);
+    const double expect = std::pow(mode.rate, static_cast<double>(cp.sweep));
+    const double z = (m - expect) / std::sqrt(var / static_cast<double>(p.size()));
+    BOOST_TEST(std::abs(z) < z_max,
+               what << " sweep " << cp.sweep << ": " << m << " vs r^k = " << expect << ", z = " << z);
+  });
+}
+
+// ---- checkpoints ----
+
+/// Runs an ensemble and keeps the checkpoint matrices by sweep.
+inline std::map<std::size_t, MatrixXd> collect(const Model& model, Domain d, const EnsembleOptions& o) {
+  std::map<std::size_t, MatrixXd> out;
+  dualgibbs::run_ensemble(model, d, o, [&](const dualgibbs::Checkpoint& cp) { out[cp.sweep] = cp.states; });
+  return out;
 }
 
 }  // namespace oracle

@@ -32,12 +32,7 @@ namespace {
 
 constexpr double kAlpha = 1e-6;  // false-failure probability of each statistical test case
 
-// Runs an ensemble and keeps the checkpoint matrices by sweep.
-std::map<std::size_t, MatrixXd> collect(const Model& model, Domain d, const EnsembleOptions& o) {
-  std::map<std::size_t, MatrixXd> out;
-  run_ensemble(model, d, o, [&](const Checkpoint& cp) { out[cp.sweep] = cp.states; });
-  return out;
-}
+using oracle::collect;
 
 }  // namespace
 
@@ -247,15 +242,7 @@ BOOST_AUTO_TEST_CASE(mean_decays_at_the_random_sweep_rate) {
   const std::size_t K = 8;
   const double z_max = oracle::bonferroni_z(kAlpha, 2 * 2 * K);
   for (Domain d : {Domain::Primal, Domain::Dual}) {
-    const MatrixXd M = oracle::precision(model, d);
-    const Eigen::Index n = M.rows();
-    const VectorXd dm = M.diagonal();
-    const MatrixXd S = dm.cwiseSqrt().cwiseInverse().asDiagonal() * M * dm.cwiseSqrt().cwiseInverse().asDiagonal();
-    Eigen::SelfAdjointEigenSolver<MatrixXd> es(S);
-    const double lambda_max_A = 1.0 - es.eigenvalues()[0];
-    const double r = std::pow((n - 1 + lambda_max_A) / n, static_cast<double>(n));
-    const VectorXd z0 = dm.cwiseSqrt().cwiseInverse().asDiagonal() * es.eigenvectors().col(0);
-    const VectorXd w = dm.asDiagonal() * z0;
+    const oracle::SlowestMode mode = oracle::slowest_mode(oracle::precision(model, d));
     for (bool noise : {false, true}) {
       EnsembleOptions o;
       o.chains = 40000;
@@ -263,18 +250,8 @@ BOOST_AUTO_TEST_CASE(mean_decays_at_the_random_sweep_rate) {
       o.seed = 99;
       o.threads = 2;
       o.noise = noise;
-      o.init = InitialState::Given;
-      o.given_state = z0;
-      o.observe_edges = d == Domain::Dual;
-      run_ensemble(model, d, o, [&](const Checkpoint& cp) {
-        if (cp.sweep == 0) return;
-        const Eigen::ArrayXd p = (w.transpose() * cp.states).array() / w.dot(z0);
-        const double m = p.mean(), var = (p - m).square().sum() / (p.size() - 1);
-        const double expect = std::pow(r, static_cast<double>(cp.sweep));
-        const double z = (m - expect) / std::sqrt(var / p.size());
-        BOOST_TEST(std::abs(z) < z_max, to_string(d) << (noise ? " noisy" : " noise-free") << " sweep " << cp.sweep
-                                                     << ": " << m << " vs r^k = " << expect << ", z = " << z);
-      });
+      oracle::check_slowest_mode_decay(model, d, mode, o, z_max,
+                                       std::string(to_string(d)) + (noise ? " noisy" : " noise-free"));
     }
   }
 }

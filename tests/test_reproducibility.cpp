@@ -15,6 +15,8 @@
 
 #include <Eigen/Core>
 
+#include "sampler_oracles.hpp"
+
 #include <dlfcn.h>
 #include <cmath>
 #include <cstdint>
@@ -39,11 +41,7 @@ bool same_bits(const MatrixXd& a, const MatrixXd& b) {
          std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
 }
 
-std::map<std::size_t, MatrixXd> collect(const Model& m, Domain d, const EnsembleOptions& o) {
-  std::map<std::size_t, MatrixXd> out;
-  run_ensemble(m, d, o, [&](const Checkpoint& cp) { out[cp.sweep] = cp.states; });
-  return out;
-}
+using oracle::collect;
 
 }  // namespace
 

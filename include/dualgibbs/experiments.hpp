@@ -194,7 +194,7 @@ DUALGIBBS_EXPORT ConvergenceCurves measure_convergence(const Model& model, const
                                                        const std::string& label = "");
 
 /// The exact target for a model: Cov(X) (dense) if |V| <= max_full_nodes, else diag(Q^-1) by selected
-/// inversion (a |V| x 1 matrix).
+/// inversion (a |V| x 1 matrix); max_full_nodes <= 0 always gives the marginal variances.
 DUALGIBBS_EXPORT Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes = 2000);
 
 /// The paper's convergence table of one model: `sweep, Eb_primal, Eu_primal, Eb_dual, Eu_dual,
