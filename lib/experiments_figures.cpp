@@ -66,6 +66,23 @@ void add_run_timings(ExperimentResult& r, const ConvergenceCurves& c, const std:
   r.summary.emplace_back(prefix + "ns_per_update_dual", c.dual_stats.ns_per_update);
 }
 
+/// The prologue of every figure: its options checked before any work, its name and title set, the parameters
+/// every figure shares recorded. The figure starts its own clock first and ends with finish().
+ExperimentResult start_figure(const std::string& name, std::string title, const ExperimentOptions& opt) {
+  detail::check_options(name, opt);
+  ExperimentResult res;
+  res.name = name;
+  res.title = std::move(title);
+  add_common_parameters(res, opt);
+  return res;
+}
+
+/// The epilogue of every experiment: its total wall time.
+ExperimentResult finish(ExperimentResult res, const detail::Stopwatch& total) {
+  res.timings.emplace_back("total", total.seconds());
+  return res;
+}
+
 /// Keeps only the rows fitted from `from`.
 std::vector<RateComparison> only(const std::vector<RateComparison>& rows, const std::string& from) {
   std::vector<RateComparison> out;
@@ -106,12 +123,12 @@ void single_model_convergence(ExperimentResult& res, const Model& model, const E
 // ---- Fig. 5 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig5(const ExperimentOptions& opt) {
-  detail::check_options("fig5", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "fig5";
-  res.title = "Variance conservation D_s^-1/2 Cov(X) D_s^-1/2 + D_s^1/2 Cov(x~) D_s^1/2 = I on the 8x8 torus "
-              "(s=1, sigma=0.3) from dual samples";
+  ExperimentResult res =
+      start_figure("fig5",
+                   "Variance conservation D_s^-1/2 Cov(X) D_s^-1/2 + D_s^1/2 Cov(x~) D_s^1/2 = I on the 8x8 torus "
+                   "(s=1, sigma=0.3) from dual samples",
+                   opt);
   const Index side = 8;
   const double s = 1.0, sigma = 0.3;
   const std::size_t samples = pick(opt.chains, opt.quick, 10000, 100000);
@@ -119,8 +136,6 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
   const std::size_t replicates = opt.quick ? 1000 : 10000;
   const std::size_t groups = std::min<std::size_t>(samples, 1000);
   const std::size_t batch = 10000;
-  if (samples < 4) throw std::invalid_argument("fig5: need at least 4 samples");
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graph", "torus:8x8");
   res.parameters.emplace_back("s", num(s));
   res.parameters.emplace_back("sigma", num(sigma));
@@ -217,8 +232,7 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
       "Samples are independent chains (not one thinned chain as in the paper's code), so the residual is pure "
       "sampling noise of 10^5 independent draws; a bootstrap replicate adds its own resampling noise, so its "
       "expected size is about sqrt(2) x the residual of the estimate itself.");
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- any model ----------------------------------------------------------------------------------
@@ -245,24 +259,22 @@ ExperimentResult run_convergence(const Model& model, const std::string& name, co
   ExperimentOptions opt;
   opt.progress = progress;
   single_model_convergence(res, model, target, settings, opt);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- Fig. 6 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig6(const ExperimentOptions& opt) {
-  detail::check_options("fig6", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "fig6";
-  res.title = "Primal vs dual covariance error Eu (normalised to sweep 0) against sweeps and wall-clock time, "
-              "10x10 torus, s=1, sigma=0.1";
+  ExperimentResult res =
+      start_figure("fig6",
+                   "Primal vs dual covariance error Eu (normalised to sweep 0) against sweeps and wall-clock time, "
+                   "10x10 torus, s=1, sigma=0.1",
+                   opt);
   const double s = 1.0, sigma = 0.1;
   const Model model(make_torus(10, 10), s, sigma);
   const ConvergenceSettings cs = settings_for(opt, pick(opt.chains, opt.quick, 1000, 10000),
                                               pick(opt.sweeps, opt.quick, 40, 200), derive_seed(opt.seed, 6));
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graph", "torus:10x10");
   res.parameters.emplace_back("s", num(s));
   res.parameters.emplace_back("sigma", num(sigma));
@@ -271,25 +283,23 @@ ExperimentResult run_fig6(const ExperimentOptions& opt) {
   const Eigen::MatrixXd target = covariance_primal(model);
   res.timings.emplace_back("exact", exact_clock.seconds());
   single_model_convergence(res, model, target, cs, opt);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- Fig. 7 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig7(const ExperimentOptions& opt) {
-  detail::check_options("fig7", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "fig7";
-  res.title = "Normalised Eu over heterogeneous Watts-Strogatz graphs WS(64,4,0.3), s_v~U(0.8,1.2), "
-              "sigma_e~U(0.2,0.3): mean and +-1 sd band";
+  ExperimentResult res =
+      start_figure("fig7",
+                   "Normalised Eu over heterogeneous Watts-Strogatz graphs WS(64,4,0.3), s_v~U(0.8,1.2), "
+                   "sigma_e~U(0.2,0.3): mean and +-1 sd band",
+                   opt);
   const std::size_t graphs = opt.quick ? 6 : 64;
   const Index nodes = 64, k = 4;
   const double p = 0.3;
   ConvergenceSettings cs =
       settings_for(opt, pick(opt.chains, opt.quick, 400, 2000), pick(opt.sweeps, opt.quick, 30, 100), 0);
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graph", "ws:64,4,0.3 (a new graph per realization, redrawn until connected)");
   res.parameters.emplace_back("realizations", std::to_string(graphs));
   res.parameters.emplace_back("s_v", "U(0.8, 1.2) i.i.d.");
@@ -399,23 +409,19 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
                       "The models are heterogeneous, so r_d^eff is undefined and the dual x~ is compared with the "
                       "worst-case r_d: x~ is expected to converge faster than r_d.");
   res.timings.emplace_back("sampling", sampling);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- Fig. 8 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig8(const ExperimentOptions& opt) {
-  detail::check_options("fig8", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "fig8";
-  res.title = "Scan orders (random sweep, random permutation, fixed sweep) on the 10x10 torus, s=1, sigma=0.1";
+  ExperimentResult res = start_figure(
+      "fig8", "Scan orders (random sweep, random permutation, fixed sweep) on the 10x10 torus, s=1, sigma=0.1", opt);
   const double s = 1.0, sigma = 0.1;
   const Model model(make_torus(10, 10), s, sigma);
   ConvergenceSettings cs =
       settings_for(opt, pick(opt.chains, opt.quick, 1000, 10000), pick(opt.sweeps, opt.quick, 30, 100), 0);
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graph", "torus:10x10");
   res.parameters.emplace_back("s", num(s));
   res.parameters.emplace_back("sigma", num(sigma));
@@ -456,25 +462,23 @@ ExperimentResult run_fig8(const ExperimentOptions& opt) {
   res.notes.push_back("the rates of Props. 1-5 are proved for the random sweep only; they are printed beside the "
                       "permutation and fixed scans for comparison, not as predictions.");
   note_missing_fits(res);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- Fig. 9 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig9(const ExperimentOptions& opt) {
-  detail::check_options("fig9", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "fig9";
-  res.title = "Random k-regular graphs, |V|=64, s=1, sigma=0.25: primal convergence degrades with k, the dual's "
-              "improves (Prop. 4 worst case, Prop. 5 effective rate)";
+  ExperimentResult res =
+      start_figure("fig9",
+                   "Random k-regular graphs, |V|=64, s=1, sigma=0.25: primal convergence degrades with k, the dual's "
+                   "improves (Prop. 4 worst case, Prop. 5 effective rate)",
+                   opt);
   const Index nodes = 64;
   const double s = 1.0, sigma = 0.25;
   const std::vector<Index> ks{2, 4, 8, 16, 32};
   ConvergenceSettings cs =
       settings_for(opt, pick(opt.chains, opt.quick, 1000, 20000), pick(opt.sweeps, opt.quick, 25, 100), 0);
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graph", "kregular:64,k (random, redrawn until connected)");
   res.parameters.emplace_back("k", "2, 4, 8, 16, 32");
   res.parameters.emplace_back("s", num(s));
@@ -556,8 +560,7 @@ ExperimentResult run_fig9(const ExperimentOptions& opt) {
   res.summary.emplace_back("primal_final_error_increases_with_k", monotone(primal_last, true, true));
   res.summary.emplace_back("dual_sweeps_to_1e-2_nonincreasing_in_k", monotone(dual_sweeps, false, false));
   note_missing_fits(res);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- Fig. 10 ---------------------------------------------------------------------------------------
@@ -598,12 +601,12 @@ RateFit mean_decay(const Model& m, Domain domain, std::size_t chains, std::size_
 }  // namespace
 
 ExperimentResult run_fig10(const ExperimentOptions& opt) {
-  detail::check_options("fig10", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "fig10";
-  res.title = "Complete graph K5: empirical -ln r against s/sigma, primal and dual, with the theory and the "
-              "limit lambda_2/2 = 2.5";
+  ExperimentResult res =
+      start_figure("fig10",
+                   "Complete graph K5: empirical -ln r against s/sigma, primal and dual, with the theory and the "
+                   "limit lambda_2/2 = 2.5",
+                   opt);
   std::vector<double> ratios;
   if (opt.quick) {
     ratios = {0.01, 0.1, 1.0, 10.0, 100.0};
@@ -613,7 +616,6 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
   ConvergenceSettings cs =
       settings_for(opt, pick(opt.chains, opt.quick, 2000, 20000), pick(opt.sweeps, opt.quick, 30, 100), 0);
   const std::size_t mean_chains = opt.quick ? 400 : 2000;
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graph", "complete:5");
   res.parameters.emplace_back("s, sigma", "s = sqrt(ratio), sigma = 1/sqrt(ratio)");
   res.parameters.emplace_back("ratios", std::to_string(ratios.size()) + " from 0.01 to 100, log-spaced");
@@ -671,25 +673,22 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
                       "as s/sigma grows, its asymptotic form to lambda_2/2 = 2.5.");
   note_missing_fits(res);
   res.timings.emplace_back("sampling", sampling);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- Fig. 11 ---------------------------------------------------------------------------------------
 
 ExperimentResult run_fig11(const ExperimentOptions& opt) {
-  detail::check_options("fig11", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "fig11";
   const Index side = opt.quick ? 30 : 100;
   const double s = 1.0, sigma = 0.25;
-  res.title = "Marginal-variance error against the closed form [eq:torus_true_var], " + std::to_string(side) + "x" +
-              std::to_string(side) + " torus, s=1, sigma=0.25";
+  ExperimentResult res = start_figure("fig11",
+                                      "Marginal-variance error against the closed form [eq:torus_true_var], " +
+                                          std::to_string(side) + "x" + std::to_string(side) + " torus, s=1, sigma=0.25",
+                                      opt);
   const Model model(make_torus(side, side), s, sigma);
   const ConvergenceSettings cs = settings_for(opt, pick(opt.chains, opt.quick, 200, 600),
                                               pick(opt.sweeps, opt.quick, 20, 50), derive_seed(opt.seed, 11));
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graph", "torus:" + std::to_string(side) + "x" + std::to_string(side));
   res.parameters.emplace_back("s", num(s));
   res.parameters.emplace_back("sigma", num(sigma));
@@ -705,18 +704,15 @@ ExperimentResult run_fig11(const ExperimentOptions& opt) {
   res.timings.emplace_back("selected_inversion", selinv.seconds());
   res.summary.emplace_back("closed_form_vs_selected_inversion_max_abs", (mv.array() - nu).abs().maxCoeff());
   single_model_convergence(res, model, target, cs, opt);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 // ---- rates -----------------------------------------------------------------------------------------
 
 ExperimentResult run_rates(const ExperimentOptions& opt) {
-  detail::check_options("rates", opt);
   const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = "rates";
-  res.title = "Spectral rates r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay";
+  ExperimentResult res = start_figure(
+      "rates", "Spectral rates r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay", opt);
   struct Config {
     std::string spec;
     std::function<Graph()> make;
@@ -763,7 +759,6 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
   }
   const std::size_t mean_chains = pick(opt.chains, opt.quick, 200, 500);
   const std::size_t eu_chains = opt.quick ? 400 : 1000;
-  add_common_parameters(res, opt);
   res.parameters.emplace_back("graphs", std::to_string(configs.size()) + " (torus, k-regular, complete, complete "
                                                                         "bipartite, star, Watts-Strogatz)");
   res.parameters.emplace_back("s", "1");
@@ -863,8 +858,7 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
   note_missing_fits(res);
   res.timings.emplace_back("sampling", sampling);
   res.timings.emplace_back("spectra", spectra_seconds);
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+  return finish(std::move(res), total);
 }
 
 }  // namespace dualgibbs
