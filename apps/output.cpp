@@ -168,9 +168,23 @@ void write_sidecar(const std::string& result_path, nlohmann::json sidecar) {
 
 // ---- experiments -----------------------------------------------------------------------------------------
 
+ProgressPrinter::ProgressPrinter(bool quiet)
+    : m_quiet(quiet), m_terminal(isatty(STDERR_FILENO) != 0), m_start(std::chrono::steady_clock::now()) {}
+
 void ProgressPrinter::operator()(const std::string& stage, double fraction) {
   if (m_quiet) return;
   const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  if (!m_terminal) {
+    // A log file: whole lines, at most one per 10% step and 5 seconds, never carriage returns.
+    const int step = static_cast<int>(10.0 * std::min(1.0, std::max(0.0, fraction)));
+    if (t < 1.0 || step <= m_last_step || t - m_last < 5.0) return;
+    m_last = t;
+    m_last_step = step;
+    std::cerr << "  " << std::setw(3) << 10 * step << "%  " << std::fixed << std::setprecision(1) << std::setw(6) << t
+              << " s  " << stage << "\n"
+              << std::flush;
+    return;
+  }
   if (t < 1.0 || t - m_last < 0.2) return;
   m_last = t;
   std::ostringstream line;
@@ -183,7 +197,7 @@ void ProgressPrinter::operator()(const std::string& stage, double fraction) {
 }
 
 void ProgressPrinter::finish() {
-  if (m_printed) std::cerr << "\r" << std::string(100, ' ') << "\r" << std::flush;
+  if (m_printed && m_terminal) std::cerr << "\r" << std::string(100, ' ') << "\r" << std::flush;
   m_printed = false;
 }
 

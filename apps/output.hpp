@@ -83,11 +83,13 @@ unsigned resolved_threads(unsigned requested);
 
 // ---- experiments (reproduce, converge, the default run) -----------------------------------------------------
 
-/// Progress on stderr for anything that runs longer than a second: a single line rewritten in place,
-/// at most every 0.2 s, silent before the first second and when `quiet`.
+/// Progress on stderr for anything that runs longer than a second, silent before the first second and when
+/// `quiet`: on a terminal a single line rewritten in place at most every 0.2 s; otherwise (a log file) whole
+/// lines, at most one per 10% step and 5 s, so that logs hold no carriage returns.
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(bool quiet) : m_quiet(quiet), m_start(std::chrono::steady_clock::now()) {}
+  /// Progress printer; nothing is printed when `quiet`.
+  explicit ProgressPrinter(bool quiet);
   ~ProgressPrinter() { finish(); }
   void operator()(const std::string& stage, double fraction);
   /// Ends the progress line (if one was printed).
@@ -98,7 +100,9 @@ class ProgressPrinter {
 
  private:
   bool m_quiet;
+  bool m_terminal;
   bool m_printed = false;
+  int m_last_step = 0;
   std::chrono::steady_clock::time_point m_start;
   double m_last = -1;
 };

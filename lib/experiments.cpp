@@ -369,12 +369,20 @@ std::string format_rate_table(const std::vector<RateComparison>& rates) {
   os << std::left << std::setw(static_cast<int>(lw)) << "label" << std::right << "  from " << std::setw(10)
      << "predicted" << std::setw(9) << "by" << std::setw(12) << "closed form" << std::setw(11) << "fitted"
      << std::setw(10) << "window" << std::setw(10) << "rel.diff" << "   (-ln r per sweep)\n";
+  // A window this short sees more than the slowest mode: flagged, with a footnote.
+  constexpr std::size_t kShortWindow = 5;
+  bool any_short = false;
   for (const auto& r : rates) {
     std::ostringstream win;
-    if (r.fit.ok())
+    if (r.fit.ok()) {
       win << static_cast<long long>(r.fit.first_sweep) << ".." << static_cast<long long>(r.fit.last_sweep);
-    else
+      if (r.fit.points < kShortWindow) {
+        win << "^";
+        any_short = true;
+      }
+    } else {
       win << "none";
+    }
     std::ostringstream rel;
     const double dis = r.relative_disagreement();
     if (std::isfinite(dis))
@@ -385,6 +393,9 @@ std::string format_rate_table(const std::vector<RateComparison>& rates) {
        << r.fitted_from << cell(r.predicted, 11) << std::setw(9) << r.predicted_by << cell(r.closed_form, 12)
        << cell(r.fit.neg_log_rate, 11) << std::setw(10) << win.str() << std::setw(10) << rel.str() << "\n";
   }
+  if (any_short)
+    os << "  ^:    a window of fewer than 5 points (typically: the error met the Monte-Carlo noise floor that early);\n"
+          "        modes faster than the slowest still decay inside it, so the fit need not match the slowest's -ln r\n";
   return os.str();
 }
 

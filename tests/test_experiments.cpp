@@ -197,6 +197,27 @@ BOOST_AUTO_TEST_CASE(convergence_rejects_every_bad_setting_and_six_chains_give_f
   BOOST_TEST(format_rate_table({}).find("label") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(rate_table_flags_short_fit_windows) {
+  // A fit over fewer than 5 points is marked '^' and footnoted; a long one is not. Deterministic.
+  RateComparison shortfit, longfit;
+  shortfit.label = "short";
+  shortfit.fitted_from = longfit.fitted_from = "Eu";
+  shortfit.predicted = longfit.predicted = 0.2;
+  shortfit.fit.neg_log_rate = 0.3;
+  shortfit.fit.first_sweep = 1;
+  shortfit.fit.last_sweep = 3;
+  shortfit.fit.points = 3;
+  longfit.label = "long";
+  longfit.fit = shortfit.fit;
+  longfit.fit.last_sweep = 40;
+  longfit.fit.points = 40;
+  const std::string both = format_rate_table({shortfit, longfit});
+  BOOST_TEST(both.find("1..3^") != std::string::npos);
+  BOOST_TEST(both.find("1..40^") == std::string::npos);
+  BOOST_TEST(both.find("^:    a window of fewer than 5 points") != std::string::npos);
+  BOOST_TEST(format_rate_table({longfit}).find("^:") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(a_figure_without_a_clean_fit_window_says_so) {
   // Two sweeps leave no window of 3 points: the fitted-rate columns are NaN (documented: no fit), and the result
   // carries a note for every missing fit instead of a number.
