@@ -151,8 +151,9 @@ public:
   /// out[t * stride] = the next `count` deviates, in order.
   void fill(std::size_t count, double* out, std::size_t stride) noexcept;
   /// The deviates of W = `lanes` streams interleaved: out[t * lanes + c] = the next deviate of streams[c], for
-  /// t < count. The same bits as streams[c].fill(count, out + c, lanes) for every c, faster: on AVX-512 two streams
-  /// are drawn together, so one stream's rare ziggurat branches overlap with the other's common ones.
+  /// t < count. The same bits as streams[c].fill(count, out + c, lanes) for every c, faster: on AVX-512 eight
+  /// streams at the same sub-stream are drawn as one vector (deviate t of all eight is one contiguous store, where
+  /// fill() with a stride needs a scatter), and the remaining streams two at a time.
   static void fill_lanes(NormalStream* streams, int lanes, std::size_t count, double* out) noexcept;
   /// The current state of sub-stream k, as an engine.
   ChainEngine substream(int k) const;
