@@ -397,6 +397,17 @@ DUALGIBBS_AVX512 inline void finish512(Zig512& z, __m512i u, __m512d x, __mmask8
   }
 }
 
+// The next eight deviates of the eight sub-streams in z: Boost's ziggurat, common branch inline, the rest in
+// finish512().
+DUALGIBBS_AVX512 inline __m512d draw_group(Zig512& z, const double* table_x) noexcept {
+  const __m512i u = xoshiro512(z, 0xff);
+  __m512d x;
+  const __mmask8 accept = ziggurat_first(u, x, table_x);
+  __m512d res = signed_deviate(x, u);
+  if (__builtin_expect(accept != 0xff, 0)) finish512(z, u, x, accept, res);
+  return res;
+}
+
 DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::size_t groups, double* out,
                                          std::size_t stride) noexcept {
   const double* table_x = boost::random::detail::normal_table<double>::table_x;
@@ -405,11 +416,7 @@ DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::size_t groups, 
   const __m512i index = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
                                            _mm512_set1_epi64(static_cast<long long>(stride)));
   for (std::size_t g = 0; g < groups; ++g) {
-    const __m512i u = xoshiro512(z, 0xff);
-    __m512d x;
-    const __mmask8 accept = ziggurat_first(u, x, table_x);
-    __m512d res = signed_deviate(x, u);
-    if (__builtin_expect(accept != 0xff, 0)) finish512(z, u, x, accept, res);
+    const __m512d res = draw_group(z, table_x);
     double* o = out + kWays * g * stride;
     if (stride == 1)
       _mm512_storeu_pd(o, res);
@@ -430,14 +437,8 @@ DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::size_t 
   const __m512i index = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
                                            _mm512_set1_epi64(static_cast<long long>(stride)));
   for (std::size_t g = 0; g < groups; ++g) {
-    for (int p = 0; p < P; ++p) {
-      const __m512i u = xoshiro512(z[p], 0xff);
-      __m512d x;
-      const __mmask8 accept = ziggurat_first(u, x, table_x);
-      __m512d res = signed_deviate(x, u);
-      if (__builtin_expect(accept != 0xff, 0)) finish512(z[p], u, x, accept, res);
-      _mm512_i64scatter_pd(out + p + kWays * g * stride, index, res, 8);
-    }
+    for (int p = 0; p < P; ++p)
+      _mm512_i64scatter_pd(out + p + kWays * g * stride, index, draw_group(z[p], table_x), 8);
   }
   for (int p = 0; p < P; ++p)
     for (int w = 0; w < 4; ++w) _mm512_storeu_si512(states[p][w], z[p].s[w]);
@@ -456,13 +457,7 @@ DUALGIBBS_AVX512 void fill_rounds_avx512_octet(std::uint64_t* first_state, std::
   for (int k = 0; k < kWays; ++k)
     for (int w = 0; w < 4; ++w) st[k].s[w] = _mm512_i64gather_epi64(offsets, first_state + 8 * w + k, 8);
   for (std::size_t t = 0; t < rounds * kWays; ++t) {
-    Zig512& z = st[t % kWays];
-    const __m512i u = xoshiro512(z, 0xff);
-    __m512d x;
-    const __mmask8 accept = ziggurat_first(u, x, table_x);
-    __m512d res = signed_deviate(x, u);
-    if (__builtin_expect(accept != 0xff, 0)) finish512(z, u, x, accept, res);
-    _mm512_storeu_pd(out + t * stride, res);
+    _mm512_storeu_pd(out + t * stride, draw_group(st[t % kWays], table_x));
   }
   for (int k = 0; k < kWays; ++k)
     for (int w = 0; w < 4; ++w) _mm512_i64scatter_epi64(first_state + 8 * w + k, offsets, st[k].s[w], 8);
