@@ -2,7 +2,7 @@
 // Shared plumbing of the dualgibbs command: the options every subcommand understands, and a registry so
 // that each subcommand lives in its own file (apps/cmd_NAME.cpp) and registers itself.
 
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -2,8 +2,8 @@
 // runs). For the full grid of the figures with their baseline, see bench/bench_sampler.cpp.
 #include "cli.hpp"
 
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <algorithm>
 #include <fstream>

@@ -4,8 +4,8 @@
 #include "cli.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/exact.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <chrono>
 #include <cmath>

@@ -3,8 +3,8 @@
 // them (Prop. 1, 4, 5, Appendix A, Table I).
 #include "cli.hpp"
 
-#include <dualgibbs/model.hpp>
-#include <dualgibbs/spectral.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/spectral.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -3,7 +3,7 @@
 #include "cli.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/experiments.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
 
 #include <chrono>
 #include <iostream>

@@ -7,8 +7,8 @@
 #include "cli.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -6,8 +6,8 @@
 #include "cli.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/experiments.hpp>
-#include <dualgibbs/spectral.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/truth/spectral.hpp>
 #include <dualgibbs/version.hpp>
 
 #include <chrono>

@@ -1,7 +1,7 @@
 // The dualgibbs command: a thin layer over libdualgibbs. Each subcommand is in apps/cmd_NAME.cpp.
 #include "cli.hpp"
 
-#include <dualgibbs/io.hpp>
+#include <dualgibbs/model/io.hpp>
 #include <dualgibbs/version.hpp>
 
 #include <algorithm>

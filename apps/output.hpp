@@ -16,7 +16,7 @@
 
 #include "cli.hpp"
 
-#include <dualgibbs/experiments.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -6,12 +6,12 @@
 // selected inversion is reported as a multiple of its factorization time).
 //
 // Usage: bench_exact [N=1000] [orderings=amd,metis,nesdis,auto]   (CSV on stdout, '#' lines are context)
-#include <dualgibbs/exact.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
-#include "cholmod_handle.hpp"
-#include "selected_inversion.hpp"
+#include "truth/cholmod_handle.hpp"
+#include "truth/selected_inversion.hpp"
 
 #include <Eigen/Dense>
 

@@ -6,8 +6,8 @@
 //     rates fitted from the samplers, with the relative disagreement.
 // Usage: bench_rates [--quick] [--skip-accumulation] [--skip-figures] [--skip-rates]
 // Prints a human-readable report and one JSON line per part (prefix "json: ").
-#include <dualgibbs/estimators.hpp>
-#include <dualgibbs/experiments.hpp>
+#include <dualgibbs/estimation/estimators.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
 
 #include <Eigen/Core>
 

@@ -9,9 +9,9 @@
 //
 // Usage: bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32]
 // Output: CSV on stdout (one row per configuration), then the issue's targets with PASS/MISS.
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -11,12 +11,12 @@
 //
 // Usage: bench_spectral [--side N=1000] [--nodes n=100000] [--degree k=32] [--rates]
 // CSV on stdout (lines starting with '#' are context).
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/io.hpp>
-#include <dualgibbs/model.hpp>
-#include <dualgibbs/spectral.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/io.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/spectral.hpp>
 
-#include "spectral_cholesky.hpp"
+#include "truth/spectral_cholesky.hpp"
 
 #include <Eigen/Eigenvalues>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the fuzz targets: small caps so that no input can ask for absurd memory, and the rule that
 // a reader either returns a valid object or throws std::invalid_argument (anything else is a bug).
-#include <dualgibbs/io.hpp>
+#include <dualgibbs/model/io.hpp>
 
 #include <cstdlib>
 #include <stdexcept>

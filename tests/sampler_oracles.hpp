@@ -2,9 +2,9 @@
 // Dense, independent oracles for the sampler tests: the matrices of the model built from the edge list (not
 // from Model's sparse builders), the exact linear evolution of the mean and second moment of a Gibbs chain,
 // and z-score checks with a Bonferroni threshold.
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <boost/math/distributions/normal.hpp>
 #include <boost/test/unit_test.hpp>

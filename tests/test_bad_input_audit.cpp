@@ -4,12 +4,12 @@
 #define BOOST_TEST_MODULE bad_input_audit
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/exact.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/io.hpp>
-#include <dualgibbs/model.hpp>
-#include <dualgibbs/sampler.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/io.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/sampler.hpp>
 
 #include "test_support.hpp"
 

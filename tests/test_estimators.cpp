@@ -1,9 +1,9 @@
 #define BOOST_TEST_MODULE estimators
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/estimators.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/estimation/estimators.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include "test_support.hpp"
 

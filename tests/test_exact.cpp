@@ -2,12 +2,12 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/exact.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
-#include "cholmod_handle.hpp"
-#include "selected_inversion.hpp"
+#include "truth/cholmod_handle.hpp"
+#include "truth/selected_inversion.hpp"
 
 #include <Eigen/Dense>
 #include <boost/math/distributions/normal.hpp>

@@ -2,9 +2,9 @@
 #define BOOST_TEST_MODULE exact_long
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/exact.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <cmath>
 #include <random>

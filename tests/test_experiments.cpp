@@ -1,9 +1,9 @@
 #define BOOST_TEST_MODULE experiments
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/experiments.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include "test_support.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "test_support.hpp"
 
-#include <dualgibbs/generators.hpp>
+#include <dualgibbs/model/generators.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 
 #include "test_support.hpp"
 
-#include <dualgibbs/graph.hpp>
+#include <dualgibbs/model/graph.hpp>
 
 #include <algorithm>
 #include <map>

@@ -3,8 +3,8 @@
 
 #include "test_support.hpp"
 
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/io.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/io.hpp>
 
 #include <Eigen/Dense>
 

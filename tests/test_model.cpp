@@ -5,8 +5,8 @@
 
 #include "test_support.hpp"
 
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <Eigen/Dense>
 

@@ -6,12 +6,12 @@
 #define BOOST_TEST_MODULE numerical_failure
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/exact.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
-#include <dualgibbs/sampler.hpp>
-#include <dualgibbs/spectral.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/sampler.hpp>
+#include <dualgibbs/truth/spectral.hpp>
 
 #include "sampler_oracles.hpp"
 

@@ -7,11 +7,11 @@
 #define BOOST_TEST_MODULE reproducibility
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/estimators.hpp>
-#include <dualgibbs/experiments.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/estimation/estimators.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <Eigen/Core>
 

@@ -4,8 +4,8 @@
 #include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/sampler.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/sampling/sampler.hpp>
 
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/random/normal_distribution.hpp>

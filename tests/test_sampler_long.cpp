@@ -5,8 +5,8 @@
 #define BOOST_TEST_MODULE sampler_long
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/generators.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/model/generators.hpp>
 
 #include "sampler_oracles.hpp"
 

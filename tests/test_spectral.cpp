@@ -3,9 +3,9 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/model.hpp>
-#include <dualgibbs/spectral.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/spectral.hpp>
 
 #include <Eigen/Dense>
 

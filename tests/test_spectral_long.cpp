@@ -4,10 +4,10 @@
 #define BOOST_TEST_MODULE spectral_long
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/io.hpp>
-#include <dualgibbs/model.hpp>
-#include <dualgibbs/spectral.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/io.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/spectral.hpp>
 
 #include <cmath>
 #include <cstdint>

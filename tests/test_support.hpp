@@ -3,8 +3,8 @@
 // family (for BOOST_DATA_TEST_CASE), and seeded random parameters. Nothing here computes an expected
 // value: the oracles live in the tests themselves.
 
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/graph.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/graph.hpp>
 
 #include <boost/test/unit_test.hpp>
 

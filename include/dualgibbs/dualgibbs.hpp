@@ -1,17 +1,27 @@
 #pragma once
 /// \file dualgibbs.hpp
-/// Includes the whole public interface of dualgibbs.
+/// Includes the whole public interface of dualgibbs, layer by layer (docs/concepts.md has the map).
 
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/version.hpp>
 
-#include <dualgibbs/ensemble.hpp>
-#include <dualgibbs/estimators.hpp>
-#include <dualgibbs/exact.hpp>
-#include <dualgibbs/experiments.hpp>
-#include <dualgibbs/generators.hpp>
-#include <dualgibbs/graph.hpp>
-#include <dualgibbs/io.hpp>
-#include <dualgibbs/model.hpp>
-#include <dualgibbs/sampler.hpp>
-#include <dualgibbs/spectral.hpp>
+// core/: ids and the one source of random numbers
+#include <dualgibbs/core/index.hpp>
+#include <dualgibbs/core/memory.hpp>
+#include <dualgibbs/core/random.hpp>
+// model/: graphs, generators, readers, the thin-membrane model (B, L, Q, R)
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/graph.hpp>
+#include <dualgibbs/model/io.hpp>
+#include <dualgibbs/model/model.hpp>
+// sampling/: site kernels, the sweep engine, ensembles of chains
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/kernels.hpp>
+#include <dualgibbs/sampling/sampler.hpp>
+// truth/: exact solves and selected inversion (CHOLMOD), spectra and rates (Spectra)
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/truth/spectral.hpp>
+// estimation/: moments, Woodbury, split-half errors, fits
+#include <dualgibbs/estimation/estimators.hpp>
+// experiments/: the paper's figures as tables
+#include <dualgibbs/experiments/experiments.hpp>

@@ -1,0 +1,167 @@
+#pragma once
+/// \file random.hpp
+/// The library's one source of random numbers: per-chain xoshiro256++ streams keyed by (seed, chain, purpose),
+/// Boost's ziggurat normal deviates (vectorised, bit for bit), unbiased uniform integers and permutations.
+///
+/// Every stream is a xoshiro256++ generator (`ChainEngine`) whose state is derived from (seed, chain index,
+/// purpose) by `make_stream` (SplitMix64 mixing, `mix_seed`); normal deviates come from Boost.Random's ziggurat
+/// `normal_distribution` (`NormalStream`: eight interleaved sub-streams per chain, evaluated eight at a time),
+/// uniform indices from Lemire's unbiased multiply-shift (`uniform_below`). Nothing depends on the standard
+/// library's implementation, so a seed gives the same numbers everywhere. docs/sampler.md lists which stream
+/// every part of the library draws from.
+///
+/// \code
+/// dualgibbs::ChainEngine rng = dualgibbs::make_stream(42, /*chain=*/0, dualgibbs::StreamPurpose::Initial);
+/// double z = dualgibbs::standard_normal(rng);
+/// std::uint64_t k = dualgibbs::uniform_below(rng, 10);   // uniform in 0..9
+/// \endcode
+
+#include <dualgibbs/core/index.hpp>
+#include <dualgibbs/export.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs {
+
+/// The SplitMix64 finalizer (Steele, Lea and Flood 2014): a bijection of 64-bit words with full avalanche. The one
+/// seed mixer of the library: make_stream() builds stream states from it and the experiments derive sub-run seeds
+/// with it.
+constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// ---- random streams --------------------------------------------------------------------------------------
+
+/// xoshiro256++ (Blackman and Vigna): a 256-bit-state generator whose every output bit, the low ones included,
+/// is strong, as Boost's ziggurat needs (it takes layer and sign from the low 8 bits). Satisfies the standard
+/// UniformRandomBitGenerator requirements. Construct it with make_stream().
+class ChainEngine {
+public:
+  using result_type = std::uint64_t;  ///< 64-bit output words
+  /// Smallest output, 0.
+  static constexpr result_type min() noexcept { return 0; }
+  /// Largest output, 2^64 - 1.
+  static constexpr result_type max() noexcept { return ~result_type(0); }
+
+  /// \throws std::invalid_argument for the all-zero state (the generator's one fixed point).
+  explicit ChainEngine(const std::array<std::uint64_t, 4>& state) : m_s(state) {
+    if ((state[0] | state[1] | state[2] | state[3]) == 0)
+      throw std::invalid_argument("ChainEngine: the all-zero state is not allowed");
+  }
+
+  /// The next output word; advances the state.
+  result_type operator()() noexcept {
+    const std::uint64_t result = rotl(m_s[0] + m_s[3], 23) + m_s[0];
+    const std::uint64_t t = m_s[1] << 17;
+    m_s[2] ^= m_s[0];
+    m_s[3] ^= m_s[1];
+    m_s[1] ^= m_s[2];
+    m_s[0] ^= m_s[3];
+    m_s[2] ^= t;
+    m_s[3] = rotl(m_s[3], 45);
+    return result;
+  }
+
+  /// The 256-bit state (s0, s1, s2, s3).
+  const std::array<std::uint64_t, 4>& state() const noexcept { return m_s; }
+  /// Same state.
+  friend bool operator==(const ChainEngine& a, const ChainEngine& b) noexcept { return a.m_s == b.m_s; }
+  /// Different state.
+  friend bool operator!=(const ChainEngine& a, const ChainEngine& b) noexcept { return !(a == b); }
+
+private:
+  static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+  std::array<std::uint64_t, 4> m_s;
+};
+
+/// What a stream is used for; streams of different purposes never share state.
+enum class StreamPurpose : std::uint64_t {
+  Schedule = 1,  ///< the scan order of a block (random picks or permutations)
+  Noise = 2,     ///< the normal deviates eps of one chain
+  Initial = 3    ///< the random initial state of one chain
+};
+
+/// The stream of chain `chain` for `purpose` under `seed` (and sub-stream `substream`, see NormalStream). Each of
+/// the four state words is a different bijective 64-bit mix of (seed, chain, purpose, substream), so for one seed,
+/// purpose and sub-stream distinct chains get distinct states; the streams are then non-overlapping for any
+/// practical length (period 2^256 - 1).
+DUALGIBBS_EXPORT ChainEngine make_stream(std::uint64_t seed, std::uint64_t chain, StreamPurpose purpose,
+                                         std::uint64_t substream = 0) noexcept;
+
+/// Uniform integer in [0, n), n >= 1, by Lemire's multiply-shift with rejection (exactly unbiased): Lemire, "Fast
+/// random integer generation in an interval" (2019), rejecting the (2^64 mod n) low products that would bias the
+/// result. `Engine` yields uniform 64-bit words (ChainEngine, or any UniformRandomBitGenerator of 64-bit words).
+template <class Engine>
+inline std::uint64_t uniform_below(Engine& rng, std::uint64_t n) noexcept(noexcept(rng())) {
+  __extension__ using u128 = unsigned __int128;
+  u128 m = static_cast<u128>(rng()) * n;
+  auto low = static_cast<std::uint64_t>(m);
+  if (low < n) {
+    const std::uint64_t threshold = (0 - n) % n;
+    while (low < threshold) {
+      m = static_cast<u128>(rng()) * n;
+      low = static_cast<std::uint64_t>(m);
+    }
+  }
+  return static_cast<std::uint64_t>(m >> 64);
+}
+/// Uniform double in [0, 1) with 53 random bits (the top 53 bits of one word).
+template <class Engine>
+inline double uniform01(Engine& rng) noexcept(noexcept(rng())) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+/// One N(0, 1) deviate: Boost.Random's ziggurat normal_distribution driven by `rng`.
+DUALGIBBS_EXPORT double standard_normal(ChainEngine& rng) noexcept;
+
+/// The N(0, 1) deviates of one chain: kWays = 8 interleaved xoshiro256++ sub-streams, deviate t (counted from
+/// construction) being Boost.Random's ziggurat `normal_distribution` drawn on sub-stream t mod 8, where sub-stream
+/// k is `make_stream(seed, chain, Noise, k)`. The interleaving lets fill() advance the eight sub-streams and
+/// evaluate the ziggurat's common branch (97.2% of draws) as a few vector operations (AVX-512 or AVX2, chosen at
+/// run time; a portable scalar path otherwise); a draw that leaves the
+/// common branch is redone by Boost itself from the sub-stream's state before the draw, so every deviate is
+/// bitwise the one Boost's normal_distribution gives (a test checks this over millions of draws).
+class DUALGIBBS_EXPORT NormalStream {
+public:
+  static constexpr int kWays = 8;  ///< number of interleaved sub-streams
+
+  /// The deviates of chain `chain` under `seed`.
+  NormalStream(std::uint64_t seed, std::uint64_t chain) noexcept;
+  /// The next deviate.
+  double operator()() noexcept;
+  /// out[t * stride] = the next `count` deviates, in order.
+  void fill(std::size_t count, double* out, std::size_t stride) noexcept;
+  /// The deviates of W = `lanes` streams interleaved: out[t * lanes + c] = the next deviate of streams[c], for
+  /// t < count. The same bits as streams[c].fill(count, out + c, lanes) for every c, faster: on AVX-512 eight
+  /// streams at the same sub-stream are drawn as one vector (deviate t of all eight is one contiguous store, where
+  /// fill() with a stride needs a scatter), and the remaining streams two at a time.
+  static void fill_lanes(NormalStream* streams, int lanes, std::size_t count, double* out) noexcept;
+  /// The current state of sub-stream k, as an engine.
+  ChainEngine substream(int k) const;
+  /// Sub-stream of the next deviate.
+  int next_way() const noexcept { return static_cast<int>(m_next); }
+
+private:
+  alignas(64) std::uint64_t m_s[4][kWays];  // state word w of sub-stream k at m_s[w][k]
+  unsigned m_next = 0;
+};
+
+
+namespace detail {
+/// Selects the implementation of NormalStream::fill (for tests and benchmarks; all give the same bits): "auto" (the
+/// best the CPU supports, the default), "scalar", "avx2" or "avx512". Returns the name of the path now in use, or
+/// nullptr (and changes nothing) if `name` is unknown or unsupported here. Not thread-safe.
+DUALGIBBS_EXPORT const char* select_normal_path(const std::string& name);
+
+/// out[t] = uniform_below(rng, n) for t in [0, count), n >= 1.
+DUALGIBBS_EXPORT void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept;
+/// out[0..n) = a uniformly random permutation of 0..n-1 (Fisher–Yates with uniform_below; does not read out).
+DUALGIBBS_EXPORT void fill_permutation(ChainEngine& rng, Index n, Index* out) noexcept;
+}  // namespace detail
+
+}  // namespace dualgibbs

@@ -1,0 +1,221 @@
+#pragma once
+/// \file experiments.hpp
+/// The paper's Section VII as library functions: every figure (fig5 ... fig11) and the spectral-rate
+/// benchmark (`rates`) runs here and returns tables, so the command line, the tests and users share one
+/// implementation. Each result carries its main table (CSV columns named like the paper's own result
+/// files: `sweep, Eb_primal, Eu_primal, Eb_dual, Eu_dual, time_primal, time_dual, ...`), any further
+/// tables, the predicted-versus-fitted rate table, every parameter and the timings.
+///
+/// Conventions of every convergence experiment (documented once here):
+///  - chains run with run_ensemble(), independent schedules (lockstep = 1: the split-half estimator needs
+///    independent chains), the random sweep unless the figure is about scan orders, and the paper's
+///    constant initial vector (init_value 1) unless stated;
+///  - primal chains are observed as x, dual chains as x~ = B y~; both are scored against the same exact
+///    Cov(X) (the dual through Woodbury [eq:cov_woodbury3]) with CovarianceErrorTracker;
+///  - times are the sampler's wall-clock time (the observers' accumulation excluded);
+///  - decay rates are fitted by fit_decay_rate() (Theil–Sen, window from sweep 1 to the noise floor
+///    3 x Eu_se), as -ln r per sweep with the paper's convention E ~ r^(2t); predictions are
+///    convergence_rates() from the spectra, next to the paper's closed forms where they apply.
+///
+/// \code
+/// dualgibbs::ExperimentOptions opt;
+/// opt.quick = true;
+/// dualgibbs::ExperimentResult r = dualgibbs::run_experiment("fig6", opt);
+/// r.table.write_csv(std::cout);
+/// for (const auto& row : r.rates) std::cout << row.label << " " << row.predicted << " " << row.fit.neg_log_rate << "\n";
+/// \endcode
+
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/estimation/estimators.hpp>
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/model.hpp>
+
+#include <Eigen/Core>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dualgibbs {
+
+/// A table of numbers: named columns, one row per point, optionally led by one text column (a label per
+/// row, e.g. the graph of a row of the rate benchmark).
+class DUALGIBBS_EXPORT Table {
+public:
+  Table() = default;
+  /// Numeric columns only. \throws std::invalid_argument for an empty or repeated column name.
+  explicit Table(std::vector<std::string> columns);
+  /// A text column named `label_column` (non-empty) first, then the numeric columns.
+  Table(std::string label_column, std::vector<std::string> columns);
+
+  /// The numeric columns' names.
+  const std::vector<std::string>& columns() const noexcept { return m_columns; }
+  /// The text column's name ("" if none).
+  const std::string& label_column() const noexcept { return m_label_column; }
+  std::size_t num_rows() const noexcept { return m_rows.size(); }
+  const std::vector<std::vector<double>>& rows() const noexcept { return m_rows; }
+  const std::vector<std::string>& labels() const noexcept { return m_labels; }
+  /// Appends a row. \throws std::invalid_argument if its length differs from the number of columns.
+  void add_row(std::vector<double> row);
+  /// Appends a labelled row (tables with a label column).
+  void add_row(std::string label, std::vector<double> row);
+  /// Index of a numeric column. \throws std::invalid_argument if there is no such column.
+  std::size_t column_index(const std::string& name) const;
+  bool has_column(const std::string& name) const noexcept;
+  /// All values of a numeric column.
+  std::vector<double> column(const std::string& name) const;
+  /// CSV: a header line of column names, then one line per row, values with 10 significant digits
+  /// (NaN written as `nan`; labels quoted if they contain a comma or a quote).
+  void write_csv(std::ostream& out) const;
+
+private:
+  std::string m_label_column;
+  std::vector<std::string> m_columns;
+  std::vector<std::vector<double>> m_rows;
+  std::vector<std::string> m_labels;
+};
+
+/// One line of a predicted-versus-fitted rate table; rates are -ln r per sweep.
+struct RateComparison {
+  std::string label;         ///< what was measured, e.g. "primal", "dual x~ (effective)", "k=8 dual"
+  std::string fitted_from;   ///< "Eu" (split-half covariance error) or "mean" (norm of the ensemble mean)
+  std::string predicted_by;  ///< "r_p", "r_d" or "r_d^eff": the spectral rate it is compared with
+  double predicted = std::numeric_limits<double>::quiet_NaN();    ///< -ln r from convergence_rates()
+  double closed_form = std::numeric_limits<double>::quiet_NaN();  ///< -ln r from Prop. 1/4/5 (NaN if none applies)
+  RateFit fit;                                                    ///< the measurement
+  /// fitted / predicted - 1 (NaN without both).
+  double relative_disagreement() const noexcept { return fit.neg_log_rate / predicted - 1.0; }
+};
+
+/// Everything one experiment produced.
+struct ExperimentResult {
+  std::string name;   ///< "fig6"
+  std::string title;  ///< one line: what the figure shows
+  Table table;        ///< the main table (FIG.csv)
+  /// Further tables, written as FIG_<suffix>.csv (fig5's matrices, fig9's theory lines, ...).
+  std::vector<std::pair<std::string, Table>> extra_tables;
+  std::vector<RateComparison> rates;  ///< predicted vs fitted
+  /// Headline numbers with their names (fig5's mean residual, ...).
+  std::vector<std::pair<std::string, double>> summary;
+  /// Every parameter of the run as text (for the JSON sidecar).
+  std::vector<std::pair<std::string, std::string>> parameters;
+  /// Named timings in seconds (sampling, exact truth, spectra, total).
+  std::vector<std::pair<std::string, double>> timings;
+  /// Remarks a reader must see (e.g. a graph re-drawn to be connected, a rate without a clean window).
+  std::vector<std::string> notes;
+};
+
+/// Progress callback: a short stage description and the fraction done in [0, 1]. Called from the
+/// calling thread.
+using ProgressFn = std::function<void(const std::string& stage, double fraction)>;
+
+/// Options shared by every experiment.
+struct ExperimentOptions {
+  bool quick = false;        ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
+  std::uint64_t seed = 1;    ///< master seed: every ensemble, random graph and parameter draw derives from it
+  unsigned threads = 0;      ///< sampler threads; 0 = all hardware threads
+  /// Override the figure's number of chains (fig5: samples; rates: the mean fits' chains); 0 = the figure's
+  /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
+  std::size_t chains = 0;
+  std::size_t sweeps = 0;    ///< override the figure's number of sweeps (0 = the figure's default)
+  ProgressFn progress;       ///< may be empty
+};
+
+/// Names accepted by run_experiment(), in the paper's order: fig5, fig6, fig7, fig8, fig9, fig10, fig11, rates.
+DUALGIBBS_EXPORT std::vector<std::string> experiment_names();
+/// One line per experiment: what it reproduces. \throws std::invalid_argument for an unknown name.
+DUALGIBBS_EXPORT std::string experiment_description(const std::string& name);
+/// Runs the named experiment. \throws std::invalid_argument for an unknown name (listing the known ones)
+/// or bad options (every run_figN() checks its options the same way).
+DUALGIBBS_EXPORT ExperimentResult run_experiment(const std::string& name, const ExperimentOptions& options);
+
+/// Fig. 5: variance conservation [eq:cov_woodbury] on an 8x8 torus, s = 1, sigma = 0.3, from 10^5 dual
+/// samples (independent chains after a burn-in), 10^4 bootstrap replicates of ||Delta||_F / sqrt(|V|).
+/// Main table: `replicate, error`; extra table `matrices`: `i, j, primal, dual, residual`.
+DUALGIBBS_EXPORT ExperimentResult run_fig5(const ExperimentOptions& options);
+/// Fig. 6: primal vs dual error against sweeps and time, 10x10 torus, s = 1, sigma = 0.1, 10^4 chains,
+/// 200 sweeps, full covariance every sweep.
+DUALGIBBS_EXPORT ExperimentResult run_fig6(const ExperimentOptions& options);
+/// Fig. 7: 64 heterogeneous Watts–Strogatz graphs WS(64, 4, 0.3), s_v ~ U(0.8, 1.2), sigma_e ~ U(0.2, 0.3):
+/// mean and +-1 sd band of the normalised Eu.
+DUALGIBBS_EXPORT ExperimentResult run_fig7(const ExperimentOptions& options);
+/// Fig. 8: scan orders (random, permutation, fixed) on the 10x10 torus, s = 1, sigma = 0.1.
+DUALGIBBS_EXPORT ExperimentResult run_fig8(const ExperimentOptions& options);
+/// Fig. 9: random k-regular graphs, |V| = 64, s = 1, sigma = 0.25, k in {2, 4, 8, 16, 32}.
+DUALGIBBS_EXPORT ExperimentResult run_fig9(const ExperimentOptions& options);
+/// Fig. 10: complete graph K5, -ln r against s/sigma (16 ratios from 0.01 to 100), primal and dual, with
+/// the spectral and asymptotic theory and the limit lambda_2 / 2 = 2.5.
+DUALGIBBS_EXPORT ExperimentResult run_fig10(const ExperimentOptions& options);
+/// Fig. 11: 100x100 torus, s = 1, sigma = 0.25, 600 chains, 50 sweeps: marginal-variance error against the
+/// closed form [eq:torus_true_var].
+DUALGIBBS_EXPORT ExperimentResult run_fig11(const ExperimentOptions& options);
+/// Spectral-rate benchmark: for each family of the paper at two or three sizes and several s/sigma, the
+/// predicted r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay.
+DUALGIBBS_EXPORT ExperimentResult run_rates(const ExperimentOptions& options);
+
+// ---- building blocks (also used by `dualgibbs converge`) -----------------------------------------------
+
+/// Settings of a primal-vs-dual convergence measurement.
+struct ConvergenceSettings {
+  std::size_t chains = 10000;
+  std::size_t sweeps = 200;
+  std::size_t checkpoint_every = 1;
+  ScanOrder scan = ScanOrder::Random;
+  InitialState init = InitialState::Constant;
+  double init_value = 1.0;
+  Eigen::VectorXd given_primal;  ///< InitialState::Given: the primal chains' state x (length |V|)
+  Eigen::VectorXd given_dual;    ///< InitialState::Given: the dual chains' state y~ (length |E|)
+  std::uint64_t seed = 1;
+  unsigned threads = 0;
+  std::size_t jackknife_groups = 16;
+};
+
+/// Both domains' error curves on one model.
+struct ConvergenceCurves {
+  std::vector<ErrorEstimate> primal, dual;
+  EnsembleStats primal_stats{}, dual_stats{};
+  MomentKind kind = MomentKind::Full;
+  double seconds = 0;  ///< wall time of both runs including the accumulation
+};
+
+/// Runs both samplers on `model` and scores every checkpoint against `target`: the exact Cov(X)
+/// (|V| x |V|, full covariance errors) or the exact marginal variances (|V| x 1, diagonal errors).
+/// `label` prefixes progress messages. \throws std::invalid_argument for bad settings (fewer than
+/// kMinSplitHalfChains chains, zero sweeps, a target of the wrong size or with non-finite entries, a graph
+/// without edges, and every check of run_ensemble() and CovarianceErrorTracker).
+DUALGIBBS_EXPORT ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd& target,
+                                                       const ConvergenceSettings& settings,
+                                                       const ProgressFn& progress = {},
+                                                       const std::string& label = "");
+
+/// The exact target for a model: Cov(X) (dense) if |V| <= max_full_nodes, else diag(Q^-1) by selected
+/// inversion (a |V| x 1 matrix); max_full_nodes <= 0 always gives the marginal variances.
+DUALGIBBS_EXPORT Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes = 2000);
+
+/// The paper's convergence table of one model: `sweep, Eb_primal, Eu_primal, Eb_dual, Eu_dual,
+/// time_primal, time_dual`, then the uncertainty and mean columns `Eb_floor_*`, `Eb_se_*`, `Eu_se_*`,
+/// `mean_*`, `mean_floor_*` and the normalised `Eu_norm_*` (Eu divided by its sweep-0 value).
+DUALGIBBS_EXPORT Table convergence_table(const ConvergenceCurves& curves);
+
+/// Predicted-vs-fitted rows for both domains of one model: fits of Eu (exponent 2) and of the mean
+/// (exponent 1), compared with r_p (primal) and r_d^eff (dual x~; r_d where r_d^eff is undefined).
+/// `prefix` is prepended to the labels.
+DUALGIBBS_EXPORT std::vector<RateComparison> compare_rates(const Model& model, const ConvergenceCurves& curves,
+                                                           const std::string& prefix = "");
+
+/// A primal-vs-dual convergence experiment on any model (`dualgibbs converge`, the default run): the exact
+/// target exact_target(model, max_full_nodes), measure_convergence(), convergence_table() and
+/// compare_rates(), as an ExperimentResult named `name`. `graph` describes the graph for the record.
+DUALGIBBS_EXPORT ExperimentResult run_convergence(const Model& model, const std::string& name, const std::string& graph,
+                                                  const ConvergenceSettings& settings, Index max_full_nodes = 2000,
+                                                  const ProgressFn& progress = {});
+
+/// A fixed-width text table of rate comparisons (predicted, closed form, fitted, window, disagreement).
+DUALGIBBS_EXPORT std::string format_rate_table(const std::vector<RateComparison>& rates);
+
+}  // namespace dualgibbs

@@ -1,0 +1,66 @@
+#pragma once
+/// \file io.hpp
+/// Reading graphs and parameters: graph specs (`torus:100`, `file:PATH`, ...), edge lists with optional
+/// per-edge sigma, node files with per-node s, Matrix Market files. Every reader validates its input and
+/// reports the source and line number of the first problem as std::invalid_argument.
+///
+/// Formats (DESIGN.md section 3):
+///  - edge list: one edge a line, `u v [sigma_e]`, integer node ids from 0, `#` starts a comment, blank
+///    lines ignored. The node count is 1 + the largest id. Duplicate edges (either orientation) and
+///    self-loops are rejected with their line number.
+///  - node file: `v s_v` lines, same comment rules; each node at most once.
+///  - Matrix Market: `%%MatrixMarket matrix coordinate (pattern|real|integer) (symmetric|general)`;
+///    the off-diagonal pattern is the graph (diagonal entries ignored; a general matrix must have a
+///    symmetric pattern; each undirected edge is taken once).
+/// sigma_e and s_v are standard deviations: finite and positive.
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/graph.hpp>
+#include <dualgibbs/model/model.hpp>
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dualgibbs {
+
+/// Hard caps on what a reader will allocate, so no input can ask for absurd memory.
+struct ReadLimits {
+  std::int64_t max_nodes = 100'000'000;  ///< largest node count a file or spec may ask for
+  std::int64_t max_edges = 100'000'000;  ///< largest edge count (about 3 GB of graph)
+};
+
+/// A graph read from a file or spec, with the per-edge sigma given there (NaN where none was given).
+struct LoadedGraph {
+  Graph graph;                     ///< the graph, edges in file order and orientation
+  std::vector<double> edge_sigma;  ///< sigma_e per edge (a standard deviation), NaN where the input gave none
+};
+
+/// Reads an edge list. `source` names the input in error messages.
+DUALGIBBS_EXPORT LoadedGraph read_edge_list(std::istream& in, const std::string& source = "edge list",
+                                            const ReadLimits& limits = {});
+/// Reads a node file for a graph of `num_nodes` nodes: returns s_v per node, NaN where not given.
+DUALGIBBS_EXPORT std::vector<double> read_node_file(std::istream& in, Index num_nodes,
+                                                    const std::string& source = "node file");
+/// Reads a Matrix Market file; its off-diagonal pattern is the graph (no edge sigmas).
+DUALGIBBS_EXPORT LoadedGraph read_matrix_market(std::istream& in, const std::string& source = "matrix market",
+                                                const ReadLimits& limits = {});
+
+/// Builds a graph from a spec: `torus:N`, `torus:NxM`, `grid:NxM`, `path:N`, `cycle:N`, `complete:N`,
+/// `bipartite:N1,N2`, `star:N`, `kregular:N,K[,SEED]`, `ws:N,K,P[,SEED]`, `er:N,P[,SEED]`, `ba:N,M[,SEED]`,
+/// `hypercube:D`, `file:PATH` (Matrix Market if PATH ends in `.mtx` or the file starts with the
+/// `%%MatrixMarket` banner, an edge list otherwise). `default_seed` is
+/// used by random families given without a seed.
+/// \throws std::invalid_argument for unknown families, malformed numbers, sizes over the limits, unreadable files.
+DUALGIBBS_EXPORT LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed = 1,
+                                        const ReadLimits& limits = {});
+
+/// Builds a model from a spec and parameters: `s` for every node without a value in `node_file`
+/// (if given), `sigma` for every edge without its own value in the edge list.
+DUALGIBBS_EXPORT Model load_model(const std::string& spec, double s, double sigma,
+                                  const std::optional<std::string>& node_file = std::nullopt,
+                                  std::uint64_t default_seed = 1, const ReadLimits& limits = {});
+
+}  // namespace dualgibbs

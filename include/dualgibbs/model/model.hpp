@@ -1,0 +1,145 @@
+#pragma once
+/// \file model.hpp
+/// The thin-membrane Gaussian model on a graph and its sparse matrices.
+///
+/// Parameters are the paper's: every node has a standard deviation s_v and every edge a standard
+/// deviation sigma_e; the variances s_v^2 and sigma_e^2 fill D_s = diag(s_v^2) and
+/// D_sigma = diag(sigma_e^2). Then (paper, Sections II and V)
+///
+///   B  oriented incidence, |V| x |E|, B[head(e), e] = +1, B[tail(e), e] = -1
+///   L  = B B^T, the graph Laplacian (independent of the orientation)
+///   Q  = D_s^-1 + B D_sigma^-1 B^T          primal precision over nodes  [eqn:QPNH]
+///   R  = D_sigma + B^T D_s B                dual precision over edges    [eqn:QPNHDual]
+///
+/// All matrices are CSR (row-major Eigen sparse) with full symmetric storage and sorted columns.
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/graph.hpp>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include <string>
+#include <vector>
+
+namespace dualgibbs {
+
+/// CSR sparse matrix: row-major, 32-bit indices, full symmetric storage.
+using SparseMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+
+/// The two domains of the paper: the primal over nodes (x, precision Q) and the dual over edges (y~, precision R).
+enum class Domain { Primal, Dual };
+
+/// "primal" or "dual".
+DUALGIBBS_EXPORT const char* to_string(Domain d) noexcept;
+/// Parses "primal" / "dual". \throws std::invalid_argument otherwise.
+DUALGIBBS_EXPORT Domain parse_domain(const std::string& name);
+
+class DualPrecisionOperator;
+
+/// Checks that a standard deviation, its square and the inverse of its square are finite and positive.
+/// \throws std::invalid_argument naming `what` and the value otherwise.
+DUALGIBBS_EXPORT void check_standard_deviation(double sd, const std::string& what);
+
+/// Graph + per-node s_v + per-edge sigma_e (standard deviations). The homogeneous model (one s, one sigma)
+/// is the special case the paper's propositions are about.
+///
+/// \code
+/// dualgibbs::Model m(dualgibbs::make_torus(10, 10), 1.0, 0.1);  // s = 1, sigma = 0.1
+/// dualgibbs::SparseMatrix Q = m.primal_precision();               // diagonal 1 + 4/0.01 = 401
+/// \endcode
+class DUALGIBBS_EXPORT Model {
+public:
+  /// Homogeneous model. \throws std::invalid_argument unless s and sigma are finite and positive with
+  /// finite, positive, invertible squares.
+  Model(Graph graph, double s, double sigma);
+  /// Heterogeneous model: s.size() == |V|, sigma.size() == |E|, each entry as above.
+  Model(Graph graph, std::vector<double> s, std::vector<double> sigma);
+
+  /// The graph G.
+  const Graph& graph() const noexcept { return m_graph; }
+  /// |V|, the dimension of the primal domain.
+  Index num_nodes() const noexcept { return m_graph.num_nodes(); }
+  /// |E|, the dimension of the dual domain.
+  Index num_edges() const noexcept { return m_graph.num_edges(); }
+  /// Number of coordinates sampled in a domain: |V| (primal) or |E| (dual).
+  Index dimension(Domain d) const noexcept { return d == Domain::Primal ? num_nodes() : num_edges(); }
+
+  /// s_v (standard deviations), length |V|.
+  const std::vector<double>& node_sd() const noexcept { return m_s; }
+  /// sigma_e (standard deviations), length |E|.
+  const std::vector<double>& edge_sd() const noexcept { return m_sigma; }
+  /// s_v^2, the diagonal of D_s.
+  const Eigen::VectorXd& node_variances() const noexcept { return m_s2; }
+  /// sigma_e^2, the diagonal of D_sigma.
+  const Eigen::VectorXd& edge_variances() const noexcept { return m_sigma2; }
+
+  /// True if all s_v are equal and all sigma_e are equal.
+  bool is_homogeneous() const noexcept { return m_homogeneous; }
+  /// The common s of a homogeneous model. \throws std::logic_error for a heterogeneous one.
+  double s() const;
+  /// The common sigma of a homogeneous model. For a graph without edges it is the sigma given to the
+  /// homogeneous constructor, and NaN after the per-edge constructor (there is no edge to carry one).
+  /// \throws std::logic_error for a heterogeneous model.
+  double sigma() const;
+
+  /// Oriented incidence B (|V| x |E|), CSR.
+  SparseMatrix incidence() const;
+  /// Laplacian L = B B^T (|V| x |V|).
+  SparseMatrix laplacian() const;
+  /// Primal precision Q = D_s^-1 + B D_sigma^-1 B^T [eqn:QPNH]; nnz = |V| + 2|E|.
+  SparseMatrix primal_precision() const;
+  /// Dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual]; one row per edge e = (u, v) with
+  /// d_u + d_v - 1 non-zeros, sum_v d_v^2 - |E| in all. Build it only when it fits: see
+  /// dual_precision_nonzeros() and dual_operator().
+  /// \throws std::invalid_argument if the number of non-zeros overflows the 32-bit index.
+  SparseMatrix dual_precision() const;
+  /// Number of non-zeros dual_precision() would have.
+  std::int64_t dual_precision_nonzeros() const noexcept;
+  /// The precision of a domain: Q or R.
+  SparseMatrix precision(Domain d) const { return d == Domain::Primal ? primal_precision() : dual_precision(); }
+  /// Diagonal of Q: 1/s_v^2 + sum_{e at v} 1/sigma_e^2.
+  Eigen::VectorXd primal_diagonal() const;
+  /// Diagonal of R: sigma_e^2 + s_u^2 + s_v^2 for e = (u, v) [Examples 3 and 4: sigma^2 + 2 s^2].
+  Eigen::VectorXd dual_diagonal() const;
+  /// Matrix-free y -> R y in O(|V| + |E|), for graphs where R is too large to store.
+  DualPrecisionOperator dual_operator() const;
+
+  /// A one-line description: graph summary plus parameters.
+  std::string summary() const;
+
+private:
+  void validate_and_square();
+
+  Graph m_graph;
+  std::vector<double> m_s;
+  std::vector<double> m_sigma;
+  Eigen::VectorXd m_s2;
+  Eigen::VectorXd m_sigma2;
+  bool m_homogeneous = true;
+  double m_common_sigma = 0.0;
+};
+
+/// Matrix-free dual precision, R y = D_sigma y + B^T (D_s (B y)). Follows Spectra's operator concept
+/// (rows(), cols(), perform_op) so it can be handed to Spectra eigen-solvers directly.
+/// Holds a reference to the model: the model must outlive it.
+class DUALGIBBS_EXPORT DualPrecisionOperator {
+public:
+  using Scalar = double;  ///< Spectra's operator concept
+  /// An operator for `model`, which must outlive it (only a pointer is kept).
+  explicit DualPrecisionOperator(const Model& model) : m_model(&model) {}
+  /// |E|.
+  Eigen::Index rows() const noexcept { return m_model->num_edges(); }
+  /// |E|.
+  Eigen::Index cols() const noexcept { return m_model->num_edges(); }
+  /// y_out = R x_in; both arrays of length |E|, not aliased. O(|V| + |E|), no allocation but a |V| buffer
+  /// kept per thread.
+  void perform_op(const double* x_in, double* y_out) const;
+  /// Convenience: returns R y.
+  Eigen::VectorXd apply(const Eigen::VectorXd& y) const;
+
+private:
+  const Model* m_model;
+};
+
+}  // namespace dualgibbs

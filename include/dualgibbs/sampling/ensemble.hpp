@@ -1,0 +1,126 @@
+#pragma once
+/// \file ensemble.hpp
+/// Many Gibbs chains in one call, over threads, with observers at checkpoints.
+///
+/// `run_ensemble` runs L chains of the primal (x, precision Q, `CsrKernel`) or dual (y~, precision R,
+/// `DualIncidenceKernel`) sampler for a number of sweeps and hands the states of all chains to an observer every
+/// `checkpoint_every` sweeps, so estimators can accumulate moments without storing trajectories. Memory is
+/// O(L (|V| + |E|)) for the chains, plus one |obs| x L matrix for the observer.
+///
+/// **Reproducibility.** Chain c draws its deviates from `make_stream(seed, c, Noise)`, its random initial state
+/// from `make_stream(seed, c, Initial)`, and the schedule of the block starting at chain c from
+/// `make_stream(seed, c, Schedule)`. A block's evolution depends on nothing else, and the states are gathered in
+/// chain order, so the same seed gives bitwise-identical checkpoints for any number of threads.
+///
+/// **Lock-step blocks and what they cost** (`EnsembleOptions::lockstep` = B > 1). The chains of one block
+/// share their scan schedule (the sequence of sites visited) and differ only in their deviates; this lets one
+/// site update run as a vector operation over B chains (see sampler.hpp). Each chain on its own still follows
+/// the exact random-sweep law, so any quantity that is an average over chains of a function of *one* chain
+/// (means, marginal variances, E[x x^T]) is estimated without bias. Chains of one block are however *not*
+/// independent: given the shared schedule S, their states are i.i.d. with mean m(S) = E[x | S], and m(S)
+/// varies with S before the chain has converged. For the mean-subtracted sample covariance over L chains in
+/// blocks of B,
+///
+///   E[S_L] = Sigma_t - (B - 1) / (L - 1) Var_S(m(S)),
+///
+/// where Sigma_t is the true covariance at sweep t: a bias of relative order (B - 1) / L that vanishes as the
+/// chains converge (m(S) -> 0) but is not zero during the transient the paper's experiments measure. Hence the
+/// default lockstep = 1 (every chain its own schedule: exactly unbiased, the setting of the experiments);
+/// lock-step is a speed option for benchmarks and for users who need only per-chain (marginal-law) quantities.
+/// Blocks never straddle chain L/2, so the two halves of a split-half estimator [eq:unbiased_error] stay
+/// independent of each other whatever B is.
+///
+/// \code
+/// dualgibbs::Model model(dualgibbs::make_torus(10, 10), 1.0, 0.1);
+/// dualgibbs::EnsembleOptions opt;
+/// opt.chains = 1000; opt.sweeps = 50; opt.checkpoint_every = 10;
+/// dualgibbs::run_ensemble(model, dualgibbs::Domain::Dual, opt, [](const dualgibbs::Checkpoint& cp) {
+///   // cp.states is |V| x 1000: column c is x~ = B y~ of chain c after cp.sweep sweeps
+/// });
+/// \endcode
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/sampler.hpp>
+
+#include <Eigen/Core>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dualgibbs {
+
+/// How every chain starts.
+enum class InitialState {
+  Constant,  ///< every coordinate = EnsembleOptions::init_value (the paper's constant initial vector)
+  Random,    ///< N(0, diag(M)^-1): z_i = M_ii^{-1/2} eps_i, independently per chain
+  Given      ///< EnsembleOptions::given_state, copied to every chain
+};
+
+/// "constant", "random" or "given". \throws std::invalid_argument otherwise.
+DUALGIBBS_EXPORT InitialState parse_initial_state(const std::string& name);
+/// The name parse_initial_state() accepts.
+DUALGIBBS_EXPORT const char* to_string(InitialState init) noexcept;
+
+/// Options of run_ensemble().
+struct EnsembleOptions {
+  std::size_t chains = 1000;         ///< L >= 1
+  std::size_t sweeps = 100;          ///< sweeps per chain (a sweep = n coordinate updates)
+  ScanOrder scan = ScanOrder::Random;  ///< order of the coordinate updates within a sweep
+  std::uint64_t seed = 1;             ///< with the chain index, determines every random number
+  unsigned threads = 0;              ///< 0 = std::thread::hardware_concurrency()
+  std::size_t checkpoint_every = 1;  ///< observer at sweep 0, k, 2k, ... and always at the last sweep; k >= 1
+  InitialState init = InitialState::Constant;  ///< how every chain starts
+  double init_value = 1.0;           ///< the constant of InitialState::Constant (paper: constant vector)
+  Eigen::VectorXd given_state;       ///< InitialState::Given: one state of the domain's dimension, copied to all chains
+  bool noise = true;                 ///< false = plain Gauss–Seidel (deterministic)
+  bool observe_edges = false;        ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
+  std::size_t lockstep = 1;          ///< chains per shared-schedule block: 1, 2, 4, 8 or 16 (1 = independent)
+};
+
+/// What the observer is shown.
+struct Checkpoint {
+  std::size_t sweep;                         ///< number of completed sweeps
+  double seconds;                            ///< wall-clock sampling time since the start (observers excluded)
+  Eigen::Ref<const Eigen::MatrixXd> states;  ///< dim x chains, column c = chain c (chain-index order);
+                                             ///< primal: x (|V|); dual: x~ = B y~ (|V|), or y~ (|E|) with observe_edges
+};
+
+/// Called from the calling thread at every checkpoint. The matrix is valid only during the call.
+using Observer = std::function<void(const Checkpoint&)>;
+
+/// Totals of a run.
+struct EnsembleStats {
+  double seconds;           ///< wall-clock sampling time (observers and gathering excluded)
+  std::uint64_t updates;    ///< chains x sweeps x n coordinate updates
+  double ns_per_update;     ///< 1e9 seconds / updates (0 if there were no updates)
+  double cpu_seconds;       ///< CPU time the sampling threads spent sweeping, summed over threads: on a machine
+                            ///< shared with other work this is the cost of the updates, wall time its latency
+};
+
+/// Runs options.chains chains of the Gibbs sampler of `domain` (primal: CsrKernel on Q; dual:
+/// DualIncidenceKernel) and calls `observe` (may be empty) at the checkpoints.
+/// \throws std::invalid_argument for zero chains, checkpoint_every = 0, a lockstep other than 1/2/4/8/16, a
+///         given state of the wrong length or with non-finite values, a non-finite init_value, observe_edges in
+///         the primal domain, or the dual domain of a graph without edges. Exceptions thrown by the observer
+///         propagate.
+DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
+                                            const Observer& observe);
+
+/// The same over a caller's CSR kernel (any SPD precision); the observer sees the state z.
+DUALGIBBS_EXPORT EnsembleStats run_ensemble(const CsrKernel& kernel, const EnsembleOptions& options,
+                                            const Observer& observe);
+/// The same over a caller's dual kernel; the observer sees x~ (or y~ with observe_edges).
+DUALGIBBS_EXPORT EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options,
+                                            const Observer& observe);
+
+/// The lock-step blocks run_ensemble forms, as (first chain, width) in chain order: each half [0, L/2) and
+/// [L/2, L) is cut into blocks of `lockstep` chains, and the remainder of a half into blocks of decreasing powers
+/// of two, so no block straddles L/2. \throws std::invalid_argument for chains = 0 or a bad lockstep.
+DUALGIBBS_EXPORT std::vector<std::pair<std::size_t, int>> lockstep_blocks(std::size_t chains, std::size_t lockstep);
+
+}  // namespace dualgibbs

@@ -1,0 +1,311 @@
+#pragma once
+/// \file kernels.hpp
+/// Site kernels: what one Gibbs update of one coordinate is, for W lock-step lanes.
+///
+/// For a Gaussian with precision M the Gibbs update of coordinate i is [eqn:sampling_general]
+///
+///   z_i <- mu_i + M_ii^{-1/2} eps,   mu_i = -M_ii^{-1} sum_{j != i} M_ij z_j,   eps ~ N(0, 1);
+///
+/// with eps = 0 it is a Gauss–Seidel step. A kernel knows one site's update; the order of the updates and the
+/// arithmetic of a sweep belong to the scheme (sampler.hpp). Two kernels ship with the library, both explicitly
+/// instantiated in libdualgibbs:
+///
+/// - `CsrKernel`: any symmetric positive-definite precision in CSR form (the primal Q, an explicit dual R, ...),
+///   O(row length) per update;
+/// - `DualIncidenceKernel`: the dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual] without forming R, O(1) per
+///   edge update with the running tally x~ = B y~ [eqn:sampling_simplified].
+///
+/// `DUALGIBBS_SHIPPED_KERNELS(X)` is the one list of shipped kernels (X(CsrKernel) X(DualIncidenceKernel)), and
+/// `DUALGIBBS_SHIPPED_WIDTHS(X, K)` the lane widths each is compiled for.
+
+#include <dualgibbs/core/memory.hpp>
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/model.hpp>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dualgibbs {
+
+// ---- site kernels ----------------------------------------------------------------------------------------
+//
+// A site kernel K tells GibbsSampler how to update one coordinate of W interleaved lanes. Required members
+// (W is a compile-time lane count; z has dimension() * W entries, tally has tally_dimension() * W):
+//
+//   Index  dimension() const;                  // n, the number of coordinates
+//   Index  tally_dimension() const;            // length of the per-lane auxiliary state (0 if none)
+//   double conditional_sd(Index i) const;      // M_ii^{-1/2}
+//   template <int W> void conditional_mean(Index i, const double* z, const double* tally, double* mean) const;
+//                                              // mean[c] = mu_i of lane c
+//   template <int W> void update(Index i, double* z, double* tally, const double* eps) const;
+//                                              // z_i <- mu_i + M_ii^{-1/2} eps[c] for every lane c; tally kept
+//   template <int W> void prefetch(Index i, const double* z, const double* tally) const;   // cache hint only
+//   void prefetch_row(Index i) const;          // cache hint for the kernel's own data of site i
+//   template <int W> void rebuild_tally(const double* z, double* tally) const;             // tally from z
+//
+// Optional: the batched form of update(), which GibbsSampler then calls once per chunk of sites instead of
+// looping over update() itself (detail::run_updates_generic, with software prefetching). It must give the same
+// bits as the loop:
+//
+//   template <int W> void run_updates(const Index* sites, std::size_t count, double* z, double* tally,
+//                                     const double* eps) const;   // update(sites[t], ..., eps + t * W), t in order
+//
+// Kernels hold their own copy of the numbers they need (not a reference to the model or matrix).
+
+namespace detail {
+/// Prefetch distances of the update loop: state rows `kStatePrefetch` updates ahead, the kernel's own
+/// coefficients of a site `kRowPrefetch` updates ahead (they are needed to find the state rows).
+constexpr std::size_t kStatePrefetch = 8;
+constexpr std::size_t kRowPrefetch = 16;
+
+/// The update loop over any site kernel: update(sites[t]) for t = 0..count-1 with software prefetching.
+template <int W, class Kernel>
+void run_updates_generic(const Kernel& k, const Index* sites, std::size_t count, double* z, double* tally,
+                         const double* eps) noexcept {
+  for (std::size_t t = 0; t < std::min(count, kRowPrefetch); ++t) k.prefetch_row(sites[t]);
+  for (std::size_t t = 0; t < std::min(count, kStatePrefetch); ++t) k.template prefetch<W>(sites[t], z, tally);
+  std::size_t t = 0;
+  const std::size_t steady = count > kRowPrefetch ? count - kRowPrefetch : 0;
+  for (; t < steady; ++t) {
+    k.prefetch_row(sites[t + kRowPrefetch]);
+    k.template prefetch<W>(sites[t + kStatePrefetch], z, tally);
+    k.template update<W>(sites[t], z, tally, eps + t * W);
+  }
+  for (; t < count; ++t) {
+    if (t + kStatePrefetch < count) k.template prefetch<W>(sites[t + kStatePrefetch], z, tally);
+    k.template update<W>(sites[t], z, tally, eps + t * W);
+  }
+}
+
+/// True when Kernel has the batched member run_updates<W>.
+template <class Kernel, int W, class = void>
+struct HasRunUpdates : std::false_type {};
+template <class Kernel, int W>
+struct HasRunUpdates<Kernel, W,
+                     std::void_t<decltype(std::declval<const Kernel&>().template run_updates<W>(
+                         static_cast<const Index*>(nullptr), std::size_t{0}, static_cast<double*>(nullptr),
+                         static_cast<double*>(nullptr), static_cast<const double*>(nullptr)))>> : std::true_type {};
+
+/// Selects the implementation of the shipped kernels' run_updates (for tests and benchmarks; all give the same
+/// bits): "auto" (the widest vectors the CPU supports, the default), "scalar" (the baseline instruction set of the
+/// build), "avx2" or "avx512". Returns the name of the path now in use, or nullptr (and changes nothing) if `name` is
+/// unknown or unsupported here. Not thread-safe.
+DUALGIBBS_EXPORT const char* select_update_path(const std::string& name);
+}  // namespace detail
+
+/// How much of the positive-definiteness of a matrix CsrKernel verifies.
+enum class SpdCheck {
+  Auto,      ///< the cheap checks, plus a dense Cholesky factorization when n <= CsrKernel::kDenseCheckMaxSize
+  Cheap,     ///< only the O(nnz log d) checks (finite, symmetric, positive diagonal, 2x2 principal minors)
+  Cholesky   ///< the cheap checks plus a sparse Cholesky factorization (Eigen, AMD ordering) at any size
+};
+
+/// Site kernel for any symmetric positive-definite precision M given in CSR form (full symmetric storage):
+/// the primal Q, an explicit dual R, or a user matrix. O(row length) per update, no allocation.
+///
+/// What is checked at construction (each failure is a std::invalid_argument naming the entry):
+/// square and non-empty; every value finite; every diagonal entry present and positive; the pattern and values
+/// symmetric (|M_ij - M_ji| <= 1e-12 max(|M_ij|, |M_ji|)); every 2x2 principal minor positive
+/// (M_ij^2 < M_ii M_jj). These are necessary for positive definiteness, not sufficient: a full check needs a
+/// factorization, done densely when n <= kDenseCheckMaxSize under SpdCheck::Auto, sparsely at any size under
+/// SpdCheck::Cholesky, and skipped under SpdCheck::Cheap (a matrix that passes only the cheap checks but is
+/// indefinite gives a chain that diverges; it cannot give wrong numbers silently for long).
+class DUALGIBBS_EXPORT CsrKernel {
+public:
+  /// Largest n for which SpdCheck::Auto runs a dense Cholesky check (O(n^3 / 3) flops).
+  static constexpr Index kDenseCheckMaxSize = 1000;
+
+  /// \throws std::invalid_argument if `precision` fails the checks above.
+  explicit CsrKernel(const SparseMatrix& precision, SpdCheck check = SpdCheck::Auto);
+
+  /// n, the number of coordinates.
+  Index dimension() const noexcept { return m_n; }
+  /// 0: the CSR kernel keeps no tally.
+  Index tally_dimension() const noexcept { return 0; }
+  /// M_ii^{-1/2}.
+  double conditional_sd(Index i) const noexcept { return m_sd[static_cast<std::size_t>(i)]; }
+  /// M_ii.
+  double diagonal(Index i) const noexcept { return m_diag[static_cast<std::size_t>(i)]; }
+
+  /// mean[c] = mu_i = -M_ii^-1 sum_{j != i} M_ij z_j of lane c, for W interleaved lanes [eqn:sampling_general].
+  /// The terms are added in row order for every W, so a lane of a block reproduces a single chain bit for bit.
+  template <int W>
+  void conditional_mean(Index i, const double* z, const double*, double* mean) const noexcept {
+    for (int c = 0; c < W; ++c) mean[c] = 0.0;
+    const std::size_t end = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i) + 1]);
+    for (std::size_t p = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i)]); p < end; ++p) {
+      const double a = m_coef[p];
+      const double* zj = z + static_cast<std::size_t>(m_cols[p]) * W;
+      for (int c = 0; c < W; ++c) mean[c] += a * zj[c];
+    }
+  }
+
+  /// z_i <- mu_i + M_ii^{-1/2} eps[c] in every lane c.
+  template <int W>
+  void update(Index i, double* z, double* tally, const double* eps) const noexcept {
+    double mean[W];
+    conditional_mean<W>(i, z, tally, mean);
+    const double sd = m_sd[static_cast<std::size_t>(i)];
+    double* zi = z + static_cast<std::size_t>(i) * W;
+    for (int c = 0; c < W; ++c) zi[c] = mean[c] + sd * eps[c];
+  }
+
+  /// Cache hint for the state rows update(i) touches.
+  template <int W>
+  void prefetch(Index i, const double* z, const double*) const noexcept {
+    // A row of W doubles spans W / 8 cache lines (W <= 8: one).
+    constexpr std::size_t kLines = W * sizeof(double) > 64 ? W * sizeof(double) / 64 : 1;
+    const std::size_t end = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i) + 1]);
+    for (std::size_t p = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i)]); p < end; ++p)
+      for (std::size_t l = 0; l < kLines; ++l) detail::prefetch_read(z + static_cast<std::size_t>(m_cols[p]) * W + 8 * l);
+    for (std::size_t l = 0; l < kLines; ++l) detail::prefetch_write(z + static_cast<std::size_t>(i) * W + 8 * l);
+  }
+  /// Hint for the index arrays of row i (issued further ahead than prefetch()).
+  void prefetch_row(Index i) const noexcept {
+    const std::size_t p = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i)]);
+    detail::prefetch_read(m_cols.data() + p);
+    detail::prefetch_read(m_coef.data() + p);
+  }
+
+  /// Nothing to rebuild.
+  template <int W>
+  void rebuild_tally(const double*, double*) const noexcept {}
+
+  /// update(sites[t]) for t = 0..count-1, bitwise as the loop over update(). For W in {1, 2, 4, 8, 16} it runs
+  /// compiled code of the library that works on the W lanes as one vector (AVX-512, AVX2 or the baseline, chosen
+  /// at run time; see detail::select_update_path); other widths use the generic loop.
+  template <int W>
+  void run_updates(const Index* sites, std::size_t count, double* z, double* tally, const double* eps) const noexcept {
+    detail::run_updates_generic<W>(*this, sites, count, z, tally, eps);
+  }
+
+private:
+  Index m_n = 0;
+  detail::LargeVector<Index> m_offsets;  // CSR of the off-diagonal part
+  detail::LargeVector<Index> m_cols;
+  detail::LargeVector<double> m_coef;    // -M_ij / M_ii, so that mu_i = sum_j coef_ij z_j
+  std::vector<double> m_diag;
+  detail::LargeVector<double> m_sd;
+};
+
+/// Site kernel for the dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual] of a (possibly heterogeneous)
+/// model, without forming R. The tally x~ = B y~ [eqn:XfromY] (one value per node) is kept up to date, so the
+/// update of edge e = (u, v) (u the head, v the tail) is O(1) [eqn:sampling_simplified]:
+///
+///   sum_{e' != e} R_ee' y_e' = s_u^2 (x~_u - y_e) - s_v^2 (x~_v + y_e),   R_ee = sigma_e^2 + s_u^2 + s_v^2,
+///   y_e <- mu_e + R_ee^{-1/2} eps,   then x~_u += d, x~_v -= d with d the change of y_e.
+///
+/// The tally is maintained incrementally, so it carries rounding drift of order sqrt(updates per node) times
+/// the unit roundoff relative to |x~|; GibbsSampler rebuilds it exactly whenever a state is set.
+class DUALGIBBS_EXPORT DualIncidenceKernel {
+public:
+  /// \throws std::invalid_argument if the model has no edges (the dual domain is then empty).
+  explicit DualIncidenceKernel(const Model& model);
+
+  /// |E|, the number of coordinates y~_e.
+  Index dimension() const noexcept { return static_cast<Index>(m_edges.size()); }
+  /// |V|: the tally x~ = B y~.
+  Index tally_dimension() const noexcept { return m_num_nodes; }
+  /// R_ee^{-1/2}.
+  double conditional_sd(Index e) const noexcept { return m_edges[static_cast<std::size_t>(e)].sd; }
+
+  /// mean[c] = mu_e of lane c from the tally x~ (which must equal B y~) [eqn:sampling_simplified].
+  template <int W>
+  void conditional_mean(Index e, const double* y, const double* x, double* mean) const noexcept {
+    // mu_e = -(s_u^2 (x_u - y_e) - s_v^2 (x_v + y_e)) / R_ee = -alpha x_u + beta x_v + (alpha + beta) y_e.
+    const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
+    const double* ye = y + static_cast<std::size_t>(e) * W;
+    const double* xu = x + static_cast<std::size_t>(k.head) * W;
+    const double* xv = x + static_cast<std::size_t>(k.tail) * W;
+    const double gamma = k.alpha + k.beta;
+    for (int c = 0; c < W; ++c) mean[c] = k.beta * xv[c] - k.alpha * xu[c] + gamma * ye[c];
+  }
+
+  /// y~_e <- mu_e + R_ee^{-1/2} eps[c] in every lane c, and the tally follows: x~_u += d, x~_v -= d.
+  template <int W>
+  void update(Index e, double* y, double* x, const double* eps) const noexcept {
+    const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
+    double* __restrict ye = y + static_cast<std::size_t>(e) * W;
+    double* __restrict xu = x + static_cast<std::size_t>(k.head) * W;
+    double* __restrict xv = x + static_cast<std::size_t>(k.tail) * W;
+    const double gamma = k.alpha + k.beta;
+    for (int c = 0; c < W; ++c) {
+      const double old = ye[c];
+      const double fresh = (k.beta * xv[c] - k.alpha * xu[c] + gamma * old) + k.sd * eps[c];
+      const double d = fresh - old;
+      ye[c] = fresh;
+      xu[c] += d;
+      xv[c] -= d;
+    }
+  }
+
+  /// Cache hint for the rows update(e) touches.
+  template <int W>
+  void prefetch(Index e, const double* y, const double* x) const noexcept {
+    const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
+    constexpr std::size_t kLines = W * sizeof(double) > 64 ? W * sizeof(double) / 64 : 1;  // lines per row
+    for (std::size_t l = 0; l < kLines; ++l) {
+      detail::prefetch_write(y + static_cast<std::size_t>(e) * W + 8 * l);
+      detail::prefetch_write(x + static_cast<std::size_t>(k.head) * W + 8 * l);
+      detail::prefetch_write(x + static_cast<std::size_t>(k.tail) * W + 8 * l);
+    }
+  }
+  /// Hint for the coefficients of edge e (issued further ahead than prefetch()).
+  void prefetch_row(Index e) const noexcept { detail::prefetch_read(m_edges.data() + e); }
+
+  /// update(sites[t]) for t = 0..count-1, bitwise as the loop over update(); vectorized for W in {1, 2, 4, 8, 16}
+  /// as CsrKernel::run_updates.
+  template <int W>
+  void run_updates(const Index* sites, std::size_t count, double* y, double* x, const double* eps) const noexcept {
+    detail::run_updates_generic<W>(*this, sites, count, y, x, eps);
+  }
+
+  /// x~ = B y~ exactly, for W interleaved lanes.
+  template <int W>
+  void rebuild_tally(const double* y, double* x) const noexcept {
+    for (std::size_t k = 0; k < static_cast<std::size_t>(m_num_nodes) * W; ++k) x[k] = 0.0;
+    for (std::size_t e = 0; e < m_edges.size(); ++e) {
+      const EdgeCoef& k = m_edges[e];
+      for (int c = 0; c < W; ++c) {
+        x[static_cast<std::size_t>(k.head) * W + c] += y[e * W + c];
+        x[static_cast<std::size_t>(k.tail) * W + c] -= y[e * W + c];
+      }
+    }
+  }
+
+private:
+  struct EdgeCoef {  // 32 bytes: two per cache line (gamma = alpha + beta is recomputed, same bits)
+    Index head, tail;
+    double alpha;  // s_u^2 / R_ee
+    double beta;   // s_v^2 / R_ee
+    double sd;     // R_ee^{-1/2}
+  };
+  Index m_num_nodes = 0;
+  detail::LargeVector<EdgeCoef> m_edges;
+};
+
+/// The one list of shipped kernels: X(K) for every site kernel compiled into libdualgibbs. Used for the explicit
+/// instantiations and specializations below, the sampler's and the ensemble's.
+#define DUALGIBBS_SHIPPED_KERNELS(X) X(CsrKernel) X(DualIncidenceKernel)
+/// The lock-step widths every shipped kernel is compiled for: X(K, W) for each.
+#define DUALGIBBS_SHIPPED_WIDTHS(X, K) X(K, 1) X(K, 2) X(K, 4) X(K, 8) X(K, 16)
+
+/// \cond INTERNAL
+// The vectorized run_updates of the shipped kernels, compiled into libdualgibbs (lib/sampling/kernels_simd.cpp).
+#define DUALGIBBS_RUN_UPDATES_SPECIALIZE(K, W) \
+  template <>                                 \
+  DUALGIBBS_EXPORT void K::run_updates<W>(const Index*, std::size_t, double*, double*, const double*) const noexcept;
+#define DUALGIBBS_RUN_UPDATES_SPECIALIZE_ALL(K) DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES_SPECIALIZE, K)
+DUALGIBBS_SHIPPED_KERNELS(DUALGIBBS_RUN_UPDATES_SPECIALIZE_ALL)
+#undef DUALGIBBS_RUN_UPDATES_SPECIALIZE_ALL
+#undef DUALGIBBS_RUN_UPDATES_SPECIALIZE
+/// \endcond
+
+}  // namespace dualgibbs

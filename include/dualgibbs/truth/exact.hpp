@@ -1,0 +1,188 @@
+#pragma once
+/// \file exact.hpp
+/// Exact inference: sparse Cholesky factorization (CHOLMOD, supernodal LL^T with a fill-reducing ordering),
+/// log-determinants, solves, exact independent samples, full covariances for small graphs, marginal
+/// variances for large graphs by selected inversion, and the paper's closed forms (torus marginal variance
+/// [eq:torus_true_var], entropy bounds of appendix B).
+///
+/// CHOLMOD is private to the library: this header does not include cholmod.h.
+///
+/// \code
+/// dualgibbs::Model m(dualgibbs::make_torus(100, 100), 1.0, 0.25);
+/// dualgibbs::CholeskyFactor f(m.primal_precision());
+/// Eigen::VectorXd var = f.marginal_variances();           // diag(Q^-1), all 10^4 nodes
+/// double nu = dualgibbs::torus_marginal_variance(100, 100, 1.0, 0.25);   // every var[v] equals nu
+/// \endcode
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/graph.hpp>
+#include <dualgibbs/model/model.hpp>
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs {
+
+/// Thrown when a matrix handed to CholeskyFactor is not (numerically) positive definite.
+/// column() is the column of the input matrix (original numbering, not the fill-reducing ordering)
+/// at which the factorization broke down.
+class DUALGIBBS_EXPORT NotPositiveDefinite : public std::runtime_error {
+ public:
+  /// `column` is -1 when CHOLMOD reported the failure without a column.
+  NotPositiveDefinite(const std::string& what, Index column) : std::runtime_error(what), m_column(column) {}
+  /// The column (original numbering) at which the factorization broke down, or -1.
+  Index column() const noexcept { return m_column; }
+
+ private:
+  Index m_column;
+};
+
+/// Thrown when CHOLMOD fails for a reason other than a non-positive-definite matrix (out of memory,
+/// problem too large for its integer type, ...). The message carries CHOLMOD's status.
+class DUALGIBBS_EXPORT FactorizationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Fill-reducing orderings CHOLMOD can use.
+/// Fill-reducing orderings. Measured on the 1000 x 1000 torus (docs/exact.md): AMD analyzes in 0.6 s and gives
+/// nnz(L) = 5.8e7; METIS gives a 20% smaller factor but its analysis alone takes 5 s, more than it saves in
+/// factorization and selected inversion. Amd is the default.
+enum class Ordering {
+  Amd,     ///< approximate minimum degree (fastest to compute; the default)
+  Auto,    ///< CHOLMOD's default strategy (nmethods = 0): AMD, and METIS as well when AMD's factor is
+           ///< expensive (flops / nnz(L) >= 500 and nnz(L) / nnz(triu(M)) >= 5), keeping the smaller factor
+  Metis,   ///< METIS nested dissection
+  Nesdis,  ///< CHOLMOD's nested dissection (METIS with constrained minimum degree on the separators)
+  Natural  ///< no reordering (for tests)
+};
+
+/// "auto" | "amd" | "metis" | "nesdis" | "natural". \throws std::invalid_argument otherwise.
+DUALGIBBS_EXPORT Ordering parse_ordering(const std::string& name);
+/// The name parse_ordering() accepts for `o`.
+DUALGIBBS_EXPORT const char* to_string(Ordering o) noexcept;
+
+/// What a factorization cost, for benchmarks and reports.
+struct FactorStats {
+  double analyze_seconds = 0;         ///< symbolic analysis (ordering, elimination tree, supernodes)
+  double factorize_seconds = 0;       ///< numeric factorization
+  double nnz_L = 0;                   ///< non-zeros of L (CHOLMOD's count, excluding supernodal padding)
+  double flops = 0;                   ///< flop count of the numeric factorization (CHOLMOD's estimate)
+  std::int64_t supernodes = 0;        ///< number of supernodes
+  std::int64_t stored_L = 0;          ///< doubles stored for L (supernodal blocks, padding included)
+  Ordering ordering = Ordering::Amd;  ///< the ordering used (for Auto: the one CHOLMOD chose)
+};
+
+/// Sparse Cholesky factorization P M P^T = L L^T of a symmetric positive definite matrix M (supernodal,
+/// LL^T, fill-reducing permutation P). Owns CHOLMOD's workspace and factor (RAII); movable, not copyable.
+/// The dense kernels of the factorization and of the selected inversion run on the system BLAS (OpenBLAS on
+/// Debian with libopenblas0-pthread), limited to one thread while they run: on a machine whose cores are busy
+/// OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md).
+/// Not thread-safe: use one factor per thread.
+class DUALGIBBS_EXPORT CholeskyFactor {
+ public:
+  /// Factorizes `spd` (square, full symmetric storage as Model builds it).
+  /// \throws std::invalid_argument if `spd` is empty, not square, not symmetric or has non-finite entries;
+  ///         NotPositiveDefinite if it is not positive definite, or is numerically singular: a pivot below
+  ///         1e4 n u M_kk (u the unit roundoff) has fewer than 4 trustworthy digits, as happens when s / sigma
+  ///         is too large for double precision; FactorizationError if CHOLMOD fails otherwise.
+  explicit CholeskyFactor(const SparseMatrix& spd, Ordering ordering = Ordering::Amd);
+  ~CholeskyFactor();
+  /// Moves the factor; the moved-from object may only be destroyed or assigned to.
+  CholeskyFactor(CholeskyFactor&&) noexcept;
+  /// Moves the factor; the moved-from object may only be destroyed or assigned to.
+  CholeskyFactor& operator=(CholeskyFactor&&) noexcept;
+  CholeskyFactor(const CholeskyFactor&) = delete;
+  CholeskyFactor& operator=(const CholeskyFactor&) = delete;
+
+  /// Dimension n of M.
+  Index size() const noexcept;
+  /// log det M = 2 sum_k log L_kk.
+  double log_determinant() const;
+  /// M^-1 b. \throws std::invalid_argument if b.size() != size().
+  Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
+  /// M^-1 B, column by column. \throws std::invalid_argument if b.rows() != size().
+  Eigen::MatrixXd solve(const Eigen::MatrixXd& b) const;
+  /// `count` exact independent draws from N(0, M^-1) as the columns of an n x count matrix:
+  /// x = P^T L^-T z with z ~ N(0, I). z comes from boost::random::mt19937_64 seeded with `seed` and Boost's
+  /// ziggurat normal distribution, filled column by column, so the draws are the same on every platform.
+  Eigen::MatrixXd sample(std::size_t count, std::uint64_t seed) const;
+  /// diag(M^-1) by supernodal selected inversion (Takahashi recursion over the whole pattern of L),
+  /// O(flops of the factorization) time and one more copy of L in memory.
+  Eigen::VectorXd marginal_variances() const;
+  /// M^-1 at the positions of M's own non-zeros (a sparse matrix with M's pattern), from the same selected
+  /// inversion as marginal_variances(): for Q, the diagonal and Cov(X_u, X_v) of every edge (u, v); for R,
+  /// Cov(y~_e, y~_f) of every pair of edges sharing a node. \throws std::invalid_argument unless `pattern`
+  /// is size() x size().
+  SparseMatrix selected_inverse(const SparseMatrix& pattern) const;
+  /// Dense M^-1 (n x n). \throws std::invalid_argument if n exceeds kMaxDenseDimension.
+  Eigen::MatrixXd inverse() const;
+
+  /// Timings and sizes of the analysis and factorization.
+  const FactorStats& stats() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+/// Largest dimension for which dense covariances are formed (a 20000 x 20000 matrix is 3.2 GB).
+inline constexpr Index kMaxDenseDimension = 20000;
+
+/// Cov(X) = Q^-1 (|V| x |V|, dense) [eqn:QPNH]. \throws std::invalid_argument if |V| > kMaxDenseDimension.
+DUALGIBBS_EXPORT Eigen::MatrixXd covariance_primal(const Model& model);
+/// Cov(y~) = R^-1 (|E| x |E|, dense) [eqn:QPNHDual]. \throws std::invalid_argument if the graph has no
+/// edges or |E| > kMaxDenseDimension.
+DUALGIBBS_EXPORT Eigen::MatrixXd covariance_dual(const Model& model);
+/// Cov(x~) = B R^-1 B^T (|V| x |V|) [eqn:XfromY], computed from a factorization of R (not by Woodbury,
+/// so that Prop. 2 [eq:cov_woodbury] can be checked against it). A graph without edges gives the zero matrix.
+DUALGIBBS_EXPORT Eigen::MatrixXd covariance_dual_nodes(const Model& model);
+/// Cov(Y) = B^T Q^-1 B (|E| x |E|) [eqn:YfromX], from a factorization of Q. \throws std::invalid_argument if
+/// the graph has no edges or |E| > kMaxDenseDimension.
+DUALGIBBS_EXPORT Eigen::MatrixXd covariance_primal_edges(const Model& model);
+/// Marginal variances by selected inversion: diag(Q^-1) (length |V|) for Domain::Primal, diag(R^-1)
+/// (length |E|) for Domain::Dual. \throws std::invalid_argument for Domain::Dual on a graph without edges.
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances(const Model& model, Domain domain,
+                                                    Ordering ordering = Ordering::Amd);
+
+/// Var(Y_e) = Var(X_u - X_v) for every edge e = (u, v), the diagonal of Cov(Y) = B^T Q^-1 B, from the selected
+/// inverse of Q (Q^-1_uu + Q^-1_vv - 2 Q^-1_uv; (u, v) is in the pattern of Q). Length |E| (empty without edges).
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ordering = Ordering::Amd);
+/// Var(x~_v) for every node, the diagonal of Cov(x~) = B R^-1 B^T, from the selected inverse of R
+/// (sum over the edges e, f at v of B_ve B_vf R^-1_ef; such pairs are in the pattern of R). Length |V|;
+/// zero for isolated nodes.
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering ordering = Ordering::Amd);
+
+/// The marginal variance shared by every node of the homogeneous rows x cols torus [eq:torus_true_var]:
+/// nu = (1 / (rows cols)) sum_{a,b} (1/s^2 + lambda_ab / sigma^2)^-1 with
+/// lambda_ab = 4 - 2 cos(2 pi a / rows) - 2 cos(2 pi b / cols) [eq:torus_true_var2] (the paper's n x n case
+/// for rows = cols). O(rows cols). \throws std::invalid_argument unless rows, cols >= 3 and s, sigma are valid.
+DUALGIBBS_EXPORT double torus_marginal_variance(Index rows, Index cols, double s, double sigma);
+
+/// Differential entropies of the model next to the bounds of appendix B (in nats).
+///  - H(X) = |V|/2 ln(2 pi e) - 1/2 log det Q; Hadamard's inequality [eq:ExactdetCovUpperBounds] gives
+///    sum_v ln(2 pi e / Q_vv) / 2 <= H(X) <= sum_v ln(2 pi e s_v^2) / 2 (per site, [eq:ExactdetCovUpperBoundsF]
+///    for k-regular homogeneous models).
+///  - H(y~) = |E|/2 ln(2 pi e) - 1/2 log det R with log det R = log det D_sigma + log det D_s + log det Q
+///    (Sylvester's determinant identity, so R is never factorized); bounds
+///    sum_e ln(2 pi e / R_ee) / 2 <= H(y~) <= sum_e ln(2 pi e / sigma_e^2) / 2 [eq:detinequality].
+struct Entropy {
+  double logdet_Q = 0;      ///< log det Q
+  double logdet_R = 0;      ///< log det R; 0 for a graph without edges (R is empty)
+  double primal = 0;        ///< H(X)
+  double primal_lower = 0;  ///< Hadamard lower bound on H(X)
+  double primal_upper = 0;  ///< upper bound on H(X) from Q >= D_s^-1
+  double dual = 0;          ///< H(y~); 0 for a graph without edges
+  double dual_lower = 0;    ///< Hadamard lower bound on H(y~)
+  double dual_upper = 0;    ///< upper bound on H(y~) from R >= D_sigma
+};
+/// Entropies and bounds from a factorization of Q.
+DUALGIBBS_EXPORT Entropy entropy(const Model& model);
+/// The same from a given log det Q (when Q is already factorized).
+DUALGIBBS_EXPORT Entropy entropy(const Model& model, double logdet_Q);
+
+}  // namespace dualgibbs

@@ -1,0 +1,647 @@
+// Estimators of the paper's Section VII: grouped moments, Woodbury reconstruction, split-half errors,
+// jackknife and bootstrap, normalisation and the Theil–Sen decay-rate fit. See estimators.hpp.
+#include <dualgibbs/estimation/estimators.hpp>
+
+#include "core/blas_threads.hpp"
+#include <dualgibbs/core/random.hpp>
+
+#include <Eigen/Core>
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace dualgibbs {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw std::invalid_argument(where + ": " + what);
+}
+
+std::string str(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+bool all_finite(const Eigen::Ref<const Eigen::MatrixXd>& m) { return m.allFinite(); }
+
+/// Inputs of the error and reconstruction functions: non-empty and finite (a NaN in would be a NaN out).
+void check_finite_matrix(const char* where, const char* what, const Eigen::Ref<const Eigen::MatrixXd>& m) {
+  if (m.size() == 0) fail(where, std::string(what) + " is empty");
+  if (!m.allFinite()) fail(where, std::string(what) + " contains NaN or infinite values");
+}
+
+void check_node_variances(const char* where, const Eigen::VectorXd& v) {
+  if (v.size() == 0) fail(where, "no node variances given");
+  for (Eigen::Index i = 0; i < v.size(); ++i)
+    if (!(v(i) > 0) || !std::isfinite(v(i)))
+      fail(where,
+           "node variance s_v^2 of node " + std::to_string(i) + " = " + str(v(i)) + " must be finite and positive");
+}
+
+void check_same_sizes(const char* where, const MomentSums& a, const MomentSums& b) {
+  if (a.sum.size() != b.sum.size() || a.scatter.size() != b.scatter.size())
+    fail(where, "sums of different shapes (dimension " + std::to_string(a.sum.size()) + ", scatter " +
+                    std::to_string(a.scatter.size()) + " against dimension " + std::to_string(b.sum.size()) +
+                    ", scatter " + std::to_string(b.scatter.size()) + ")");
+}
+
+/// Runs task(i) for every i in [0, count), spread over the hardware threads (one thread if `flops` is small).
+///
+/// Why not let the BLAS thread its calls: OpenBLAS gives different bits for different thread counts (it
+/// partitions the output differently, and its edge kernels round differently; measured for dsyrk and dgemm of
+/// 100 x 100 and 300 x 300 outputs with 1, 2 and 3 threads), so results would change with OPENBLAS_NUM_THREADS
+/// or the machine's core count. Instead every task is a fixed piece of work (one group's rank-k update, one
+/// fixed block of rows) done by one single-threaded BLAS call (the caller holds a ScopedBlasThreads(1)), so its
+/// bits do not depend on which thread runs it or on how many there are.
+template <class Task>
+void run_tasks(std::size_t count, double flops, const Task& task) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : hw, count));
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < count; ++i) task(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
+      try {
+        task(i);
+      } catch (...) {
+        if (!failed.exchange(true)) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+double median_in_place(std::vector<double>& v) {
+  const std::size_t n = v.size();
+  const std::size_t mid = n / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double hi = v[mid];
+  if (n % 2 == 1) return hi;
+  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+Eigen::VectorXd column_mean(const Eigen::Ref<const Eigen::MatrixXd>& m, Eigen::Index first, Eigen::Index count) {
+  if (count < 1 || first < 0 || first > m.cols() - count)
+    fail("column_mean", "columns [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
+                            std::to_string(count) + ") are empty or outside the " + std::to_string(m.cols()) +
+                            " columns");
+  Eigen::VectorXd acc = Eigen::VectorXd::Zero(m.rows());
+  for (Eigen::Index k = first; k < first + count; ++k) acc += m.col(k);
+  return acc / static_cast<double>(count);
+}
+
+const char* to_string(MomentKind kind) noexcept { return kind == MomentKind::Full ? "full" : "diagonal"; }
+
+// ---- MomentSums ---------------------------------------------------------------------------------
+
+MomentSums& MomentSums::operator+=(const MomentSums& other) {
+  check_same_sizes("MomentSums::operator+=", *this, other);
+  count += other.count;
+  sum += other.sum;
+  scatter += other.scatter;
+  return *this;
+}
+
+MomentSums& MomentSums::operator-=(const MomentSums& other) {
+  check_same_sizes("MomentSums::operator-=", *this, other);
+  count -= other.count;
+  sum -= other.sum;
+  scatter -= other.scatter;
+  return *this;
+}
+
+// ---- GroupedMoments -----------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::size_t> even_offsets(std::size_t n, std::size_t groups) {
+  if (groups < 1 || groups > n)
+    fail("GroupedMoments", "number of groups " + std::to_string(groups) + " must be in [1, " + std::to_string(n) +
+                               "] (the number of draws)");
+  std::vector<std::size_t> off(groups + 1);
+  for (std::size_t g = 0; g <= groups; ++g) off[g] = g * n / groups;
+  return off;
+}
+
+}  // namespace
+
+GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
+                               MomentKind kind)
+    : m_kind(kind) {
+  build(draws, offsets);
+}
+
+GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind)
+    : m_kind(kind) {
+  if (draws.cols() == 0 || draws.rows() == 0) fail("GroupedMoments", "no draws (empty matrix)");
+  build(draws, even_offsets(static_cast<std::size_t>(draws.cols()), groups));
+}
+
+void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets) {
+  const Eigen::Index dim = draws.rows();
+  const auto n = static_cast<std::size_t>(draws.cols());
+  if (dim == 0 || n == 0) fail("GroupedMoments", "no draws (empty matrix)");
+  if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != n)
+    fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws " + std::to_string(n));
+  for (std::size_t g = 0; g + 1 < offsets.size(); ++g)
+    if (offsets[g + 1] <= offsets[g])
+      fail("GroupedMoments", "group offsets must increase strictly (group " + std::to_string(g) + " is empty)");
+  if (!all_finite(draws)) fail("GroupedMoments", "draws contain NaN or infinite values");
+  // The full kind hands dim x dim matrices to the BLAS (32-bit int sizes); the diagonal kind has no limit.
+  if (m_kind == MomentKind::Full && (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1) ||
+                                     draws.cols() > std::numeric_limits<int>::max()))
+    fail("GroupedMoments", "dimension " + std::to_string(dim) + " or count " + std::to_string(draws.cols()) +
+                               " too large for the full covariance (use MomentKind::Diagonal)");
+
+  // Pass 1: the common centre. Reductions run column by column (contiguous, vectorised): Eigen's
+  // rowwise() reductions of a column-major matrix stride across memory and are ~10x slower here.
+  m_center = column_mean(draws, 0, draws.cols());
+
+  // Pass 2: each group's sums about the centre; the scatter by one single-threaded BLAS symmetric rank-k
+  // update per group (lower triangle, then mirrored), groups spread over the threads (run_tasks: the bits do
+  // not depend on any thread count).
+  const std::size_t groups = offsets.size() - 1;
+  const Eigen::Index scatter_size = m_kind == MomentKind::Full ? dim * dim : dim;
+  m_groups.assign(groups, MomentSums{});
+  if (m_kind == MomentKind::Full) {
+    const detail::ScopedBlasThreads single_threaded_blas(1);
+    const double flops = static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n);
+    run_tasks(groups, flops, [&](std::size_t g) {
+      const auto off = static_cast<Eigen::Index>(offsets[g]);
+      const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
+      MomentSums& s = m_groups[g];
+      s.count = static_cast<double>(cnt);
+      s.sum.setZero(dim);
+      const Eigen::MatrixXd centred = draws.middleCols(off, cnt).colwise() - m_center;
+      for (Eigen::Index k = 0; k < cnt; ++k) s.sum += centred.col(k);
+      s.scatter.resize(scatter_size);
+      const int nd = static_cast<int>(dim), k = static_cast<int>(cnt);
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, s.scatter.data(), nd);
+      Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
+      for (Eigen::Index j = 0; j < dim; ++j)
+        for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
+    });
+  }
+  Eigen::VectorXd c(dim);
+  for (std::size_t g = 0; g < groups && m_kind == MomentKind::Diagonal; ++g) {
+    const auto off = static_cast<Eigen::Index>(offsets[g]);
+    const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
+    MomentSums& s = m_groups[g];
+    s.count = static_cast<double>(cnt);
+    s.sum.setZero(dim);
+    s.scatter.setZero(dim);
+    for (Eigen::Index k = off; k < off + cnt; ++k) {
+      c = draws.col(k) - m_center;
+      s.sum += c;
+      s.scatter += c.cwiseAbs2();
+    }
+  }
+  m_total = range(0, groups);
+}
+
+const MomentSums& GroupedMoments::group(std::size_t g) const {
+  if (g >= m_groups.size())
+    fail("GroupedMoments::group", "group " + std::to_string(g) + " of " + std::to_string(m_groups.size()) + " groups");
+  return m_groups[g];
+}
+
+MomentSums GroupedMoments::range(std::size_t first, std::size_t last) const {
+  if (first >= last || last > m_groups.size())
+    fail("GroupedMoments::range", "group range [" + std::to_string(first) + ", " + std::to_string(last) +
+                                      ") is empty or beyond " + std::to_string(m_groups.size()) + " groups");
+  MomentSums s = m_groups[first];
+  for (std::size_t g = first + 1; g < last; ++g) s += m_groups[g];
+  return s;
+}
+
+SampleMoments GroupedMoments::moments(const MomentSums& sums) const {
+  const Eigen::Index dim = m_center.size();
+  if (!(sums.count > 1))
+    fail("GroupedMoments::moments", "need more than one draw for a sample covariance, got count " + str(sums.count));
+  if (sums.sum.size() != dim || sums.scatter.size() != (m_kind == MomentKind::Full ? dim * dim : dim))
+    fail("GroupedMoments::moments", "sums of the wrong shape (dimension " + std::to_string(sums.sum.size()) +
+                                        ", scatter " + std::to_string(sums.scatter.size()) + ") for dimension " +
+                                        std::to_string(dim) + " (" + to_string(m_kind) + ")");
+  SampleMoments m;
+  m.count = sums.count;
+  const Eigen::VectorXd delta = sums.sum / sums.count;  // mean - centre
+  m.mean = m_center + delta;
+  const double denom = sums.count - 1.0;
+  if (m_kind == MomentKind::Full) {
+    Eigen::Map<const Eigen::MatrixXd> p(sums.scatter.data(), dim, dim);
+    // sum (x - mean)(x - mean)^T = P - n delta delta^T
+    m.covariance = (p - sums.count * delta * delta.transpose()) / denom;
+    m.variance = m.covariance.diagonal();
+  } else {
+    m.variance = (sums.scatter - sums.count * delta.cwiseProduct(delta)) / denom;
+  }
+  return m;
+}
+
+SampleMoments GroupedMoments::moments_weighted(const std::vector<double>& weights) const {
+  if (weights.size() != m_groups.size())
+    fail("GroupedMoments::moments_weighted", "got " + std::to_string(weights.size()) + " weights for " +
+                                                 std::to_string(m_groups.size()) + " groups");
+  MomentSums s;
+  s.sum.setZero(m_center.size());
+  s.scatter.setZero(m_groups.front().scatter.size());
+  for (std::size_t g = 0; g < weights.size(); ++g) {
+    if (!(weights[g] >= 0) || !std::isfinite(weights[g]))
+      fail("GroupedMoments::moments_weighted", "weight of group " + std::to_string(g) + " is " + str(weights[g]));
+    if (weights[g] == 0) continue;
+    s.count += weights[g] * m_groups[g].count;
+    s.sum += weights[g] * m_groups[g].sum;
+    s.scatter += weights[g] * m_groups[g].scatter;
+  }
+  return moments(s);
+}
+
+std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint64_t seed,
+                                              const std::function<double(const SampleMoments&)>& statistic) const {
+  if (!statistic) fail("GroupedMoments::bootstrap", "no statistic given");
+  const std::size_t groups = m_groups.size();
+  if (groups < 2) fail("GroupedMoments::bootstrap", "need at least 2 groups to resample");
+  const Eigen::Index dim = m_center.size();
+  const Eigen::Index scatter_size = m_groups.front().scatter.size();
+  // Group statistics side by side, so a batch of replicates is one matrix product with the multiplicities.
+  Eigen::MatrixXd sums(dim, static_cast<Eigen::Index>(groups));
+  Eigen::MatrixXd scatters(scatter_size, static_cast<Eigen::Index>(groups));
+  Eigen::RowVectorXd counts(static_cast<Eigen::Index>(groups));
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto gi = static_cast<Eigen::Index>(g);
+    sums.col(gi) = m_groups[g].sum;
+    scatters.col(gi) = m_groups[g].scatter;
+    counts(gi) = m_groups[g].count;
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<double> out;
+  out.reserve(replicates);
+  const std::size_t batch = 64;
+  Eigen::MatrixXd w;
+  MomentSums s;
+  for (std::size_t done = 0; done < replicates; done += batch) {
+    const auto b = static_cast<Eigen::Index>(std::min(batch, replicates - done));
+    w.setZero(static_cast<Eigen::Index>(groups), b);
+    for (Eigen::Index r = 0; r < b; ++r)
+      for (std::size_t k = 0; k < groups; ++k) w(static_cast<Eigen::Index>(uniform_below(rng, groups)), r) += 1.0;
+    const Eigen::MatrixXd bs = sums * w;
+    const Eigen::RowVectorXd bc = counts * w;
+    // scatters * w: the big product, by single-threaded BLAS calls on fixed blocks of rows (run_tasks).
+    Eigen::MatrixXd bp(scatter_size, b);
+    {
+      const detail::ScopedBlasThreads single_threaded_blas(1);
+      const Eigen::Index rows_per_task = 4096;
+      const auto tasks = static_cast<std::size_t>((scatter_size + rows_per_task - 1) / rows_per_task);
+      run_tasks(tasks, static_cast<double>(scatter_size) * static_cast<double>(b) * static_cast<double>(groups),
+                [&](std::size_t t) {
+                  const Eigen::Index r0 = static_cast<Eigen::Index>(t) * rows_per_task;
+                  const Eigen::Index rows = std::min(rows_per_task, scatter_size - r0);
+                  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(b),
+                              static_cast<int>(groups), 1.0, scatters.data() + r0, static_cast<int>(scatter_size),
+                              w.data(), static_cast<int>(groups), 0.0, bp.data() + r0, static_cast<int>(scatter_size));
+                });
+    }
+    for (Eigen::Index r = 0; r < b; ++r) {
+      s.count = bc(r);
+      s.sum = bs.col(r);
+      s.scatter = bp.col(r);
+      out.push_back(statistic(moments(s)));
+    }
+  }
+  return out;
+}
+
+// ---- Woodbury and errors ------------------------------------------------------------------------
+
+Eigen::MatrixXd woodbury_primal_covariance(const Eigen::VectorXd& node_variances, const Eigen::MatrixXd& cov_x_tilde) {
+  check_node_variances("woodbury_primal_covariance", node_variances);
+  const Eigen::Index n = node_variances.size();
+  if (cov_x_tilde.rows() != n || cov_x_tilde.cols() != n)
+    fail("woodbury_primal_covariance", "Cov(x~) is " + std::to_string(cov_x_tilde.rows()) + " x " +
+                                           std::to_string(cov_x_tilde.cols()) + ", expected " + std::to_string(n) +
+                                           " x " + std::to_string(n));
+  check_finite_matrix("woodbury_primal_covariance", "Cov(x~)", cov_x_tilde);
+  // [eq:cov_woodbury3] Cov(X) = D_s - D_s Cov(x~) D_s
+  Eigen::MatrixXd out = -(node_variances.asDiagonal() * cov_x_tilde * node_variances.asDiagonal());
+  out.diagonal() += node_variances;
+  return out;
+}
+
+Eigen::VectorXd woodbury_primal_variances(const Eigen::VectorXd& node_variances, const Eigen::VectorXd& var_x_tilde) {
+  check_node_variances("woodbury_primal_variances", node_variances);
+  if (var_x_tilde.size() != node_variances.size())
+    fail("woodbury_primal_variances", "Var(x~) has length " + std::to_string(var_x_tilde.size()) + ", expected " +
+                                          std::to_string(node_variances.size()));
+  check_finite_matrix("woodbury_primal_variances", "Var(x~)", var_x_tilde);
+  // [eq:cov_woodbury5] Var(X_v) = s_v^2 - s_v^4 Var(x~_v)
+  return node_variances - node_variances.cwiseProduct(node_variances).cwiseProduct(var_x_tilde);
+}
+
+Eigen::MatrixXd primal_covariance_estimate(Domain observed, const Eigen::VectorXd& node_variances,
+                                           const SampleMoments& moments) {
+  const bool full = moments.covariance.size() > 0;
+  const Eigen::Index dim = moments.variance.size();
+  if (dim == 0) fail("primal_covariance_estimate", "the moments are empty");
+  if (node_variances.size() != dim || (full && (moments.covariance.rows() != dim || moments.covariance.cols() != dim)))
+    fail("primal_covariance_estimate", "moments of dimension " + std::to_string(dim) + " (covariance " +
+                                           std::to_string(moments.covariance.rows()) + " x " +
+                                           std::to_string(moments.covariance.cols()) + ") for " +
+                                           std::to_string(node_variances.size()) + " node variances");
+  if (observed == Domain::Primal) return full ? moments.covariance : Eigen::MatrixXd(moments.variance);
+  return full ? woodbury_primal_covariance(node_variances, moments.covariance)
+              : Eigen::MatrixXd(woodbury_primal_variances(node_variances, moments.variance));
+}
+
+namespace {
+void check_same_shape(const char* where, const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    fail(where, "shapes differ: " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " and " +
+                    std::to_string(b.rows()) + " x " + std::to_string(b.cols()));
+  check_finite_matrix(where, "the first matrix", a);
+  check_finite_matrix(where, "the second matrix", b);
+}
+}  // namespace
+
+double biased_error(const Eigen::MatrixXd& estimate, const Eigen::MatrixXd& target) {
+  check_same_shape("biased_error", estimate, target);
+  return (estimate - target).squaredNorm();
+}
+
+double unbiased_error(const Eigen::MatrixXd& half1, const Eigen::MatrixXd& half2, const Eigen::MatrixXd& target) {
+  check_same_shape("unbiased_error", half1, target);
+  check_same_shape("unbiased_error", half2, target);
+  // [eq:unbiased_error] trace((S1 - S)^T (S2 - S)) = <S1 - S, S2 - S>_F
+  return ((half1 - target).array() * (half2 - target).array()).sum();
+}
+
+// ---- CovarianceErrorTracker ---------------------------------------------------------------------
+
+CovarianceErrorTracker::CovarianceErrorTracker(Domain observed, Eigen::VectorXd node_variances, Eigen::MatrixXd target,
+                                               ErrorTrackerOptions options)
+    : m_domain(observed), m_node_variances(std::move(node_variances)), m_target(std::move(target)), m_options(options) {
+  const Eigen::Index n = m_node_variances.size();
+  if (n == 0) fail("CovarianceErrorTracker", "no node variances given");
+  if (m_target.rows() == n && m_target.cols() == n && n > 1) {
+    m_kind = MomentKind::Full;
+  } else if (m_target.rows() == n && m_target.cols() == 1) {
+    m_kind = n == 1 ? MomentKind::Full : MomentKind::Diagonal;
+  } else {
+    fail("CovarianceErrorTracker", "target is " + std::to_string(m_target.rows()) + " x " +
+                                       std::to_string(m_target.cols()) + ", expected " + std::to_string(n) + " x " +
+                                       std::to_string(n) + " (covariance) or " + std::to_string(n) +
+                                       " x 1 (marginal variances)");
+  }
+  if (!m_target.allFinite()) fail("CovarianceErrorTracker", "target contains NaN or infinite values");
+  if (!m_node_variances.allFinite() || (m_node_variances.array() <= 0).any())
+    fail("CovarianceErrorTracker", "node variances must be finite and positive");
+  if (m_options.jackknife_groups < 2)
+    fail("CovarianceErrorTracker", "jackknife_groups must be at least 2, got " + std::to_string(m_options.jackknife_groups));
+}
+
+namespace {
+
+/// The deviation S^ - S of the Cov(X) estimate from sums `a` (minus the sums `minus`, if given), written
+/// to out[0 .. D): primal S^ = (P - s s^T / n) / (n - 1); dual S^ = D_s - D_s C^ D_s with C^ the same
+/// expression on x~ [eq:cov_woodbury3]. One pass over the scatter, no allocation but a dim-vector.
+void deviation_into(MomentKind kind, Domain domain, const MomentSums& a, const MomentSums* minus,
+                    const Eigen::VectorXd& ds, const Eigen::MatrixXd& target, Eigen::VectorXd& s, double* out) {
+  const Eigen::Index dim = ds.size();
+  const double n = a.count - (minus ? minus->count : 0.0);
+  s = a.sum;
+  if (minus) s -= minus->sum;
+  const double inv = 1.0 / (n - 1.0), invn = 1.0 / n;
+  const double* pa = a.scatter.data();
+  const double* pm = minus ? minus->scatter.data() : nullptr;
+  const double* t = target.data();
+  const bool dual = domain == Domain::Dual;
+  if (kind == MomentKind::Full) {
+    for (Eigen::Index j = 0; j < dim; ++j) {
+      const double sj = s(j) * invn, dsj = ds(j);
+      const Eigen::Index col = j * dim;
+      for (Eigen::Index i = 0; i < dim; ++i) {
+        const Eigen::Index k = col + i;
+        const double c = ((pm ? pa[k] - pm[k] : pa[k]) - s(i) * sj) * inv;
+        const double v = dual ? (i == j ? dsj : 0.0) - ds(i) * dsj * c : c;
+        out[k] = v - t[k];
+      }
+    }
+  } else {
+    for (Eigen::Index i = 0; i < dim; ++i) {
+      const double c = ((pm ? pa[i] - pm[i] : pa[i]) - s(i) * s(i) * invn) * inv;
+      const double v = dual ? ds(i) - ds(i) * ds(i) * c : c;
+      out[i] = v - t[i];
+    }
+  }
+}
+
+}  // namespace
+
+ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
+                                              const Eigen::Ref<const Eigen::MatrixXd>& states) {
+  const Eigen::Index dim = m_node_variances.size();
+  if (states.rows() != dim)
+    fail("CovarianceErrorTracker::observe", "states have " + std::to_string(states.rows()) + " rows, expected " +
+                                                std::to_string(dim) + " (x, or x~ = B y~ for the dual)");
+  const auto chains = static_cast<std::size_t>(states.cols());
+  if (chains < kMinSplitHalfChains)
+    fail("CovarianceErrorTracker::observe", "need at least " + std::to_string(kMinSplitHalfChains) +
+                                                " chains (two halves of three: a jackknife replicate deletes a group "
+                                                "and still needs two chains for a covariance), got " +
+                                                std::to_string(chains));
+  if (!std::isfinite(seconds)) fail("CovarianceErrorTracker::observe", "seconds = " + str(seconds) + " is not finite");
+
+  // Half 1 = chains [0, L/2), half 2 = [L/2, L), each cut into g groups of near-equal size. Deleting the
+  // largest group must leave at least two chains in the half (else the replicate's covariance divides by
+  // zero): raise g until it does (h >= 3 ends at g = h at the latest; half 2 has h or h + 1 chains).
+  const std::size_t half = chains / 2;
+  std::size_t g = std::min(m_options.jackknife_groups, half);
+  while (g < half && half - (half + g - 1) / g < 2) ++g;
+  std::vector<std::size_t> offsets;
+  for (std::size_t k = 0; k < g; ++k) offsets.push_back(k * half / g);
+  for (std::size_t k = 0; k < g; ++k) offsets.push_back(half + k * (chains - half) / g);
+  offsets.push_back(chains);
+  const GroupedMoments gm(states, offsets, m_kind);
+
+  const MomentSums h1 = gm.range(0, g);
+  const MomentSums h2 = gm.range(g, 2 * g);
+  const MomentSums& all = gm.total();
+  const Eigen::Index D = m_kind == MomentKind::Full ? dim * dim : dim;
+  const auto gi = static_cast<Eigen::Index>(g);
+  Eigen::VectorXd d(D), d1(D), d2(D), s;
+  deviation_into(m_kind, m_domain, all, nullptr, m_node_variances, m_target, s, d.data());
+  deviation_into(m_kind, m_domain, h1, nullptr, m_node_variances, m_target, s, d1.data());
+  deviation_into(m_kind, m_domain, h2, nullptr, m_node_variances, m_target, s, d2.data());
+  m_estimate = m_target + Eigen::Map<const Eigen::MatrixXd>(d.data(), m_target.rows(), m_target.cols());
+
+  ErrorEstimate e;
+  e.sweep = sweep;
+  e.seconds = seconds;
+  e.Eb = d.squaredNorm();
+  e.Eu = d1.dot(d2);  // [eq:unbiased_error]
+  e.Eb_floor = 0.25 * (d1 - d2).squaredNorm();
+  e.max_abs_error = d.cwiseAbs().maxCoeff();
+
+  // Standard errors from delete-one-group jackknife replicates (vectorised deviations, one column per
+  // deleted group). Eu = <A1, A2> is bilinear in two independent halves: with C_h the covariance of A_h,
+  // Var(Eu) = A2' C1 A2 + A1' C2 A1 - tr(C1 C2) in expectation of the plug-ins (the multivariate form of
+  // Goodman's unbiased variance of a product of independent estimates). The plain two-sample jackknife
+  // V1 + V2 (Arvesen 1969) counts tr(C1 C2) twice, i.e. overstates the variance by up to 2x near
+  // convergence; subtracting T12 = tr(C1^ C2^) removes that. The difference is unbiased but, when one
+  // direction dominates the noise (the primal's constant mode), negative about a third of the time at
+  // convergence; since Var(Eu) >= tr(C1 C2), whose unbiased estimate is T12, the estimate is floored at
+  // T12. So Eu_se is unbiased away from convergence and conservative near it (measured: variance up to
+  // 1.9x on a 4x4 torus at sigma = 0.1, primal; 1.2x dual). Eb = ||A||^2 from all chains: pooled
+  // jackknife V_b minus its own double count, 2 tr(C^2) ~ T12 / 2 (pooled noise = mean of the halves'
+  // noise, equal halves), floored at T12 / 2.
+  m_j1.resize(D, gi);
+  m_j2.resize(D, gi);
+  m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
+  Eigen::VectorXd thb(2 * gi);
+  for (std::size_t j = 0; j < 2 * g; ++j) {
+    const bool first = j < g;
+    const auto col = static_cast<Eigen::Index>(first ? j : j - g);
+    deviation_into(m_kind, m_domain, first ? h1 : h2, &gm.group(j), m_node_variances, m_target, s,
+                   (first ? m_j1 : m_j2).col(col).data());
+    deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, s, m_jb.data());
+    thb(static_cast<Eigen::Index>(j)) = m_jb.squaredNorm();
+  }
+  m_j1.colwise() -= column_mean(m_j1, 0, gi);
+  m_j2.colwise() -= column_mean(m_j2, 0, gi);
+  const double f = (static_cast<double>(g) - 1.0) / static_cast<double>(g);
+  const double v1 = f * (m_j1.transpose() * d2).squaredNorm();
+  const double v2 = f * (m_j2.transpose() * d1).squaredNorm();
+  const double t12 = f * f * (m_j1.transpose() * m_j2).squaredNorm();
+  e.Eu_se = std::sqrt(std::max(v1 + v2 - t12, t12));
+  const double fb = (2.0 * static_cast<double>(g) - 1.0) / (2.0 * static_cast<double>(g));
+  const double vb = fb * (thb.array() - thb.mean()).square().sum();
+  e.Eb_se = std::sqrt(std::max(vb - 0.5 * t12, 0.5 * t12));
+
+  const Eigen::VectorXd m1 = h1.sum / h1.count, m2 = h2.sum / h2.count;  // means minus the common centre
+  e.mean_norm = (gm.center() + all.sum / all.count).norm();
+  e.mean_floor = 0.5 * (m1 - m2).norm();
+  m_history.push_back(e);
+  return e;
+}
+
+// ---- normalisation and rate fits ----------------------------------------------------------------
+
+std::vector<double> normalise_to_first(const std::vector<double>& values) {
+  std::vector<double> out(values.size(), kNaN);
+  if (values.empty()) return out;
+  const double ref = values.front();
+  if (ref == 0 || !std::isfinite(ref)) return out;
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i] / ref;
+  return out;
+}
+
+LineFit theil_sen(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size())
+    fail("theil_sen", "x has " + std::to_string(x.size()) + " points, y has " + std::to_string(y.size()));
+  if (x.size() < 2) fail("theil_sen", "need at least 2 points, got " + std::to_string(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) fail("theil_sen", "point " + std::to_string(i) + " is not finite");
+  std::vector<double> slopes;
+  slopes.reserve(x.size() * (x.size() - 1) / 2);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = i + 1; j < x.size(); ++j)
+      if (x[j] != x[i]) slopes.push_back((y[j] - y[i]) / (x[j] - x[i]));
+  if (slopes.empty()) fail("theil_sen", "all x are equal");
+  LineFit fit;
+  fit.slope = median_in_place(slopes);
+  std::vector<double> icpt(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) icpt[i] = y[i] - fit.slope * x[i];
+  fit.intercept = median_in_place(icpt);
+  return fit;
+}
+
+RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& values,
+                       const std::vector<double>& noise, const RateFitOptions& options) {
+  if (sweeps.size() != values.size())
+    fail("fit_decay_rate", "got " + std::to_string(sweeps.size()) + " sweeps and " + std::to_string(values.size()) +
+                               " values");
+  if (!noise.empty() && noise.size() != values.size())
+    fail("fit_decay_rate", "got " + std::to_string(noise.size()) + " noise levels for " +
+                               std::to_string(values.size()) + " values");
+  if (!(options.exponent > 0) || !std::isfinite(options.exponent))
+    fail("fit_decay_rate", "exponent must be positive, got " + str(options.exponent));
+  if (!(options.tail_fraction > 0 && options.tail_fraction <= 1))
+    fail("fit_decay_rate", "tail_fraction must be in (0, 1], got " + str(options.tail_fraction));
+  if (!(options.snr >= 0) || !std::isfinite(options.snr))
+    fail("fit_decay_rate", "snr must be finite and non-negative, got " + str(options.snr));
+  if (std::isnan(options.first_sweep)) fail("fit_decay_rate", "first_sweep is NaN");
+  for (std::size_t k = 0; k < sweeps.size(); ++k)
+    if (!std::isfinite(sweeps[k])) fail("fit_decay_rate", "sweep " + std::to_string(k) + " is " + str(sweeps[k]));
+  for (std::size_t k = 0; k < noise.size(); ++k)
+    if (!(noise[k] >= 0))
+      fail("fit_decay_rate", "noise level " + std::to_string(k) + " = " + str(noise[k]) + " must be non-negative");
+  RateFit fit;
+  const std::size_t n = values.size();
+  // Noise level: given per point, or estimated from the tail (median |value| of the last fifth, >= 3 points).
+  std::vector<double> level(n, 0.0);
+  if (!noise.empty()) {
+    level = noise;
+  } else if (n > 0) {
+    const std::size_t tail = std::min(n, std::max<std::size_t>(3, n / 5));
+    std::vector<double> t;
+    for (std::size_t i = n - tail; i < n; ++i) t.push_back(std::abs(values[i]));
+    std::fill(level.begin(), level.end(), median_in_place(t));
+  }
+  std::size_t start = 0;
+  while (start < n && !(sweeps[start] >= options.first_sweep)) ++start;
+  std::vector<double> x, y;
+  std::size_t i = start;
+  for (; i < n; ++i) {
+    const double v = values[i];
+    if (!std::isfinite(v) || v <= 0 || v <= options.snr * level[i]) break;
+    x.push_back(sweeps[i]);
+    y.push_back(std::log(v));
+  }
+  if (x.size() < std::max<std::size_t>(2, options.min_points)) {
+    std::ostringstream os;
+    os << "only " << x.size() << " point(s) above " << options.snr << " x noise from sweep " << options.first_sweep;
+    fit.note = os.str();
+    return fit;
+  }
+  if (options.tail_fraction < 1) {
+    const auto keep = std::max<std::size_t>(
+        std::max<std::size_t>(2, options.min_points),
+        static_cast<std::size_t>(std::ceil(options.tail_fraction * static_cast<double>(x.size()))));
+    if (keep < x.size()) {
+      x.erase(x.begin(), x.end() - static_cast<std::ptrdiff_t>(keep));
+      y.erase(y.begin(), y.end() - static_cast<std::ptrdiff_t>(keep));
+    }
+  }
+  const LineFit line = theil_sen(x, y);
+  fit.neg_log_rate = -line.slope / options.exponent;
+  fit.rate = std::exp(-fit.neg_log_rate);
+  fit.first_sweep = x.front();
+  fit.last_sweep = x.back();
+  fit.points = x.size();
+  return fit;
+}
+
+}  // namespace dualgibbs

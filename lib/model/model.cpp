@@ -1,0 +1,273 @@
+#include <dualgibbs/model/model.hpp>
+
+#include "model/parameter_check.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs {
+
+namespace {
+
+// The shortest text that reads back as x: "0.1", not "0.10000000000000001".
+std::string number(double x) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+void check_standard_deviation(double sd, const std::string& what) {
+  if (detail::is_valid_standard_deviation(sd)) return;
+  if (!std::isfinite(sd) || !(sd > 0.0))
+    throw std::invalid_argument("Model: " + what + " = " + number(sd) + " must be a finite positive standard deviation");
+  throw std::invalid_argument("Model: " + what + " = " + number(sd) +
+                              " gives a variance that overflows or underflows double precision");
+}
+
+const char* to_string(Domain d) noexcept { return d == Domain::Primal ? "primal" : "dual"; }
+
+Domain parse_domain(const std::string& name) {
+  if (name == "primal") return Domain::Primal;
+  if (name == "dual") return Domain::Dual;
+  throw std::invalid_argument("unknown domain '" + name + "' (expected 'primal' or 'dual')");
+}
+
+Model::Model(Graph graph, double s, double sigma)
+    : m_graph(std::move(graph)),
+      m_s(static_cast<std::size_t>(m_graph.num_nodes()), s),
+      m_sigma(static_cast<std::size_t>(m_graph.num_edges()), sigma) {
+  check_standard_deviation(s, "s");
+  check_standard_deviation(sigma, "sigma");
+  validate_and_square();
+  m_common_sigma = sigma;  // kept even when the graph has no edges
+}
+
+Model::Model(Graph graph, std::vector<double> s, std::vector<double> sigma)
+    : m_graph(std::move(graph)), m_s(std::move(s)), m_sigma(std::move(sigma)) {
+  if (m_s.size() != static_cast<std::size_t>(m_graph.num_nodes()))
+    throw std::invalid_argument("Model: " + std::to_string(m_s.size()) + " node standard deviations given for " +
+                                std::to_string(m_graph.num_nodes()) + " nodes");
+  if (m_sigma.size() != static_cast<std::size_t>(m_graph.num_edges()))
+    throw std::invalid_argument("Model: " + std::to_string(m_sigma.size()) + " edge standard deviations given for " +
+                                std::to_string(m_graph.num_edges()) + " edges");
+  validate_and_square();
+}
+
+void Model::validate_and_square() {
+  const Index n = m_graph.num_nodes(), m = m_graph.num_edges();
+  m_s2.resize(n);
+  m_sigma2.resize(m);
+  // The message is built only on failure: no string per node on the valid path.
+  for (Index v = 0; v < n; ++v) {
+    if (!detail::is_valid_standard_deviation(m_s[v])) check_standard_deviation(m_s[v], "s_v of node " + std::to_string(v));
+    m_s2[v] = m_s[v] * m_s[v];
+  }
+  for (Index e = 0; e < m; ++e) {
+    if (!detail::is_valid_standard_deviation(m_sigma[e]))
+      check_standard_deviation(m_sigma[e], "sigma_e of edge " + std::to_string(e));
+    m_sigma2[e] = m_sigma[e] * m_sigma[e];
+  }
+  m_homogeneous = true;
+  for (Index v = 1; v < n && m_homogeneous; ++v) m_homogeneous = m_s[v] == m_s[0];
+  for (Index e = 1; e < m && m_homogeneous; ++e) m_homogeneous = m_sigma[e] == m_sigma[0];
+  m_common_sigma = m > 0 && m_homogeneous ? m_sigma[0] : std::numeric_limits<double>::quiet_NaN();
+  // The diagonals of Q and R must stay finite (a node of huge degree with tiny sigma could overflow).
+  if (!primal_diagonal().allFinite())
+    throw std::invalid_argument("Model: the diagonal of the primal precision Q overflows double precision");
+  if (!dual_diagonal().allFinite())
+    throw std::invalid_argument("Model: the diagonal of the dual precision R overflows double precision");
+}
+
+double Model::s() const {
+  if (!m_homogeneous) throw std::logic_error("Model::s(): the model is heterogeneous; use node_sd()");
+  return m_s[0];
+}
+
+double Model::sigma() const {
+  if (!m_homogeneous) throw std::logic_error("Model::sigma(): the model is heterogeneous; use edge_sd()");
+  return m_common_sigma;
+}
+
+namespace {
+
+// The matrices are assembled straight into compressed CSR arrays from the graph's incidence (no triplets:
+// that would take 16 bytes per non-zero on top of the matrix, and a sort). Rows are written in order with
+// sorted columns.
+SparseMatrix empty_csr(Index rows, Index cols, std::int64_t nnz) {
+  SparseMatrix M(rows, cols);
+  M.resizeNonZeros(static_cast<Eigen::Index>(nnz));
+  return M;
+}
+
+// L or Q: diag[v] on the diagonal and -w_e at (u, v) and (v, u) for every edge e = (u, v).
+SparseMatrix node_matrix(const Graph& g, const Eigen::VectorXd& diag, const Eigen::VectorXd& edge_weight) {
+  const Index n = g.num_nodes();
+  const auto& off = g.incidence_offsets();
+  const auto& ie = g.incidence_edges();
+  const auto& nb = g.incidence_neighbors();
+  SparseMatrix M = empty_csr(n, n, static_cast<std::int64_t>(n) + 2 * static_cast<std::int64_t>(g.num_edges()));
+  int* outer = M.outerIndexPtr();
+  int* inner = M.innerIndexPtr();
+  double* value = M.valuePtr();
+  std::vector<std::pair<Index, double>> row;  // (column, value) of one row, sorted by column
+  int p = 0;
+  outer[0] = 0;
+  for (Index v = 0; v < n; ++v) {
+    row.clear();
+    row.emplace_back(v, diag[v]);
+    for (Index q = off[v]; q < off[v + 1]; ++q) row.emplace_back(nb[q], -edge_weight[ie[q]]);
+    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [col, val] : row) {
+      inner[p] = col;
+      value[p++] = val;
+    }
+    outer[v + 1] = p;
+  }
+  return M;
+}
+
+}  // namespace
+
+SparseMatrix Model::incidence() const {
+  // Column-oriented data in a row-major matrix: row v holds the edges at v, already in increasing edge id.
+  const Index n = num_nodes();
+  const auto& off = m_graph.incidence_offsets();
+  SparseMatrix B = empty_csr(n, num_edges(), 2 * static_cast<std::int64_t>(num_edges()));
+  std::copy(off.begin(), off.end(), B.outerIndexPtr());
+  std::copy(m_graph.incidence_edges().begin(), m_graph.incidence_edges().end(), B.innerIndexPtr());
+  const auto& sg = m_graph.incidence_signs();
+  for (std::size_t q = 0; q < sg.size(); ++q) B.valuePtr()[q] = sg[q];
+  return B;
+}
+
+SparseMatrix Model::laplacian() const {
+  Eigen::VectorXd deg(num_nodes());
+  for (Index v = 0; v < num_nodes(); ++v) deg[v] = m_graph.degree(v);
+  return node_matrix(m_graph, deg, Eigen::VectorXd::Ones(num_edges()));
+}
+
+SparseMatrix Model::primal_precision() const {
+  // [eqn:QPNH] Q = D_s^-1 + B D_sigma^-1 B^T.
+  return node_matrix(m_graph, primal_diagonal(), m_sigma2.cwiseInverse());
+}
+
+Eigen::VectorXd Model::primal_diagonal() const {
+  Eigen::VectorXd d = m_s2.cwiseInverse();
+  for (Index e = 0; e < num_edges(); ++e) {
+    const double w = 1.0 / m_sigma2[e];
+    d[m_graph.edge(e).head] += w;
+    d[m_graph.edge(e).tail] += w;
+  }
+  return d;
+}
+
+Eigen::VectorXd Model::dual_diagonal() const {
+  Eigen::VectorXd d(num_edges());
+  for (Index e = 0; e < num_edges(); ++e)
+    d[e] = m_sigma2[e] + m_s2[m_graph.edge(e).head] + m_s2[m_graph.edge(e).tail];
+  return d;
+}
+
+std::int64_t Model::dual_precision_nonzeros() const noexcept {
+  // Row e = (u, v) holds e itself and the other d_u - 1 + d_v - 1 edges at its ends.
+  return m_graph.sum_squared_degrees() - static_cast<std::int64_t>(num_edges());
+}
+
+SparseMatrix Model::dual_precision() const {
+  // [eqn:QPNHDual] R = D_sigma + B^T D_s B: R_ee = sigma_e^2 + s_u^2 + s_v^2 and, for f != e sharing node k,
+  // R_ef = s_k^2 B[k,e] B[k,f]. Row e = (u, v) merges the edge lists of u and v (each sorted by edge id,
+  // disjoint but for e itself: the graph has no parallel edges).
+  const std::int64_t nnz = dual_precision_nonzeros();
+  if (nnz > std::numeric_limits<int>::max())
+    throw std::invalid_argument("Model::dual_precision: R would have " + std::to_string(nnz) +
+                                " non-zeros, over the 32-bit index; use dual_operator()");
+  const Index m = num_edges();
+  const auto& off = m_graph.incidence_offsets();
+  const auto& ie = m_graph.incidence_edges();
+  const auto& is = m_graph.incidence_signs();
+  SparseMatrix R = empty_csr(m, m, nnz);
+  int* outer = R.outerIndexPtr();
+  int* inner = R.innerIndexPtr();
+  double* value = R.valuePtr();
+  int p = 0;
+  outer[0] = 0;
+  for (Index e = 0; e < m; ++e) {
+    const Index u = m_graph.edge(e).head, v = m_graph.edge(e).tail;
+    Index a = off[u], b = off[v];
+    const Index a_end = off[u + 1], b_end = off[v + 1];
+    const double su2 = m_s2[u], sv2 = m_s2[v];  // B[u,e] = +1, B[v,e] = -1
+    while (a < a_end || b < b_end) {
+      const Index fa = a < a_end ? ie[a] : std::numeric_limits<Index>::max();
+      const Index fb = b < b_end ? ie[b] : std::numeric_limits<Index>::max();
+      if (fa == e && fb == e) {
+        inner[p] = e;
+        value[p++] = m_sigma2[e] + su2 + sv2;
+        ++a;
+        ++b;
+      } else if (fa < fb) {
+        inner[p] = fa;
+        value[p++] = su2 * is[a++];
+      } else {
+        inner[p] = fb;
+        value[p++] = -sv2 * is[b++];
+      }
+    }
+    outer[e + 1] = p;
+  }
+  assert(p == nnz);
+  return R;
+}
+
+DualPrecisionOperator Model::dual_operator() const { return DualPrecisionOperator(*this); }
+
+std::string Model::summary() const {
+  std::ostringstream os;
+  os << m_graph.summary() << "; ";
+  if (m_homogeneous) {
+    os << "homogeneous, s = " << s() << ", sigma = " << sigma();
+  } else {
+    const auto [s_lo, s_hi] = std::minmax_element(m_s.begin(), m_s.end());
+    os << "heterogeneous, s_v in [" << *s_lo << ", " << *s_hi << "]";
+    if (num_edges() > 0) {
+      const auto [g_lo, g_hi] = std::minmax_element(m_sigma.begin(), m_sigma.end());
+      os << ", sigma_e in [" << *g_lo << ", " << *g_hi << "]";
+    }
+  }
+  return os.str();
+}
+
+void DualPrecisionOperator::perform_op(const double* x_in, double* y_out) const {
+  const Model& md = *m_model;
+  const Graph& g = md.graph();
+  const Index n = g.num_nodes(), m = g.num_edges();
+  thread_local std::vector<double> node;  // D_s B y, kept per thread so repeated calls do not allocate
+  node.assign(static_cast<std::size_t>(n), 0.0);
+  const auto& edges = g.edges();
+  for (Index e = 0; e < m; ++e) {
+    node[edges[e].head] += x_in[e];
+    node[edges[e].tail] -= x_in[e];
+  }
+  const Eigen::VectorXd& s2 = md.node_variances();
+  for (Index v = 0; v < n; ++v) node[v] *= s2[v];
+  const Eigen::VectorXd& sig2 = md.edge_variances();
+  for (Index e = 0; e < m; ++e) y_out[e] = sig2[e] * x_in[e] + node[edges[e].head] - node[edges[e].tail];
+}
+
+Eigen::VectorXd DualPrecisionOperator::apply(const Eigen::VectorXd& y) const {
+  if (y.size() != rows())
+    throw std::invalid_argument("DualPrecisionOperator: vector of length " + std::to_string(y.size()) + " for " +
+                                std::to_string(rows()) + " edges");
+  Eigen::VectorXd out(rows());
+  perform_op(y.data(), out.data());
+  return out;
+}
+
+}  // namespace dualgibbs

@@ -1,0 +1,251 @@
+// run_ensemble: lock-step blocks of chains over a fork-join pool, observers at checkpoints.
+#include <dualgibbs/sampling/ensemble.hpp>
+
+#include "sampling/ensemble_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <time.h>
+#include <unistd.h>
+
+namespace dualgibbs {
+
+InitialState parse_initial_state(const std::string& name) {
+  if (name == "constant") return InitialState::Constant;
+  if (name == "random") return InitialState::Random;
+  if (name == "given") return InitialState::Given;
+  throw std::invalid_argument("unknown initial state '" + name + "' (expected 'constant', 'random' or 'given')");
+}
+
+const char* to_string(InitialState init) noexcept {
+  switch (init) {
+    case InitialState::Constant: return "constant";
+    case InitialState::Random: return "random";
+    case InitialState::Given: return "given";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// CPU time of the calling thread (POSIX); 0 where unavailable.
+double thread_cpu_seconds() noexcept {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+#endif
+  return 0.0;
+}
+
+void check_lockstep(std::size_t lockstep) {
+  if (lockstep != 1 && lockstep != 2 && lockstep != 4 && lockstep != 8 && lockstep != 16)
+    throw std::invalid_argument("run_ensemble: lockstep = " + std::to_string(lockstep) +
+                                " (expected 1, 2, 4, 8 or 16 chains per block)");
+}
+
+}  // namespace
+
+std::vector<std::pair<std::size_t, int>> lockstep_blocks(std::size_t chains, std::size_t lockstep) {
+  if (chains == 0) throw std::invalid_argument("run_ensemble: chains = 0; at least one chain is needed");
+  check_lockstep(lockstep);
+  std::vector<std::pair<std::size_t, int>> blocks;
+  const std::size_t half = chains / 2;
+  for (const auto& [begin, end] : {std::pair<std::size_t, std::size_t>{0, half}, {half, chains}}) {
+    std::size_t c = begin;
+    while (c < end) {
+      std::size_t w = lockstep;
+      while (w > end - c) w /= 2;  // the remainder of a half: decreasing powers of two
+      blocks.emplace_back(c, static_cast<int>(w));
+      c += w;
+    }
+  }
+  return blocks;
+}
+
+namespace {
+
+// One lock-step block behind a virtual interface: one virtual call per block and segment, never per update.
+class BlockBase {
+public:
+  virtual ~BlockBase() = default;
+  virtual void sweep(std::size_t count, SweepWorkspace& ws) = 0;
+  // Writes lane c's state (or tally) into column first + c of out.
+  virtual void gather(Eigen::MatrixXd& out, bool tally) const = 0;
+};
+
+template <class Kernel, int W>
+class Block final : public BlockBase {
+public:
+  Block(const Kernel& kernel, const EnsembleOptions& o, std::size_t first)
+      : m_first(first), m_sampler(kernel, o.scan, o.seed, first, o.noise) {
+    switch (o.init) {
+      case InitialState::Constant: m_sampler.set_constant_state(o.init_value); break;
+      case InitialState::Random: m_sampler.set_random_state(); break;
+      case InitialState::Given:
+        for (int c = 0; c < W; ++c) m_sampler.set_state(c, o.given_state);
+        break;
+    }
+  }
+  void sweep(std::size_t count, SweepWorkspace& ws) override { m_sampler.sweep(count, ws); }
+  void gather(Eigen::MatrixXd& out, bool tally) const override {
+    const double* src = tally ? m_sampler.tally_data() : m_sampler.state_data();
+    const Eigen::Index rows = out.rows();
+    if constexpr (W == 1) {
+      std::memcpy(out.col(static_cast<Eigen::Index>(m_first)).data(), src, sizeof(double) * static_cast<std::size_t>(rows));
+    } else {
+      double* cols[W];
+      for (int c = 0; c < W; ++c) cols[c] = out.col(static_cast<Eigen::Index>(m_first) + c).data();
+      for (Eigen::Index i = 0; i < rows; ++i)
+        for (int c = 0; c < W; ++c) cols[c][i] = src[static_cast<std::size_t>(i) * W + c];
+    }
+  }
+
+private:
+  std::size_t m_first;
+  GibbsSampler<Kernel, W> m_sampler;
+};
+
+template <class Kernel>
+std::unique_ptr<BlockBase> make_block(const Kernel& k, const EnsembleOptions& o, std::size_t first, int width) {
+#define DUALGIBBS_BLOCK_CASE(K, W) \
+  case W: return std::make_unique<Block<K, W>>(k, o, first);
+  switch (width) {
+    DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_BLOCK_CASE, Kernel)
+    default: throw std::logic_error("make_block: unsupported width");
+  }
+#undef DUALGIBBS_BLOCK_CASE
+}
+
+void check_options(const EnsembleOptions& o, Index dimension, const char* domain_name) {
+  if (o.chains == 0) throw std::invalid_argument("run_ensemble: chains = 0; at least one chain is needed");
+  if (o.checkpoint_every == 0)
+    throw std::invalid_argument("run_ensemble: checkpoint_every = 0; it must be at least 1 sweep");
+  check_lockstep(o.lockstep);
+  if (o.init == InitialState::Constant && !std::isfinite(o.init_value))
+    throw std::invalid_argument("run_ensemble: init_value = " + std::to_string(o.init_value) + " is not finite");
+  if (o.init == InitialState::Given) {
+    if (o.given_state.size() != dimension)
+      throw std::invalid_argument("run_ensemble: given_state has length " + std::to_string(o.given_state.size()) +
+                                  " but the " + domain_name + " domain has " + std::to_string(dimension) +
+                                  " coordinates");
+    if (!o.given_state.allFinite()) throw std::invalid_argument("run_ensemble: given_state has a non-finite value");
+  }
+}
+
+// Physical memory of the machine in bytes (POSIX), or 0 if unknown.
+double physical_memory_bytes() noexcept {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) return static_cast<double>(pages) * static_cast<double>(page);
+#endif
+  return 0.0;
+}
+
+// Refuses a run whose chain states alone exceed the machine's memory (a mistyped --chains 1e12 would otherwise
+// end in std::bad_alloc, or under AddressSanitizer in an abort), before anything is allocated.
+void check_memory(std::size_t chains, Index dimension, Index tally_dimension, Index observed_dimension) {
+  const double per_chain = 8.0 * (static_cast<double>(dimension) + tally_dimension + observed_dimension) + 64.0;
+  const double bytes = per_chain * static_cast<double>(chains);
+  const double available = physical_memory_bytes();
+  if (available > 0 && bytes > available)
+    throw std::invalid_argument("run_ensemble: " + std::to_string(chains) + " chains of " + std::to_string(dimension) +
+                                " coordinates need about " + std::to_string(static_cast<long long>(bytes / 1e9)) +
+                                " GB of memory for their states, more than this machine's " +
+                                std::to_string(static_cast<long long>(available / 1e9)) + " GB");
+}
+
+template <class Kernel>
+EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const Observer& observe, bool show_tally) {
+  using Clock = std::chrono::steady_clock;
+  check_memory(o.chains, kernel.dimension(), kernel.tally_dimension(),
+               observe ? (show_tally ? kernel.tally_dimension() : kernel.dimension()) : 0);
+  const auto spec = lockstep_blocks(o.chains, o.lockstep);
+  std::vector<std::unique_ptr<BlockBase>> blocks(spec.size());
+
+  unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, spec.size()));
+  detail::WorkerPool pool(threads);
+  std::vector<SweepWorkspace> workspaces(pool.participants());
+
+  // Build (and initialize) the blocks in parallel: each block's construction depends only on its own streams.
+  std::atomic<std::size_t> next{0};
+  pool.run([&](unsigned) {
+    for (std::size_t b; (b = next.fetch_add(1)) < spec.size();)
+      blocks[b] = make_block(kernel, o, spec[b].first, spec[b].second);
+  });
+
+  const Index obs_dim = show_tally ? kernel.tally_dimension() : kernel.dimension();
+  Eigen::MatrixXd states;
+  if (observe) states.resize(obs_dim, static_cast<Eigen::Index>(o.chains));
+  double seconds = 0.0;
+  std::vector<double> cpu(pool.participants(), 0.0);
+  auto checkpoint = [&](std::size_t sweep) {
+    if (!observe) return;
+    next = 0;
+    pool.run([&](unsigned) {
+      for (std::size_t b; (b = next.fetch_add(1)) < blocks.size();) blocks[b]->gather(states, show_tally);
+    });
+    observe(Checkpoint{sweep, seconds, Eigen::Ref<const Eigen::MatrixXd>(states)});
+  };
+
+  checkpoint(0);
+  for (std::size_t done = 0; done < o.sweeps;) {
+    const std::size_t count = std::min(o.checkpoint_every, o.sweeps - done);
+    next = 0;
+    const auto t0 = Clock::now();
+    pool.run([&](unsigned p) {
+      const double c0 = thread_cpu_seconds();
+      for (std::size_t b; (b = next.fetch_add(1)) < blocks.size();) blocks[b]->sweep(count, workspaces[p]);
+      cpu[p] += thread_cpu_seconds() - c0;
+    });
+    seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    done += count;
+    checkpoint(done);
+  }
+  EnsembleStats stats{};
+  stats.seconds = seconds;
+  stats.updates = static_cast<std::uint64_t>(o.chains) * o.sweeps * static_cast<std::uint64_t>(kernel.dimension());
+  stats.ns_per_update = stats.updates ? seconds * 1e9 / static_cast<double>(stats.updates) : 0.0;
+  stats.cpu_seconds = 0.0;
+  for (double c : cpu) stats.cpu_seconds += c;
+  return stats;
+}
+
+}  // namespace
+
+EnsembleStats run_ensemble(const CsrKernel& kernel, const EnsembleOptions& options, const Observer& observe) {
+  check_options(options, kernel.dimension(), "kernel's");
+  if (options.observe_edges)
+    throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain");
+  return run_blocks(kernel, options, observe, false);
+}
+
+EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options,
+                           const Observer& observe) {
+  check_options(options, kernel.dimension(), "dual");
+  return run_blocks(kernel, options, observe, !options.observe_edges);
+}
+
+EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
+                           const Observer& observe) {
+  if (domain == Domain::Primal) {
+    check_options(options, model.num_nodes(), "primal");
+    if (options.observe_edges)
+      throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain");
+    // Q is positive definite by construction (validated model), so only the cheap structural checks run.
+    const CsrKernel kernel(model.primal_precision(), SpdCheck::Cheap);
+    return run_blocks(kernel, options, observe, false);
+  }
+  check_options(options, model.num_edges(), "dual");
+  const DualIncidenceKernel kernel(model);
+  return run_blocks(kernel, options, observe, !options.observe_edges);
+}
+
+}  // namespace dualgibbs

@@ -1,0 +1,136 @@
+// The constructors of the shipped site kernels (their vectorized update loops are in kernels_simd.cpp).
+#include <dualgibbs/sampling/kernels.hpp>
+
+#include <Eigen/Cholesky>
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCholesky>
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dualgibbs {
+
+// ---- CsrKernel -------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string number(double x) {
+  std::ostringstream os;
+  os.precision(17);
+  os << x;
+  return os.str();
+}
+
+std::string entry(Index i, Index j) { return "M(" + std::to_string(i) + ", " + std::to_string(j) + ")"; }
+
+}  // namespace
+
+CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
+  if (precision_in.rows() != precision_in.cols())
+    throw std::invalid_argument("CsrKernel: the precision is " + std::to_string(precision_in.rows()) + " x " +
+                                std::to_string(precision_in.cols()) + ", not square");
+  if (precision_in.rows() < 1) throw std::invalid_argument("CsrKernel: the precision is empty (0 x 0)");
+  SparseMatrix compressed;
+  const SparseMatrix* mp = &precision_in;
+  if (!precision_in.isCompressed()) {
+    compressed = precision_in;
+    compressed.makeCompressed();
+    mp = &compressed;
+  }
+  const SparseMatrix& M = *mp;
+  m_n = static_cast<Index>(M.rows());
+  const auto n = static_cast<std::size_t>(m_n);
+  m_diag.assign(n, 0.0);
+  std::vector<char> has_diag(n, 0);
+
+  // Pass 1: finite values, diagonal present and positive.
+  for (Index i = 0; i < m_n; ++i) {
+    for (SparseMatrix::InnerIterator it(M, i); it; ++it) {
+      const Index j = static_cast<Index>(it.col());
+      if (!std::isfinite(it.value()))
+        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number(it.value()) + " is not finite");
+      if (j == i) {
+        m_diag[static_cast<std::size_t>(i)] = it.value();
+        has_diag[static_cast<std::size_t>(i)] = 1;
+      }
+    }
+    if (!has_diag[static_cast<std::size_t>(i)])
+      throw std::invalid_argument("CsrKernel: diagonal entry " + entry(i, i) +
+                                  " is missing (zero): the precision is not positive definite");
+    if (!(m_diag[static_cast<std::size_t>(i)] > 0.0))
+      throw std::invalid_argument("CsrKernel: diagonal entry " + entry(i, i) + " = " +
+                                  number(m_diag[static_cast<std::size_t>(i)]) +
+                                  " is not positive: the precision is not positive definite");
+  }
+
+  // Pass 2: symmetry and positive 2x2 principal minors; build the scaled off-diagonal CSR.
+  m_offsets.assign(n + 1, 0);
+  m_cols.reserve(static_cast<std::size_t>(M.nonZeros()));
+  m_coef.reserve(static_cast<std::size_t>(M.nonZeros()));
+  for (Index i = 0; i < m_n; ++i) {
+    const double dii = m_diag[static_cast<std::size_t>(i)];
+    for (SparseMatrix::InnerIterator it(M, i); it; ++it) {
+      const Index j = static_cast<Index>(it.col());
+      if (j == i) continue;
+      const double a = it.value(), b = M.coeff(j, i);
+      if (std::abs(a - b) > 1e-12 * std::max(std::abs(a), std::abs(b)))
+        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number(a) + " but " + entry(j, i) + " = " +
+                                    number(b) + ": the precision must be symmetric");
+      if (a == 0.0) continue;
+      const double djj = m_diag[static_cast<std::size_t>(j)];
+      // |M_ij| < sqrt(M_ii M_jj), in a form that cannot overflow (M_ij^2 is infinite for |M_ij| > 1e154, which
+      // valid models reach: Q of s = 1e-150 has entries of 1e300).
+      if (!(std::abs(a) < std::sqrt(dii) * std::sqrt(djj)))
+        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number(a) + " with diagonal " + number(dii) +
+                                    " and " + number(djj) +
+                                    ": a 2x2 principal minor is not positive, so the precision is not positive definite");
+      m_cols.push_back(j);
+      m_coef.push_back(-a / dii);
+    }
+    m_offsets[static_cast<std::size_t>(i) + 1] = static_cast<Index>(m_cols.size());
+  }
+  m_sd.resize(n);
+  for (std::size_t i = 0; i < n; ++i) m_sd[i] = 1.0 / std::sqrt(m_diag[i]);
+
+  // Optional factorization: the only complete test of positive definiteness.
+  const bool dense = check == SpdCheck::Auto && m_n <= kDenseCheckMaxSize;
+  if (dense) {
+    const Eigen::MatrixXd D = Eigen::MatrixXd(M);
+    Eigen::LLT<Eigen::MatrixXd> llt(D);
+    if (llt.info() != Eigen::Success)
+      throw std::invalid_argument("CsrKernel: the precision (" + std::to_string(m_n) + " x " + std::to_string(m_n) +
+                                  ") is not positive definite (dense Cholesky factorization failed)");
+  } else if (check == SpdCheck::Cholesky) {
+    Eigen::SparseMatrix<double, Eigen::ColMajor, int> C(M);
+    Eigen::SimplicialLLT<Eigen::SparseMatrix<double, Eigen::ColMajor, int>, Eigen::Lower, Eigen::AMDOrdering<int>> llt(C);
+    if (llt.info() != Eigen::Success)
+      throw std::invalid_argument("CsrKernel: the precision (" + std::to_string(m_n) + " x " + std::to_string(m_n) +
+                                  ") is not positive definite (sparse Cholesky factorization failed)");
+  }
+}
+
+// ---- DualIncidenceKernel ---------------------------------------------------------------------------------
+
+DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model.num_nodes()) {
+  const Index m = model.num_edges();
+  if (m < 1)
+    throw std::invalid_argument("DualIncidenceKernel: the model has no edges, so the dual domain is empty");
+  const Eigen::VectorXd& s2 = model.node_variances();
+  const Eigen::VectorXd& sig2 = model.edge_variances();
+  m_edges.resize(static_cast<std::size_t>(m));
+  for (Index e = 0; e < m; ++e) {
+    const Edge& ed = model.graph().edge(e);
+    const double r = sig2[e] + s2[ed.head] + s2[ed.tail];  // R_ee [eqn:QPNHDual]
+    EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
+    k.head = ed.head;
+    k.tail = ed.tail;
+    k.alpha = s2[ed.head] / r;
+    k.beta = s2[ed.tail] / r;
+    k.sd = 1.0 / std::sqrt(r);
+  }
+}
+
+}  // namespace dualgibbs

@@ -1,0 +1,222 @@
+// The hot loops of the shipped site kernels: run_updates<W> of CsrKernel and DualIncidenceKernel, with the W
+// lock-step lanes of a site held in one GCC vector (vector_size(8 W)). Each loop is compiled three times, for the
+// build's baseline instruction set, for AVX2 and for AVX-512F (function-level target attributes, so the library
+// stays portable), and the widest the CPU supports is chosen at run time.
+//
+// Same bits on every path: the vector code performs, lane by lane, exactly the IEEE operations of the scalar
+// update() in the header, in the same order, and the library is compiled with -ffp-contract=off, so no path fuses
+// a multiply and an add. test_sampler checks every available path against update() bit for bit.
+#include <dualgibbs/sampling/sampler.hpp>
+
+#include <cstring>
+#include <string>
+
+namespace dualgibbs {
+
+namespace {
+
+// ---- W lanes as one vector -------------------------------------------------------------------------------
+
+template <int W>
+struct LaneVector;
+template <>
+struct LaneVector<1> {
+  using type = double;
+};
+template <>
+struct LaneVector<2> {
+  typedef double type __attribute__((vector_size(2 * sizeof(double))));
+};
+template <>
+struct LaneVector<4> {
+  typedef double type __attribute__((vector_size(4 * sizeof(double))));
+};
+template <>
+struct LaneVector<8> {
+  typedef double type __attribute__((vector_size(8 * sizeof(double))));
+};
+template <>
+struct LaneVector<16> {
+  typedef double type __attribute__((vector_size(16 * sizeof(double))));
+};
+
+// Cache lines spanned by one row of W doubles (rows are W-aligned within 64-byte aligned arrays).
+template <int W>
+constexpr std::size_t kLines = W * sizeof(double) > 64 ? W * sizeof(double) / 64 : 1;
+
+template <int W>
+[[gnu::always_inline]] inline void prefetch_row_w(const double* p) noexcept {
+  for (std::size_t l = 0; l < kLines<W>; ++l) detail::prefetch_write(p + 8 * l);
+}
+
+// ---- the dual kernel [eqn:sampling_simplified] ----
+// For edge e = (u, v): y_e <- ((beta x_v - alpha x_u) + (alpha + beta) y_e) + sd eps, x_u += d, x_v -= d with d the
+// change of y_e, exactly as DualIncidenceKernel::update.
+template <int W, class Coef>
+[[gnu::always_inline]] inline void dual_loop(const Coef* edges, const Index* sites, std::size_t count, double* y,
+                                             double* x, const double* eps) noexcept {
+  using V = typename LaneVector<W>::type;
+  auto prefetch_state = [&](Index e) {
+    const Coef& k = edges[e];
+    prefetch_row_w<W>(y + static_cast<std::size_t>(e) * W);
+    prefetch_row_w<W>(x + static_cast<std::size_t>(k.head) * W);
+    prefetch_row_w<W>(x + static_cast<std::size_t>(k.tail) * W);
+  };
+  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) detail::prefetch_read(edges + sites[t]);
+  for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
+  for (std::size_t t = 0; t < count; ++t) {
+    if (t + detail::kRowPrefetch < count) detail::prefetch_read(edges + sites[t + detail::kRowPrefetch]);
+    if (t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+    const Index e = sites[t];
+    const Coef& k = edges[e];
+    double* py = y + static_cast<std::size_t>(e) * W;
+    double* pu = x + static_cast<std::size_t>(k.head) * W;
+    double* pv = x + static_cast<std::size_t>(k.tail) * W;
+    V old, xu, xv, ep;
+    std::memcpy(&old, py, sizeof(V));
+    std::memcpy(&xu, pu, sizeof(V));
+    std::memcpy(&xv, pv, sizeof(V));
+    std::memcpy(&ep, eps + t * W, sizeof(V));
+    const double gamma = k.alpha + k.beta;
+    const V fresh = (k.beta * xv - k.alpha * xu + gamma * old) + k.sd * ep;
+    const V d = fresh - old;
+    xu += d;
+    xv -= d;
+    std::memcpy(py, &fresh, sizeof(V));
+    std::memcpy(pu, &xu, sizeof(V));
+    std::memcpy(pv, &xv, sizeof(V));
+  }
+}
+
+// ---- the CSR kernel [eqn:sampling_general] ----
+// z_i <- (sum_p coef_p z_{col_p}, from 0 in row order) + sd_i eps, exactly as CsrKernel::update.
+template <int W>
+[[gnu::always_inline]] inline void csr_loop(const Index* offsets, const Index* cols, const double* coef,
+                                            const double* sd, const Index* sites, std::size_t count, double* z,
+                                            const double* eps) noexcept {
+  using V = typename LaneVector<W>::type;
+  auto prefetch_row = [&](Index i) {
+    const auto p = static_cast<std::size_t>(offsets[i]);
+    detail::prefetch_read(cols + p);
+    detail::prefetch_read(coef + p);
+  };
+  auto prefetch_state = [&](Index i) {
+    const auto end = static_cast<std::size_t>(offsets[i + 1]);
+    for (auto p = static_cast<std::size_t>(offsets[i]); p < end; ++p)
+      for (std::size_t l = 0; l < kLines<W>; ++l)
+        detail::prefetch_read(z + static_cast<std::size_t>(cols[p]) * W + 8 * l);
+    prefetch_row_w<W>(z + static_cast<std::size_t>(i) * W);
+  };
+  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) prefetch_row(sites[t]);
+  for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
+  for (std::size_t t = 0; t < count; ++t) {
+    if (t + detail::kRowPrefetch < count) prefetch_row(sites[t + detail::kRowPrefetch]);
+    if (t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+    const Index i = sites[t];
+    V mean{};
+    const auto end = static_cast<std::size_t>(offsets[i + 1]);
+    for (auto p = static_cast<std::size_t>(offsets[i]); p < end; ++p) {
+      V zj;
+      std::memcpy(&zj, z + static_cast<std::size_t>(cols[p]) * W, sizeof(V));
+      mean += coef[p] * zj;
+    }
+    V ep;
+    std::memcpy(&ep, eps + t * W, sizeof(V));
+    const V fresh = mean + sd[i] * ep;
+    std::memcpy(z + static_cast<std::size_t>(i) * W, &fresh, sizeof(V));
+  }
+}
+
+// ---- one instantiation per instruction set ----
+
+enum class Path { Scalar, Avx2, Avx512 };
+
+#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                    \
+  template <int W, class Coef>                                                                                   \
+  ATTRIBUTE void dual_##SUFFIX(const Coef* edges, const Index* sites, std::size_t count, double* y, double* x,     \
+                               const double* eps) noexcept {                                                     \
+    dual_loop<W>(edges, sites, count, y, x, eps);                                                                \
+  }                                                                                                              \
+  template <int W>                                                                                               \
+  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,       \
+                              const Index* sites, std::size_t count, double* z, const double* eps) noexcept {    \
+    csr_loop<W>(offsets, cols, coef, sd, sites, count, z, eps);                                                  \
+  }
+
+DUALGIBBS_KERNEL_PATH(scalar, )
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DUALGIBBS_HAVE_VECTOR_PATHS 1
+DUALGIBBS_KERNEL_PATH(avx2, __attribute__((target("avx2"))))
+DUALGIBBS_KERNEL_PATH(avx512, __attribute__((target("avx512f"))))
+#endif
+#undef DUALGIBBS_KERNEL_PATH
+
+Path best_path() noexcept {
+#ifdef DUALGIBBS_HAVE_VECTOR_PATHS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return Path::Avx512;
+  if (__builtin_cpu_supports("avx2")) return Path::Avx2;
+#endif
+  return Path::Scalar;
+}
+
+Path g_path = best_path();
+
+}  // namespace
+
+namespace detail {
+
+const char* select_update_path(const std::string& name) {
+  Path p;
+  if (name == "auto") {
+    p = best_path();
+  } else if (name == "scalar") {
+    p = Path::Scalar;
+#ifdef DUALGIBBS_HAVE_VECTOR_PATHS
+  } else if (name == "avx2" && __builtin_cpu_supports("avx2")) {
+    p = Path::Avx2;
+  } else if (name == "avx512" && __builtin_cpu_supports("avx512f")) {
+    p = Path::Avx512;
+#endif
+  } else {
+    return nullptr;
+  }
+  g_path = p;
+  switch (p) {
+    case Path::Avx512: return "avx512";
+    case Path::Avx2: return "avx2";
+    case Path::Scalar: break;
+  }
+  return "scalar";
+}
+
+}  // namespace detail
+
+// W = 1 gains nothing from wider registers: one scalar path.
+#ifdef DUALGIBBS_HAVE_VECTOR_PATHS
+#define DUALGIBBS_DISPATCH(NAME, W, ...)                                    \
+  switch (W == 1 ? Path::Scalar : g_path) {                                 \
+    case Path::Avx512: NAME##_avx512<W>(__VA_ARGS__); return;               \
+    case Path::Avx2: NAME##_avx2<W>(__VA_ARGS__); return;                   \
+    case Path::Scalar: NAME##_scalar<W>(__VA_ARGS__); return;               \
+  }
+#else
+#define DUALGIBBS_DISPATCH(NAME, W, ...) NAME##_scalar<W>(__VA_ARGS__);
+#endif
+
+#define DUALGIBBS_RUN_UPDATES(_, W)                                                                                 \
+  template <>                                                                                                    \
+  void CsrKernel::run_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps)    \
+      const noexcept {                                                                                           \
+    DUALGIBBS_DISPATCH(csr, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(), sites, count, z, eps) \
+  }                                                                                                              \
+  template <>                                                                                                    \
+  void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,           \
+                                           const double* eps) const noexcept {                                   \
+    DUALGIBBS_DISPATCH(dual, W, m_edges.data(), sites, count, y, x, eps)                                          \
+  }
+DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
+#undef DUALGIBBS_RUN_UPDATES
+#undef DUALGIBBS_DISPATCH
+
+}  // namespace dualgibbs

@@ -1,0 +1,849 @@
+// Spectra and convergence rates. The three eigenvalue problems and the three methods are described in
+// include/dualgibbs/truth/spectral.hpp; docs/spectral.md has the derivations and measurements.
+#include <dualgibbs/truth/spectral.hpp>
+
+#include "truth/spectral_cholesky.hpp"
+
+#include <Spectra/SymEigsSolver.h>
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace dualgibbs {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kPi = 3.141592653589793238462643383279502884;
+constexpr Index kDenseMaxDimension = 600;
+constexpr Index kDenseHardLimit = 8000;       // a forced Dense run beyond this would need > 0.5 GB and minutes
+constexpr double kMaxFactorNonzeros = 2.5e8;  // Auto's caps for ShiftInvert
+constexpr double kMaxFactorFlops = 2e11;
+constexpr double kHardMaxFactorNonzeros = 1.5e9;  // a forced ShiftInvert beyond this would need > 12 GB
+// Relative margin of the shift below the certified lower bound of lambda_min: (S - tau I) stays safely
+// positive definite, and when the bound is exact the target is 1/margin times further from the shift than
+// the rest of the spectrum is.
+constexpr double kShiftMargin = 1e-3;
+constexpr int kShiftInvertKrylov = 10;
+constexpr int kLanczosKrylov = 32;
+
+std::string number(double x) {
+  std::ostringstream os;
+  os.precision(17);
+  os << x;
+  return os.str();
+}
+
+void check_options(const SpectralOptions& o) {
+  if (!std::isfinite(o.tolerance) || !(o.tolerance > 0.0) || o.tolerance >= 1.0)
+    throw std::invalid_argument("SpectralOptions: tolerance = " + number(o.tolerance) + " must be in (0, 1)");
+  if (o.max_restarts < 1)
+    throw std::invalid_argument("SpectralOptions: max_restarts = " + std::to_string(o.max_restarts) +
+                                " must be at least 1");
+  if (o.krylov_dimension != 0 && o.krylov_dimension < 2)
+    throw std::invalid_argument("SpectralOptions: krylov_dimension = " + std::to_string(o.krylov_dimension) +
+                                " must be 0 (automatic) or at least 2");
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// ---- method choice ---------------------------------------------------------------------------------
+
+// A fast path of Auto that skips the symbolic analysis (AMD costs seconds on large expanders): a large graph
+// without hubs (max degree <= 4 x mean degree) where one breadth-first level holds a quarter of the nodes
+// expands like a random regular graph, so every balanced separator, and the Cholesky factor, is huge. Lattices
+// have levels of O(|V|^(1-1/d)) nodes; graphs with hubs (stars, lattice plus hub) go to the analysis.
+bool obviously_expanding(const Graph& g) {
+  constexpr Index kMinNodes = 20000;
+  const Index n = g.num_nodes();
+  if (n < kMinNodes || g.num_edges() == 0) return false;
+  if (g.max_degree() > 4.0 * (2.0 * g.num_edges() / n)) return false;
+  const auto& off = g.incidence_offsets();
+  const auto& nb = g.incidence_neighbors();
+  std::vector<char> seen(static_cast<std::size_t>(n), 0);
+  std::vector<Index> level, next;
+  std::size_t largest = 0;
+  for (Index root = 0; root < n; ++root) {
+    if (seen[root]) continue;
+    seen[root] = 1;
+    level.assign(1, root);
+    while (!level.empty()) {
+      largest = std::max(largest, level.size());
+      next.clear();
+      for (Index v : level)
+        for (Index p = off[v]; p < off[v + 1]; ++p)
+          if (!seen[nb[p]]) {
+            seen[nb[p]] = 1;
+            next.push_back(nb[p]);
+          }
+      level.swap(next);
+    }
+  }
+  return 4 * largest >= static_cast<std::size_t>(n);
+}
+
+// Resolves Auto for the problems of one graph, running the symbolic analysis at most once and keeping it
+// for the shift-invert factorizations (all of them have the graph's Laplacian pattern).
+class Plan {
+ public:
+  explicit Plan(const Graph& g) : m_graph(g) {}
+
+  SpectralMethod resolve(SpectralMethod requested, Index dimension) {
+    if (dimension <= 2) return SpectralMethod::Dense;  // Spectra needs nev < ncv <= n; 2 x 2 is exact anyway
+    if (requested != SpectralMethod::Auto) return requested;
+    if (dimension <= kDenseMaxDimension) return SpectralMethod::Dense;
+    if (!m_cholesky) {
+      if (!m_expanding) m_expanding = obviously_expanding(m_graph);
+      if (*m_expanding) return SpectralMethod::Lanczos;
+    }
+    const detail::NodePatternCholesky& c = cholesky();
+    return c.analyzed() && c.factor_nonzeros() <= kMaxFactorNonzeros && c.factor_flops() <= kMaxFactorFlops
+               ? SpectralMethod::ShiftInvert
+               : SpectralMethod::Lanczos;
+  }
+
+  detail::NodePatternCholesky& cholesky() {
+    if (!m_cholesky) m_cholesky = std::make_unique<detail::NodePatternCholesky>(m_graph);
+    return *m_cholesky;
+  }
+
+  // The factorization for a forced or chosen ShiftInvert, refusing factors that cannot fit in memory.
+  detail::NodePatternCholesky& cholesky_for_shift_invert(const char* problem) {
+    detail::NodePatternCholesky& c = cholesky();
+    if (!c.analyzed() || c.factor_nonzeros() > kHardMaxFactorNonzeros)
+      throw EigensolverError(std::string(problem) + " by shift-invert: the Cholesky factor of the " +
+                                 std::to_string(m_graph.num_nodes()) + "-node Laplacian pattern would have " +
+                                 (c.analyzed() ? number(c.factor_nonzeros()) : std::string("more than 2^31")) +
+                                 " non-zeros; use the Lanczos method for this graph",
+                             EigensolverError::Status::NotComputed, SpectralMethod::ShiftInvert, 0, 0);
+    return c;
+  }
+
+ private:
+  const Graph& m_graph;
+  std::optional<bool> m_expanding;
+  std::unique_ptr<detail::NodePatternCholesky> m_cholesky;
+};
+
+void check_dense_size(Index dimension, const char* problem) {
+  if (dimension > kDenseHardLimit)
+    throw std::invalid_argument(std::string(problem) + ": the dense method is limited to " +
+                                std::to_string(kDenseHardLimit) + " coordinates, this problem has " +
+                                std::to_string(dimension) + "; use shift-invert, lanczos or auto");
+}
+
+// ---- Spectra ----------------------------------------------------------------------------------------
+
+struct Outcome {
+  double value;
+  SpectralMethod method;
+};
+
+// The single extreme eigenvalue of a symmetric operator selected by `rule`, or EigensolverError.
+template <class Op>
+double run_spectra(Op& op, Spectra::SortRule rule, const SpectralOptions& o, int default_krylov, SpectralMethod method,
+                   const char* problem, Eigen::VectorXd* ritz_vector = nullptr) {
+  const Eigen::Index n = op.rows();
+  const Eigen::Index ncv = std::min<Eigen::Index>(o.krylov_dimension > 0 ? o.krylov_dimension : default_krylov, n);
+  Spectra::SymEigsSolver<Op> solver(op, 1, ncv);
+  solver.init();  // Spectra's fixed-seed random start: results are reproducible
+  solver.compute(rule, o.max_restarts, o.tolerance, rule);
+  if (solver.info() != Spectra::CompInfo::Successful) {
+    const auto status = solver.info() == Spectra::CompInfo::NumericalIssue ? EigensolverError::Status::NumericalIssue
+                        : solver.info() == Spectra::CompInfo::NotComputed  ? EigensolverError::Status::NotComputed
+                                                                           : EigensolverError::Status::NotConverging;
+    throw EigensolverError(std::string(problem) + " by " + to_string(method) + ": Spectra status " + to_string(status) +
+                               " after " + std::to_string(solver.num_iterations()) + " restarts and " +
+                               std::to_string(solver.num_operations()) + " operator applications (tolerance " +
+                               number(o.tolerance) + ", Krylov dimension " + std::to_string(ncv) + ")",
+                           status, method, static_cast<long>(solver.num_iterations()),
+                           static_cast<long>(solver.num_operations()));
+  }
+  if (ritz_vector) *ritz_vector = solver.eigenvectors(1).col(0);
+  return solver.eigenvalues()[0];
+}
+
+// Spectra operator concept: Scalar, rows(), cols(), perform_op(in, out).
+struct OperatorBase {
+  using Scalar = double;
+  Eigen::Index n;
+  Eigen::Index rows() const { return n; }
+  Eigen::Index cols() const { return n; }
+};
+
+// ---- lambda_2(L) -------------------------------------------------------------------------------------
+
+// P L^+ P with P = I - 11^T/n: eigenvalues 1/lambda_i(L) for i >= 2 and 0. The Laplacian grounded at node g
+// (row and column g replaced by e_g) is positive definite on a connected graph, and for b orthogonal to 1
+// the solution of L x = b with x_g = 0 is a solution of the full system; projecting it gives L^+ b.
+struct GroundedLaplacianInverse : OperatorBase {
+  const detail::NodePatternCholesky* chol;
+  Index ground;
+  mutable Eigen::VectorXd b, x;
+  void perform_op(const double* in, double* out) const {
+    Eigen::Map<const Eigen::VectorXd> xin(in, n);
+    b = xin.array() - xin.mean();
+    b[ground] = 0.0;
+    chol->solve(b, x);
+    Eigen::Map<Eigen::VectorXd>(out, n) = x.array() - x.mean();
+  }
+};
+
+// L + (c/n) 11^T with c above lambda_max(L): the constant vector moves from eigenvalue 0 to c, so the
+// smallest eigenvalue is lambda_2. Matrix-free on the graph's adjacency.
+struct DeflatedLaplacian : OperatorBase {
+  const Graph* g;
+  double c;
+  void perform_op(const double* in, double* out) const {
+    const auto& off = g->incidence_offsets();
+    const auto& nb = g->incidence_neighbors();
+    double sum = 0.0;
+    for (Eigen::Index v = 0; v < n; ++v) sum += in[v];
+    const double shift = c * sum / static_cast<double>(n);
+    for (Index v = 0; v < static_cast<Index>(n); ++v) {
+      double acc = static_cast<double>(off[v + 1] - off[v]) * in[v];
+      for (Index p = off[v]; p < off[v + 1]; ++p) acc -= in[nb[p]];
+      out[v] = acc + shift;
+    }
+  }
+};
+
+double lambda2_dense(const Graph& g) {
+  const Index n = g.num_nodes();
+  Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n, n);
+  for (const Edge& e : g.edges()) {
+    L(e.head, e.head) += 1.0;
+    L(e.tail, e.tail) += 1.0;
+    L(e.head, e.tail) -= 1.0;
+    L(e.tail, e.head) -= 1.0;
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(L, Eigen::EigenvaluesOnly);
+  if (es.info() != Eigen::Success)
+    throw EigensolverError("lambda_2(L) by dense: Eigen's SelfAdjointEigenSolver did not converge",
+                           EigensolverError::Status::NotConverging, SpectralMethod::Dense, 0, 0);
+  return es.eigenvalues()[1];
+}
+
+// lambda_2 of a connected graph with at least 2 nodes.
+Outcome lambda2_connected(const Graph& g, Plan& plan, const SpectralOptions& o) {
+  const Index n = g.num_nodes();
+  const SpectralMethod method = plan.resolve(o.method, n);
+  constexpr const char* problem = "lambda_2(L)";
+  switch (method) {
+    case SpectralMethod::Dense:
+      check_dense_size(n, problem);
+      return {lambda2_dense(g), method};
+    case SpectralMethod::ShiftInvert: {
+      detail::NodePatternCholesky& chol = plan.cholesky_for_shift_invert(problem);
+      Index ground = 0;
+      for (Index v = 1; v < n; ++v)
+        if (g.degree(v) > g.degree(ground)) ground = v;
+      Eigen::VectorXd d = Eigen::VectorXd::Zero(n), w = Eigen::VectorXd::Ones(g.num_edges());
+      d[ground] = 1.0;
+      for (Index e = 0; e < g.num_edges(); ++e) {
+        const Edge& ed = g.edge(e);
+        if (ed.head == ground || ed.tail == ground) {
+          w[e] = 0.0;  // the edge leaves the pattern's values but keeps its neighbour's degree
+          d[ed.head == ground ? ed.tail : ed.head] += 1.0;
+        }
+      }
+      chol.factorize(d, w);
+      GroundedLaplacianInverse op;
+      op.n = n;
+      op.chol = &chol;
+      op.ground = ground;
+      const double theta = run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, problem);
+      return {1.0 / theta, method};
+    }
+    case SpectralMethod::Lanczos: {
+      DeflatedLaplacian op;
+      op.n = n;
+      op.g = &g;
+      op.c = 2.0 * g.max_degree() + 1.0;  // lambda_max(L) <= 2 max degree
+      return {run_spectra(op, Spectra::SortRule::SmallestAlge, o, kLanczosKrylov, method, problem), method};
+    }
+    case SpectralMethod::Auto:
+      break;
+  }
+  throw std::logic_error("lambda2_connected: unresolved method");
+}
+
+// The connected components as graphs of their own, nodes renumbered in increasing order.
+std::vector<Graph> component_graphs(const Graph& g) {
+  const Index k = g.num_components();
+  const auto& label = g.component_labels();
+  std::vector<Index> local(static_cast<std::size_t>(g.num_nodes()));
+  std::vector<Index> size(static_cast<std::size_t>(k), 0);
+  for (Index v = 0; v < g.num_nodes(); ++v) local[v] = size[label[v]]++;
+  std::vector<std::vector<Edge>> edges(static_cast<std::size_t>(k));
+  for (const Edge& e : g.edges()) edges[label[e.head]].push_back({local[e.head], local[e.tail]});
+  std::vector<Graph> out;
+  out.reserve(static_cast<std::size_t>(k));
+  for (Index c = 0; c < k; ++c) out.emplace_back(size[c], std::move(edges[c]));
+  return out;
+}
+
+std::vector<Outcome> lambda2_components(const Graph& g, Plan& plan, const SpectralOptions& o) {
+  if (g.num_components() == 1) {
+    if (g.num_nodes() == 1) return {{kNaN, SpectralMethod::Dense}};
+    return {lambda2_connected(g, plan, o)};
+  }
+  std::vector<Outcome> out;
+  for (const Graph& c : component_graphs(g)) {
+    if (c.num_nodes() == 1) {
+      out.push_back({kNaN, SpectralMethod::Dense});
+      continue;
+    }
+    Plan own(c);
+    out.push_back(lambda2_connected(c, own, o));
+  }
+  return out;
+}
+
+// ---- lambda_min(D^-1/2 M D^-1/2) ----------------------------------------------------------------------
+
+// Primal shift-invert: D^1/2 (Q - tau D)^-1 D^1/2 = (S - tau I)^-1.
+struct PrimalShiftInvert : OperatorBase {
+  const detail::NodePatternCholesky* chol;
+  Eigen::VectorXd sqrt_d;
+  mutable Eigen::VectorXd b, x;
+  void perform_op(const double* in, double* out) const {
+    b = sqrt_d.cwiseProduct(Eigen::Map<const Eigen::VectorXd>(in, n));
+    chol->solve(b, x);
+    Eigen::Map<Eigen::VectorXd>(out, n) = sqrt_d.cwiseProduct(x);
+  }
+};
+
+// Dual shift-invert: D^1/2 M^-1 D^1/2 with M = R - tau D = W + B^T D_s B, W = D_sigma - tau D diagonal and
+// positive, applied by Woodbury: M^-1 f = W^-1 (f - B^T z) with K z = B W^-1 f, K = D_s^-1 + B W^-1 B^T
+// (|V| x |V|, the Laplacian pattern), so R is never formed. On cycle-space vectors (B f = 0) this is exact; on
+// cut-space vectors the subtraction cancels about log10(max R_ee / W_e) digits. That is harmless for Lanczos
+// (the operator is still accurate to ~1e-12 relative), and the final value is recomputed with a refined solve.
+struct DualShiftInvert : OperatorBase {
+  const detail::NodePatternCholesky* chol;
+  const Graph* g;
+  Eigen::VectorXd sqrt_d, w_inv;
+  mutable Eigen::VectorXd a, b, z, y;
+
+  // out = M^-1 in by Woodbury.
+  void solve(const Eigen::VectorXd& in, Eigen::VectorXd& out) const {
+    a = w_inv.cwiseProduct(in);
+    b.setZero(g->num_nodes());
+    const auto& edges = g->edges();
+    for (Eigen::Index e = 0; e < n; ++e) {
+      b[edges[e].head] += a[e];
+      b[edges[e].tail] -= a[e];
+    }
+    chol->solve(b, z);
+    out.resize(n);
+    for (Eigen::Index e = 0; e < n; ++e) out[e] = a[e] - w_inv[e] * (z[edges[e].head] - z[edges[e].tail]);
+  }
+
+  void perform_op(const double* in, double* out) const {
+    solve(sqrt_d.cwiseProduct(Eigen::Map<const Eigen::VectorXd>(in, n)), y);
+    Eigen::Map<Eigen::VectorXd>(out, n) = sqrt_d.cwiseProduct(y);
+  }
+
+  // v^T D^1/2 M^-1 D^1/2 v / v^T v with M^-1 applied by Woodbury plus iterative refinement against the exact
+  // matrix-free M = R - tau D (until the correction is at rounding level, at most 4 steps): the Rayleigh
+  // quotient of the shift-inverted operator at the Ritz vector, free of the cancellation, with an error
+  // quadratic in the Ritz vector's. A few solves, once.
+  double refined_rayleigh_quotient(const Eigen::VectorXd& v, const DualPrecisionOperator& r, double tau,
+                                   const Eigen::VectorXd& d) const {
+    const Eigen::VectorXd f = sqrt_d.cwiseProduct(v);
+    Eigen::VectorXd x, dx, res(n);
+    solve(f, x);
+    for (int k = 0; k < 4; ++k) {
+      r.perform_op(x.data(), res.data());
+      res = f - res + tau * d.cwiseProduct(x);  // f - (R - tau D) x
+      solve(res, dx);
+      x += dx;
+      if (dx.norm() <= 4 * std::numeric_limits<double>::epsilon() * x.norm()) break;
+    }
+    return f.dot(x) / v.squaredNorm();
+  }
+};
+
+// Primal Lanczos: D^-1/2 Q D^-1/2 with Q explicit (|V| + 2|E| non-zeros).
+struct ScaledPrimal : OperatorBase {
+  SparseMatrix q;
+  Eigen::VectorXd inv_sqrt_d;
+  mutable Eigen::VectorXd b, x;
+  void perform_op(const double* in, double* out) const {
+    b = inv_sqrt_d.cwiseProduct(Eigen::Map<const Eigen::VectorXd>(in, n));
+    x.noalias() = q * b;
+    Eigen::Map<Eigen::VectorXd>(out, n) = inv_sqrt_d.cwiseProduct(x);
+  }
+};
+
+// Dual Lanczos: D^-1/2 R D^-1/2, matrix-free through Model::dual_operator().
+struct ScaledDual : OperatorBase {
+  DualPrecisionOperator r;
+  Eigen::VectorXd inv_sqrt_d;
+  mutable Eigen::VectorXd b, x;
+  explicit ScaledDual(const Model& m) : OperatorBase{m.num_edges()}, r(m.dual_operator()) {}
+  void perform_op(const double* in, double* out) const {
+    b = inv_sqrt_d.cwiseProduct(Eigen::Map<const Eigen::VectorXd>(in, n));
+    x.resize(n);
+    r.perform_op(b.data(), x.data());
+    Eigen::Map<Eigen::VectorXd>(out, n) = inv_sqrt_d.cwiseProduct(x);
+  }
+};
+
+double lambda_min_dense(const Model& model, Domain domain) {
+  const Eigen::VectorXd inv_sqrt_d =
+      (domain == Domain::Primal ? model.primal_diagonal() : model.dual_diagonal()).cwiseSqrt().cwiseInverse();
+  Eigen::MatrixXd s = Eigen::MatrixXd(model.precision(domain));
+  s = inv_sqrt_d.asDiagonal() * s * inv_sqrt_d.asDiagonal();
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(s, Eigen::EigenvaluesOnly);
+  if (es.info() != Eigen::Success)
+    throw EigensolverError("lambda_max(A) by dense: Eigen's SelfAdjointEigenSolver did not converge",
+                           EigensolverError::Status::NotConverging, SpectralMethod::Dense, 0, 0);
+  return es.eigenvalues()[0];
+}
+
+// lambda_max(A) = 1 - lambda_min(S). S = D^-1/2 M D^-1/2 is positive definite with a unit diagonal, so lambda_min(S)
+// lies in (0, 1] and lambda_max(A) in [0, 1); a computed value outside [0, 1] is rounding (with s / sigma = 1e150 the
+// true lambda_min(S) ~ 1e-601 underflows and the solver returns -7e-16), which would make random_sweep_rate refuse a
+// valid model. NaN is passed through.
+double lambda_max_from(double scaled_lambda_min) {
+  const double l = 1.0 - scaled_lambda_min;
+  if (std::isnan(l)) return l;
+  return std::min(1.0, std::max(0.0, l));
+}
+
+// lambda_min(D^-1/2 M D^-1/2), the quantity 1 - lambda_max(A) that the rates need.
+Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const SpectralOptions& o) {
+  const Index dim = model.dimension(domain);
+  const char* problem = domain == Domain::Primal ? "lambda_max(A) primal" : "lambda_max(A) dual";
+  const SpectralMethod method = plan.resolve(o.method, dim);
+  const Graph& g = model.graph();
+  const Eigen::VectorXd diag = domain == Domain::Primal ? model.primal_diagonal() : model.dual_diagonal();
+  switch (method) {
+    case SpectralMethod::Dense:
+      check_dense_size(dim, problem);
+      return {lambda_min_dense(model, domain), method};
+    case SpectralMethod::ShiftInvert: {
+      detail::NodePatternCholesky& chol = plan.cholesky_for_shift_invert(problem);
+      // A certified lower bound of lambda_min: Q >= D_s^-1 and R >= D_sigma (the rest is a PSD Laplacian
+      // term), so lambda_min(S) >= min_i F_ii / M_ii with F = D_s^-1 or D_sigma. Equality for homogeneous
+      // regular graphs (primal) and homogeneous graphs with cycles (dual, Prop. 4).
+      const Eigen::VectorXd floor_diag =
+          domain == Domain::Primal ? model.node_variances().cwiseInverse() : model.edge_variances();
+      const double tau = (1.0 - kShiftMargin) * floor_diag.cwiseQuotient(diag).minCoeff();
+      if (domain == Domain::Primal) {
+        // Q - tau D = (D_s^-1 - tau D) + B D_sigma^-1 B^T, diagonal part >= margin * D_s^-1 > 0. A direct
+        // factorization: 1/theta = lambda_min - tau is accurate, and tau carries the leading digits.
+        chol.factorize(floor_diag - tau * diag, model.edge_variances().cwiseInverse());
+        PrimalShiftInvert op;
+        op.n = dim;
+        op.chol = &chol;
+        op.sqrt_d = diag.cwiseSqrt();
+        const double theta = run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, problem);
+        return {tau + 1.0 / theta, method};
+      }
+      const Eigen::VectorXd w = floor_diag - tau * diag;  // W = D_sigma - tau D >= margin * D_sigma > 0
+      DualShiftInvert op;
+      op.n = dim;
+      op.g = &g;
+      op.w_inv = w.cwiseInverse();
+      op.sqrt_d = diag.cwiseSqrt();
+      chol.factorize(model.node_variances().cwiseInverse(), op.w_inv);
+      op.chol = &chol;
+      Eigen::VectorXd v;
+      run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, problem, &v);
+      const DualPrecisionOperator r = model.dual_operator();
+      return {tau + 1.0 / op.refined_rayleigh_quotient(v, r, tau, diag), method};
+    }
+    case SpectralMethod::Lanczos: {
+      if (domain == Domain::Primal) {
+        ScaledPrimal op;
+        op.n = dim;
+        op.q = model.primal_precision();
+        op.inv_sqrt_d = diag.cwiseSqrt().cwiseInverse();
+        return {run_spectra(op, Spectra::SortRule::SmallestAlge, o, kLanczosKrylov, method, problem), method};
+      }
+      ScaledDual op(model);
+      op.inv_sqrt_d = diag.cwiseSqrt().cwiseInverse();
+      return {run_spectra(op, Spectra::SortRule::SmallestAlge, o, kLanczosKrylov, method, problem), method};
+    }
+    case SpectralMethod::Auto:
+      break;
+  }
+  throw std::logic_error("scaled_lambda_min: unresolved method");
+}
+
+// ---- closed-form helpers --------------------------------------------------------------------------------
+
+void check_sd(double x, const char* name) {
+  if (!std::isfinite(x) || !(x > 0.0) || !std::isfinite(x * x) || !(x * x > 0.0))
+    throw std::invalid_argument(std::string("closed form: ") + name + " = " + number(x) +
+                                " must be a finite positive standard deviation");
+}
+void check_count(double x, const char* name) {
+  if (!std::isfinite(x) || !(x >= 1.0))
+    throw std::invalid_argument(std::string("closed form: ") + name + " = " + number(x) + " must be at least 1");
+}
+void check_index(Index x, Index lo, const char* what) {
+  if (x < lo)
+    throw std::invalid_argument(std::string(what) + " = " + std::to_string(x) + " must be at least " +
+                                std::to_string(lo));
+}
+
+// (1 - c/n)^n computed stably.
+double power_rate(double c, double n) { return std::exp(n * std::log1p(-c / n)); }
+
+double sin2(double x) {
+  const double s = std::sin(x);
+  return s * s;
+}
+
+}  // namespace
+
+// ---- names, errors, constants -------------------------------------------------------------------------
+
+const char* to_string(SpectralMethod m) noexcept {
+  switch (m) {
+    case SpectralMethod::Auto:
+      return "auto";
+    case SpectralMethod::Dense:
+      return "dense";
+    case SpectralMethod::ShiftInvert:
+      return "shift-invert";
+    case SpectralMethod::Lanczos:
+      return "lanczos";
+  }
+  return "?";
+}
+
+SpectralMethod parse_spectral_method(const std::string& name) {
+  for (SpectralMethod m :
+       {SpectralMethod::Auto, SpectralMethod::Dense, SpectralMethod::ShiftInvert, SpectralMethod::Lanczos})
+    if (name == to_string(m)) return m;
+  throw std::invalid_argument("unknown spectral method '" + name +
+                              "' (expected 'auto', 'dense', 'shift-invert' or 'lanczos')");
+}
+
+const char* to_string(EigensolverError::Status s) noexcept {
+  switch (s) {
+    case EigensolverError::Status::NotComputed:
+      return "NotComputed";
+    case EigensolverError::Status::NotConverging:
+      return "NotConverging";
+    case EigensolverError::Status::NumericalIssue:
+      return "NumericalIssue";
+  }
+  return "?";
+}
+
+EigensolverError::EigensolverError(const std::string& what, Status status, SpectralMethod method, long restarts,
+                                   long operations)
+    : std::runtime_error(what), m_status(status), m_method(method), m_restarts(restarts), m_operations(operations) {}
+
+Index dense_max_dimension() noexcept { return kDenseMaxDimension; }
+double shift_invert_max_factor_nonzeros() noexcept { return kMaxFactorNonzeros; }
+double shift_invert_max_factor_flops() noexcept { return kMaxFactorFlops; }
+
+SpectralMethod choose_spectral_method(const Graph& g, Index dimension) {
+  Plan plan(g);
+  return plan.resolve(SpectralMethod::Auto, dimension);
+}
+
+// ---- lambda_2 -----------------------------------------------------------------------------------------
+
+double algebraic_connectivity(const Graph& g, SpectralMethod method) {
+  SpectralOptions o;
+  o.method = method;
+  return algebraic_connectivity(g, o);
+}
+
+double algebraic_connectivity(const Graph& g, const SpectralOptions& options) {
+  check_options(options);
+  if (g.num_nodes() == 1)
+    throw std::invalid_argument(
+        "algebraic_connectivity: a graph with a single node has no second Laplacian eigenvalue");
+  if (g.num_components() > 1)
+    throw std::invalid_argument("algebraic_connectivity: the graph has " + std::to_string(g.num_components()) +
+                                " connected components, so lambda_2(L) = 0; use "
+                                "algebraic_connectivity_per_component for the spectrum of each component");
+  Plan plan(g);
+  return lambda2_connected(g, plan, options).value;
+}
+
+std::vector<double> algebraic_connectivity_per_component(const Graph& g, SpectralMethod method) {
+  SpectralOptions o;
+  o.method = method;
+  return algebraic_connectivity_per_component(g, o);
+}
+
+std::vector<double> algebraic_connectivity_per_component(const Graph& g, const SpectralOptions& options) {
+  check_options(options);
+  Plan plan(g);
+  std::vector<double> out;
+  for (const Outcome& r : lambda2_components(g, plan, options)) out.push_back(r.value);
+  return out;
+}
+
+// ---- lambda_max(A) and rates ----------------------------------------------------------------------------
+
+double lambda_max_A(const Model& model, Domain domain) { return lambda_max_A(model, domain, SpectralOptions{}); }
+
+double lambda_max_A(const Model& model, Domain domain, const SpectralOptions& options) {
+  check_options(options);
+  if (domain == Domain::Dual && model.num_edges() == 0)
+    throw std::invalid_argument("lambda_max_A: the dual of a graph without edges has no coordinates");
+  Plan plan(model.graph());
+  return lambda_max_from(scaled_lambda_min(model, domain, plan, options).value);
+}
+
+double random_sweep_rate(double lambda, double n) {
+  if (!std::isfinite(n) || !(n >= 1.0))
+    throw std::invalid_argument("random_sweep_rate: n = " + number(n) + " coordinates must be finite and at least 1");
+  if (!std::isfinite(lambda) || lambda > 1.0 || lambda < 1.0 - n)
+    throw std::invalid_argument("random_sweep_rate: lambda_max(A) = " + number(lambda) + " must lie in [1 - n, 1]");
+  // [eqn:primalrate] ((n - 1 + lambda)/n)^n = (1 + (lambda - 1)/n)^n.
+  return std::exp(n * std::log1p((lambda - 1.0) / n));
+}
+
+double random_sweep_rate_asymptotic(double lambda) {
+  if (!std::isfinite(lambda) || lambda > 1.0)
+    throw std::invalid_argument("random_sweep_rate_asymptotic: lambda_max(A) = " + number(lambda) +
+                                " must be finite and at most 1");
+  return std::exp(lambda - 1.0);
+}
+
+Rates convergence_rates(const Model& model) { return convergence_rates(model, SpectralOptions{}); }
+
+Rates convergence_rates(const Model& model, const SpectralOptions& options) {
+  check_options(options);
+  const Graph& g = model.graph();
+  Plan plan(g);
+  Rates r;
+  r.components = g.num_components();
+
+  auto t0 = Clock::now();
+  const std::vector<Outcome> l2 = lambda2_components(g, plan, options);
+  r.seconds_lambda2 = seconds_since(t0);
+  r.method_lambda2 = SpectralMethod::Dense;
+  r.lambda_min_nonzero_L = kNaN;
+  for (const Outcome& c : l2) {
+    r.lambda2_L_per_component.push_back(c.value);
+    if (std::isnan(c.value)) continue;
+    if (c.method != SpectralMethod::Dense) r.method_lambda2 = c.method;  // report the non-trivial method
+    if (!(c.value >= r.lambda_min_nonzero_L)) r.lambda_min_nonzero_L = c.value;
+  }
+  r.lambda2_L = g.num_nodes() == 1 ? kNaN : g.num_components() > 1 ? 0.0 : l2.front().value;
+
+  t0 = Clock::now();
+  const Outcome primal = scaled_lambda_min(model, Domain::Primal, plan, options);
+  r.seconds_primal = seconds_since(t0);
+  r.method_primal = primal.method;
+  r.lambda_max_A_primal = lambda_max_from(primal.value);
+  r.rate_primal = random_sweep_rate(r.lambda_max_A_primal, g.num_nodes());
+  r.rate_primal_asymptotic = random_sweep_rate_asymptotic(r.lambda_max_A_primal);
+
+  r.lambda_max_A_dual = r.rate_dual = r.rate_dual_asymptotic = kNaN;
+  r.rate_dual_effective = r.rate_dual_effective_asymptotic = kNaN;
+  if (g.num_edges() > 0) {
+    t0 = Clock::now();
+    const Outcome dual = scaled_lambda_min(model, Domain::Dual, plan, options);
+    r.seconds_dual = seconds_since(t0);
+    r.method_dual = dual.method;
+    r.lambda_max_A_dual = lambda_max_from(dual.value);
+    r.rate_dual = random_sweep_rate(r.lambda_max_A_dual, g.num_edges());
+    r.rate_dual_asymptotic = random_sweep_rate_asymptotic(r.lambda_max_A_dual);
+    if (model.is_homogeneous() && g.has_cycles()) {
+      // Prop. 5: x~ = B y~ sees only the cut space, where the largest eigenvalue of A is
+      // s^2 (2 - lambda) / (sigma^2 + 2 s^2) with lambda the smallest non-zero eigenvalue of L.
+      r.rate_dual_effective =
+          prop5_effective_dual_rate(r.lambda_min_nonzero_L, model.s(), model.sigma(), g.num_edges());
+      r.rate_dual_effective_asymptotic =
+          prop5_effective_dual_rate_asymptotic(r.lambda_min_nonzero_L, model.s(), model.sigma());
+    }
+  }
+  return r;
+}
+
+// ---- closed forms -----------------------------------------------------------------------------------------
+
+double prop1_primal_lambda_max_A(Index k, double s, double sigma) {
+  check_index(k, 0, "prop1: degree k");
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  const double ks2 = static_cast<double>(k) * s * s;
+  return ks2 / (sigma * sigma + ks2);  // [eqn:primalrateHomogen]
+}
+
+namespace {
+// 1 - lambda_max(A) of Prop. 1, sigma^2 / (sigma^2 + k s^2), without the cancellation of 1 - lambda.
+double prop1_gap(Index k, double s, double sigma) {
+  check_index(k, 0, "prop1: degree k");
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return sigma * sigma / (sigma * sigma + static_cast<double>(k) * s * s);
+}
+}  // namespace
+
+double prop1_primal_rate(Index k, double s, double sigma, double num_nodes) {
+  check_count(num_nodes, "|V|");
+  return power_rate(prop1_gap(k, s, sigma), num_nodes);
+}
+
+double prop1_primal_rate_asymptotic(Index k, double s, double sigma) {
+  return std::exp(-prop1_gap(k, s, sigma));  // [eqn:primalrate3]
+}
+
+double prop4_dual_lambda_max_A(double s, double sigma) {
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return 2.0 * s * s / (sigma * sigma + 2.0 * s * s);  // [eqn:primalrateHomogenD]
+}
+
+double prop4_dual_rate(double s, double sigma, double num_edges) {
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  check_count(num_edges, "|E|");
+  return power_rate(sigma * sigma / (sigma * sigma + 2.0 * s * s), num_edges);  // [eqn:dualrate2]
+}
+
+double prop4_dual_rate_asymptotic(double s, double sigma) {
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return std::exp(-sigma * sigma / (sigma * sigma + 2.0 * s * s));  // [eqn:dualrate3]
+}
+
+namespace {
+// lambda_2 = 0 (a disconnected graph) is allowed: the formulas then give Prop. 4's values.
+void check_lambda2(double lambda2) {
+  if (!std::isfinite(lambda2) || !(lambda2 >= 0.0))
+    throw std::invalid_argument("prop5: lambda_2(L) = " + number(lambda2) + " must be finite and non-negative");
+}
+}  // namespace
+
+double prop5_cut_space_lambda_max_A(double lambda2, double s, double sigma) {
+  check_lambda2(lambda2);
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return s * s * (2.0 - lambda2) / (sigma * sigma + 2.0 * s * s);
+}
+
+double prop5_effective_dual_rate(double lambda2, double s, double sigma, double num_edges) {
+  check_lambda2(lambda2);
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  check_count(num_edges, "|E|");
+  // [eqn:effectiverate1]
+  return power_rate((sigma * sigma + s * s * lambda2) / (sigma * sigma + 2.0 * s * s), num_edges);
+}
+
+double prop5_effective_dual_rate_asymptotic(double lambda2, double s, double sigma) {
+  check_lambda2(lambda2);
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return std::exp(-(sigma * sigma + s * s * lambda2) / (sigma * sigma + 2.0 * s * s));  // [eq:r_eff_final]
+}
+
+double star_primal_lambda_max_A(Index num_edges, double s, double sigma) {
+  check_index(num_edges, 1, "star: number of edges");
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  const double m = num_edges, s2 = s * s, g2 = sigma * sigma;
+  return s2 * std::sqrt(m / ((g2 + s2) * (g2 + m * s2)));  // Appendix A
+}
+
+double star_primal_rate(Index num_edges, double s, double sigma) {
+  return random_sweep_rate(star_primal_lambda_max_A(num_edges, s, sigma), static_cast<double>(num_edges) + 1.0);
+}
+
+double star_primal_rate_asymptotic(double s, double sigma) {
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return std::exp(s / std::sqrt(sigma * sigma + s * s) - 1.0);  // [eqn:starrateAsy]
+}
+
+double star_dual_lambda_max_A(Index num_edges, double s, double sigma) {
+  check_index(num_edges, 2, "star dual: number of edges");
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return s * s / (sigma * sigma + 2.0 * s * s);
+}
+
+double star_dual_rate(double s, double sigma, double num_edges) {
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  if (!std::isfinite(num_edges) || !(num_edges >= 2.0))
+    throw std::invalid_argument("star dual rate: |E| = " + number(num_edges) + " must be at least 2");
+  return power_rate((sigma * sigma + s * s) / (sigma * sigma + 2.0 * s * s), num_edges);  // [eqn:dualrate5]
+}
+
+double star_dual_rate_asymptotic(double s, double sigma) {
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  return std::exp(-(sigma * sigma + s * s) / (sigma * sigma + 2.0 * s * s));  // [eqn:dualrate6]
+}
+
+// ---- Table I ----------------------------------------------------------------------------------------------
+
+double lambda2_complete(Index n) {
+  check_index(n, 2, "lambda2_complete: n");
+  return n;
+}
+
+double lambda2_complete_bipartite(Index n1, Index n2) {
+  check_index(n1, 1, "lambda2_complete_bipartite: n1");
+  check_index(n2, 1, "lambda2_complete_bipartite: n2");
+  // Spectrum of L(K_{n1,n2}): 0, n1 (multiplicity n2 - 1), n2 (multiplicity n1 - 1), n1 + n2.
+  double best = static_cast<double>(n1) + n2;
+  if (n2 >= 2) best = std::min(best, static_cast<double>(n1));
+  if (n1 >= 2) best = std::min(best, static_cast<double>(n2));
+  return best;
+}
+
+double lambda2_torus(Index rows, Index cols) {
+  check_index(rows, 3, "lambda2_torus: rows");
+  check_index(cols, 3, "lambda2_torus: cols");
+  return 4.0 * sin2(kPi / std::max(rows, cols));
+}
+
+double lambda2_random_regular_asymptotic(Index k) {
+  check_index(k, 3, "lambda2_random_regular_asymptotic: k");
+  return k - 2.0 * std::sqrt(k - 1.0);
+}
+
+double lambda2_star(Index n) {
+  check_index(n, 2, "lambda2_star: n");
+  return n == 2 ? 2.0 : 1.0;
+}
+
+double lambda2_path(Index n) {
+  check_index(n, 2, "lambda2_path: n");
+  return 4.0 * sin2(kPi / (2.0 * n));
+}
+
+double lambda2_cycle(Index n) {
+  check_index(n, 3, "lambda2_cycle: n");
+  return 4.0 * sin2(kPi / n);
+}
+
+double lambda2_grid(Index rows, Index cols) {
+  check_index(rows, 1, "lambda2_grid: rows");
+  check_index(cols, 1, "lambda2_grid: cols");
+  if (std::max(rows, cols) < 2) throw std::invalid_argument("lambda2_grid: a 1 x 1 grid has a single node");
+  return 4.0 * sin2(kPi / (2.0 * std::max(rows, cols)));
+}
+
+double lambda2_hypercube(int d) {
+  if (d < 1)
+    throw std::invalid_argument("lambda2_hypercube: dimension d = " + std::to_string(d) + " must be at least 1");
+  return 2.0;
+}
+
+}  // namespace dualgibbs

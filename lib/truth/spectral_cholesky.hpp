@@ -1,0 +1,46 @@
+#pragma once
+// Private to lib/: the one sparse factorization the spectral module needs. Not installed.
+
+#include <dualgibbs/model/graph.hpp>
+
+#include <Eigen/Core>
+
+#include <memory>
+
+namespace dualgibbs::detail {
+
+/// Sparse Cholesky factorization of |V| x |V| matrices with a graph's Laplacian pattern,
+///
+///   K = diag(d) + B diag(w) B^T:   K_vv = d_v + sum_{e at v} w_e,   K_uv = -w_e for every edge e = (u, v).
+///
+/// Every matrix the shift-invert methods factor has this form (the grounded Laplacian, Q - tau D, and the
+/// Woodbury core D_s^-1 + B W^-1 B^T of R - tau D), so one symbolic analysis serves them all and each
+/// factorize() only redoes the numeric part. CHOLMOD supernodal LL^T, AMD ordering, through Eigen's
+/// CholmodSupport (CHOLMOD stays private to the library).
+class NodePatternCholesky {
+ public:
+  /// Symbolic analysis of g's pattern. Never throws for a large graph: analyzed() says whether it worked.
+  explicit NodePatternCholesky(const Graph& g);
+  ~NodePatternCholesky();
+  NodePatternCholesky(const NodePatternCholesky&) = delete;
+  NodePatternCholesky& operator=(const NodePatternCholesky&) = delete;
+
+  /// False if CHOLMOD could not analyze the pattern (factor too large for its indices or for memory).
+  bool analyzed() const noexcept;
+  /// Predicted non-zeros and flops of the factor (infinite if not analyzed).
+  double factor_nonzeros() const noexcept;
+  double factor_flops() const noexcept;
+  Index size() const noexcept;
+
+  /// Numeric factorization of diag(d) + B diag(w) B^T (d: |V|, w: |E|).
+  /// \throws EigensolverError (NumericalIssue) if the matrix is not positive definite or not analyzed.
+  void factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w);
+  /// x = K^-1 b. Requires a successful factorize().
+  void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace dualgibbs::detail
