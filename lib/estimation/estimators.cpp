@@ -13,7 +13,6 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -297,7 +296,7 @@ std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint6
     scatters.col(gi) = m_groups[g].scatter;
     counts(gi) = m_groups[g].count;
   }
-  std::mt19937_64 rng(seed);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Bootstrap);
   std::vector<double> out;
   out.reserve(replicates);
   const std::size_t batch = 64;

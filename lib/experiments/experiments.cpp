@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <iomanip>
 #include <ostream>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -154,22 +153,16 @@ Graph connected_graph(const std::function<Graph(std::uint64_t)>& make, std::uint
 }
 
 std::vector<double> uniform_vector(std::size_t n, double lo, double hi, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Parameters);
   std::vector<double> v(n);
   for (auto& x : v) x = lo + (hi - lo) * uniform01(rng);
   return v;
 }
 
 Eigen::VectorXd normal_vector(Eigen::Index n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Parameters);
   Eigen::VectorXd v(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    double u1;
-    do u1 = uniform01(rng);
-    while (u1 <= 0.0);
-    const double u2 = uniform01(rng);
-    v(i) = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
+  for (Eigen::Index i = 0; i < n; ++i) v(i) = standard_normal(rng);
   return v;
 }
 

@@ -2,7 +2,6 @@
 
 #include <dualgibbs/core/random.hpp>
 
-#include <random>
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +32,7 @@ std::uint64_t edge_key(Index a, Index b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
 }
 
-void shuffle(std::vector<Index>& v, std::mt19937_64& rng) {
+void shuffle(std::vector<Index>& v, ChainEngine& rng) {
   for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[uniform_below(rng, i)]);
 }
 
@@ -149,7 +148,7 @@ Graph make_random_regular(Index n, Index k, std::uint64_t seed) {
         if (!in_h.count(edge_key(u, v))) edges.push_back({u, v});
     return Graph(n, std::move(edges));
   }
-  std::mt19937_64 rng(seed);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Graph);
   // Pair random stubs in rounds (the Steger–Wormald idea): a pair that would make a self-loop or a
   // duplicate goes back to the pool for the next round; if the pool can no longer be completed, restart.
   for (int attempt = 0; attempt < 1000; ++attempt) {
@@ -201,7 +200,7 @@ Graph make_watts_strogatz(Index n, Index k, double p, std::uint64_t seed) {
   require(k >= 2 && k % 2 == 0 && k < n, "ws: need an even k with 2 <= k < n (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
   require_probability(p, "ws");
   checked_count(std::int64_t{n} * k / 2, "edges", "ws");
-  std::mt19937_64 rng(seed);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Graph);
   std::vector<std::unordered_set<Index>> adj(static_cast<std::size_t>(n));
   std::vector<Edge> edges;
   for (Index j = 1; j <= k / 2; ++j)
@@ -234,7 +233,7 @@ Graph make_erdos_renyi(Index n, double p, std::uint64_t seed) {
   require_probability(p, "er");
   const double expected = p * (static_cast<double>(n) * (n - 1) / 2);
   require(expected < static_cast<double>(kMaxIndex / 4), "er: about " + std::to_string(expected) + " edges expected, over the 32-bit index");
-  std::mt19937_64 rng(seed);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Graph);
   std::vector<Edge> edges;
   if (p <= 0.0 || n < 2) return Graph(n, std::move(edges));
   if (p >= 1.0) return make_complete(n);
@@ -260,7 +259,7 @@ Graph make_erdos_renyi(Index n, double p, std::uint64_t seed) {
 Graph make_barabasi_albert(Index n, Index m, std::uint64_t seed) {
   require(m >= 1 && m < n, "ba: need 1 <= m < n (got n=" + std::to_string(n) + ", m=" + std::to_string(m) + ")");
   checked_count(std::int64_t{n} * m, "edges", "ba");
-  std::mt19937_64 rng(seed);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::Graph);
   std::vector<Edge> edges;
   std::vector<Index> repeated;  // every node once per incident edge: sampling from it is preferential
   for (Index v = 1; v <= m; ++v) {

@@ -3,8 +3,7 @@
 #include "truth/cholmod_handle.hpp"
 #include "truth/selected_inversion.hpp"
 
-#include <boost/random/mersenne_twister.hpp>
-#include <boost/random/normal_distribution.hpp>
+#include <dualgibbs/core/random.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -245,9 +244,8 @@ Eigen::MatrixXd CholeskyFactor::solve(const Eigen::MatrixXd& b) const {
 Eigen::MatrixXd CholeskyFactor::sample(std::size_t count, std::uint64_t seed) const {
   Eigen::MatrixXd z(m_impl->n, static_cast<Eigen::Index>(count));
   if (count == 0) return z;
-  boost::random::mt19937_64 rng(seed);
-  boost::random::normal_distribution<double> normal;
-  for (Eigen::Index k = 0; k < z.size(); ++k) z.data()[k] = normal(rng);
+  ChainEngine rng = make_stream(seed, 0, StreamPurpose::ExactDraws);
+  for (Eigen::Index k = 0; k < z.size(); ++k) z.data()[k] = standard_normal(rng);
   // P M P^T = L L^T, so x = P^T L^-T z has covariance P^T L^-T L^-1 P = M^-1.
   return m_impl->solve(CHOLMOD_Pt, m_impl->solve(CHOLMOD_Lt, z));
 }

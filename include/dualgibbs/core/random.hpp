@@ -84,7 +84,11 @@ private:
 enum class StreamPurpose : std::uint64_t {
   Schedule = 1,  ///< the scan order of a block (random picks or permutations)
   Noise = 2,     ///< the normal deviates eps of one chain
-  Initial = 3    ///< the random initial state of one chain
+  Initial = 3,   ///< the random initial state of one chain
+  Graph = 4,     ///< random graph generators (stream chain 0 of the graph's seed)
+  Parameters = 5,  ///< the experiments' random parameter and start vectors (stream chain 0 of a derived seed)
+  Bootstrap = 6,   ///< bootstrap resampling of the estimators (stream chain 0 of the bootstrap seed)
+  ExactDraws = 7   ///< the standard normals of exact draws from a Cholesky factor (stream chain 0 of the seed)
 };
 
 /// The stream of chain `chain` for `purpose` under `seed` (and sub-stream `substream`, see NormalStream). Each of

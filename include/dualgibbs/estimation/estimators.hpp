@@ -109,7 +109,7 @@ public:
   SampleMoments moments_weighted(const std::vector<double>& weights) const;
 
   /// Bootstrap: `replicates` resamples, each drawing num_groups() groups with replacement (multinomial
-  /// multiplicities from a portable generator seeded by `seed`), evaluated by `statistic`. With one draw
+  /// multiplicities drawn with uniform_below from make_stream(seed, 0, StreamPurpose::Bootstrap)), evaluated by `statistic`. With one draw
   /// per group this is the ordinary nonparametric bootstrap; with groups of m i.i.d. draws it resamples
   /// blocks (same limit distribution, num_groups() times cheaper). Work: O(replicates num_groups dim^2),
   /// done as one matrix product per batch of replicates.

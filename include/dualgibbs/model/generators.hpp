@@ -3,7 +3,8 @@
 /// Graph families of the paper (torus, random k-regular, complete, complete bipartite, star,
 /// Watts–Strogatz) and the usual others (path, cycle, grid, hypercube, Erdős–Rényi, Barabási–Albert).
 /// Random families take an explicit seed: the same seed gives the same graph on every platform
-/// (the generators use std::mt19937_64 and integer arithmetic only, no std distributions).
+/// (the generators draw from make_stream(seed, 0, StreamPurpose::Graph) of core/random.hpp, with integer
+/// arithmetic and uniform_below / uniform01 only).
 ///
 /// Every generator throws std::invalid_argument for parameters that do not describe a simple graph
 /// (for example a torus side below 3, k*n odd for a k-regular graph) or that overflow Index.

@@ -108,8 +108,9 @@ class DUALGIBBS_EXPORT CholeskyFactor {
   /// M^-1 B, column by column. \throws std::invalid_argument if b.rows() != size().
   Eigen::MatrixXd solve(const Eigen::MatrixXd& b) const;
   /// `count` exact independent draws from N(0, M^-1) as the columns of an n x count matrix:
-  /// x = P^T L^-T z with z ~ N(0, I). z comes from boost::random::mt19937_64 seeded with `seed` and Boost's
-  /// ziggurat normal distribution, filled column by column, so the draws are the same on every platform.
+  /// x = P^T L^-T z with z ~ N(0, I). z comes from the stream make_stream(seed, 0, StreamPurpose::ExactDraws)
+  /// through standard_normal() (core/random.hpp), filled column by column, so the draws are the same on every
+  /// platform.
   Eigen::MatrixXd sample(std::size_t count, std::uint64_t seed) const;
   /// diag(M^-1) by supernodal selected inversion (Takahashi recursion over the whole pattern of L),
   /// O(flops of the factorization) time and one more copy of L in memory.
