@@ -71,58 +71,6 @@ std::vector<std::pair<std::size_t, int>> lockstep_blocks(std::size_t chains, std
 
 namespace {
 
-// One lock-step block behind a virtual interface: one virtual call per block and segment, never per update.
-class BlockBase {
-public:
-  virtual ~BlockBase() = default;
-  virtual void sweep(std::size_t count, SweepWorkspace& ws) = 0;
-  // Writes lane c's state (or tally) into column first + c of out.
-  virtual void gather(Eigen::MatrixXd& out, bool tally) const = 0;
-};
-
-template <class Kernel, int W>
-class Block final : public BlockBase {
-public:
-  Block(const Kernel& kernel, const EnsembleOptions& o, std::size_t first)
-      : m_first(first), m_sampler(kernel, o.scan, o.seed, first, o.noise) {
-    switch (o.init) {
-      case InitialState::Constant: m_sampler.set_constant_state(o.init_value); break;
-      case InitialState::Random: m_sampler.set_random_state(); break;
-      case InitialState::Given:
-        for (int c = 0; c < W; ++c) m_sampler.set_state(c, o.given_state);
-        break;
-    }
-  }
-  void sweep(std::size_t count, SweepWorkspace& ws) override { m_sampler.sweep(count, ws); }
-  void gather(Eigen::MatrixXd& out, bool tally) const override {
-    const double* src = tally ? m_sampler.tally_data() : m_sampler.state_data();
-    const Eigen::Index rows = out.rows();
-    if constexpr (W == 1) {
-      std::memcpy(out.col(static_cast<Eigen::Index>(m_first)).data(), src, sizeof(double) * static_cast<std::size_t>(rows));
-    } else {
-      double* cols[W];
-      for (int c = 0; c < W; ++c) cols[c] = out.col(static_cast<Eigen::Index>(m_first) + c).data();
-      for (Eigen::Index i = 0; i < rows; ++i)
-        for (int c = 0; c < W; ++c) cols[c][i] = src[static_cast<std::size_t>(i) * W + c];
-    }
-  }
-
-private:
-  std::size_t m_first;
-  GibbsSampler<Kernel, W> m_sampler;
-};
-
-template <class Kernel>
-std::unique_ptr<BlockBase> make_block(const Kernel& k, const EnsembleOptions& o, std::size_t first, int width) {
-#define DUALGIBBS_BLOCK_CASE(K, W) \
-  case W: return std::make_unique<Block<K, W>>(k, o, first);
-  switch (width) {
-    DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_BLOCK_CASE, Kernel)
-    default: throw std::logic_error("make_block: unsupported width");
-  }
-#undef DUALGIBBS_BLOCK_CASE
-}
-
 void check_options(const EnsembleOptions& o, Index dimension, const char* domain_name) {
   if (o.chains == 0) throw std::invalid_argument("run_ensemble: chains = 0; at least one chain is needed");
   if (o.checkpoint_every == 0)
@@ -161,13 +109,14 @@ void check_memory(std::size_t chains, Index dimension, Index tally_dimension, In
                                 std::to_string(static_cast<long long>(available / 1e9)) + " GB");
 }
 
-template <class Kernel>
-EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const Observer& observe, bool show_tally) {
+EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptions& o, const detail::BlockFactory& make_block,
+                         const Observer& observe) {
   using Clock = std::chrono::steady_clock;
-  check_memory(o.chains, kernel.dimension(), kernel.tally_dimension(),
-               observe ? (show_tally ? kernel.tally_dimension() : kernel.dimension()) : 0);
+  const bool show_tally = shape.show_tally;
+  const Index obs_dim = show_tally ? shape.tally_dimension : shape.dimension;
+  check_memory(o.chains, shape.dimension, shape.tally_dimension, observe ? obs_dim : 0);
   const auto spec = lockstep_blocks(o.chains, o.lockstep);
-  std::vector<std::unique_ptr<BlockBase>> blocks(spec.size());
+  std::vector<std::unique_ptr<detail::EnsembleBlock>> blocks(spec.size());
 
   unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, spec.size()));
@@ -178,10 +127,9 @@ EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const O
   std::atomic<std::size_t> next{0};
   pool.run([&](unsigned) {
     for (std::size_t b; (b = next.fetch_add(1)) < spec.size();)
-      blocks[b] = make_block(kernel, o, spec[b].first, spec[b].second);
+      blocks[b] = make_block(spec[b].first, spec[b].second);
   });
 
-  const Index obs_dim = show_tally ? kernel.tally_dimension() : kernel.dimension();
   Eigen::MatrixXd states;
   if (observe) states.resize(obs_dim, static_cast<Eigen::Index>(o.chains));
   double seconds = 0.0;
@@ -211,7 +159,7 @@ EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const O
   }
   EnsembleStats stats{};
   stats.seconds = seconds;
-  stats.updates = static_cast<std::uint64_t>(o.chains) * o.sweeps * static_cast<std::uint64_t>(kernel.dimension());
+  stats.updates = static_cast<std::uint64_t>(o.chains) * o.sweeps * static_cast<std::uint64_t>(shape.dimension);
   stats.ns_per_update = stats.updates ? seconds * 1e9 / static_cast<double>(stats.updates) : 0.0;
   stats.cpu_seconds = 0.0;
   for (double c : cpu) stats.cpu_seconds += c;
@@ -220,17 +168,23 @@ EnsembleStats run_blocks(const Kernel& kernel, const EnsembleOptions& o, const O
 
 }  // namespace
 
+namespace detail {
+
+EnsembleStats run_ensemble_core(const EnsembleShape& shape, const EnsembleOptions& options,
+                                const BlockFactory& make_block, const Observer& observe) {
+  check_options(options, shape.dimension, shape.tally_dimension > 0 ? "dual" : "kernel's");
+  return run_blocks(shape, options, make_block, observe);
+}
+
+}  // namespace detail
+
 EnsembleStats run_ensemble(const CsrKernel& kernel, const EnsembleOptions& options, const Observer& observe) {
-  check_options(options, kernel.dimension(), "kernel's");
-  if (options.observe_edges)
-    throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain");
-  return run_blocks(kernel, options, observe, false);
+  return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
 }
 
 EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options,
                            const Observer& observe) {
-  check_options(options, kernel.dimension(), "dual");
-  return run_blocks(kernel, options, observe, !options.observe_edges);
+  return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
 }
 
 EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
@@ -241,11 +195,11 @@ EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOpti
       throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain");
     // Q is positive definite by construction (validated model), so only the cheap structural checks run.
     const CsrKernel kernel(model.primal_precision(), SpdCheck::Cheap);
-    return run_blocks(kernel, options, observe, false);
+    return run_ensemble(kernel, options, observe);
   }
   check_options(options, model.num_edges(), "dual");
   const DualIncidenceKernel kernel(model);
-  return run_blocks(kernel, options, observe, !options.observe_edges);
+  return run_ensemble(kernel, options, observe);
 }
 
 }  // namespace dualgibbs

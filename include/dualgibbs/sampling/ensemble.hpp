@@ -48,6 +48,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +119,95 @@ DUALGIBBS_EXPORT EnsembleStats run_ensemble(const CsrKernel& kernel, const Ensem
 /// The same over a caller's dual kernel; the observer sees x~ (or y~ with observe_edges).
 DUALGIBBS_EXPORT EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options,
                                             const Observer& observe);
+
+namespace detail {
+
+/// One lock-step block of chains behind a virtual interface: the ensemble core calls it once per block and
+/// segment of sweeps, never per update.
+class EnsembleBlock {
+public:
+  virtual ~EnsembleBlock() = default;
+  /// Runs `count` sweeps of every lane.
+  virtual void sweep(std::size_t count, SweepWorkspace& ws) = 0;
+  /// Writes lane c's state (or its tally) into column first + c of `out`.
+  virtual void gather(Eigen::MatrixXd& out, bool tally) const = 0;
+};
+
+/// The block of `W` chains starting at chain `first`: a GibbsSampler<Kernel, W, Scheme> set to the options' start.
+template <class Kernel, int W, class Scheme>
+class KernelBlock final : public EnsembleBlock {
+public:
+  /// Builds the sampler and sets its initial state (EnsembleOptions::init).
+  KernelBlock(const Kernel& kernel, const EnsembleOptions& o, const Scheme& scheme, std::size_t first)
+      : m_first(first), m_sampler(kernel, scheme, o.seed, first, o.noise) {
+    switch (o.init) {
+      case InitialState::Constant: m_sampler.set_constant_state(o.init_value); break;
+      case InitialState::Random: m_sampler.set_random_state(); break;
+      case InitialState::Given:
+        for (int c = 0; c < W; ++c) m_sampler.set_state(c, o.given_state);
+        break;
+    }
+  }
+  void sweep(std::size_t count, SweepWorkspace& ws) override { m_sampler.sweep(count, ws); }
+  void gather(Eigen::MatrixXd& out, bool tally) const override {
+    const double* src = tally ? m_sampler.tally_data() : m_sampler.state_data();
+    for (int c = 0; c < W; ++c) {
+      double* col = out.col(static_cast<Eigen::Index>(m_first) + c).data();
+      for (Eigen::Index i = 0; i < out.rows(); ++i) col[i] = src[static_cast<std::size_t>(i) * W + c];
+    }
+  }
+
+private:
+  std::size_t m_first;
+  GibbsSampler<Kernel, W, Scheme> m_sampler;
+};
+
+/// What the ensemble core needs to know of a kernel: its dimensions and what the observer is shown.
+struct EnsembleShape {
+  Index dimension;        ///< coordinates per chain
+  Index tally_dimension;  ///< tally entries per chain
+  bool show_tally;        ///< the observer sees the tally (else the state)
+};
+
+/// Builds the block of `width` chains starting at chain `first`.
+using BlockFactory = std::function<std::unique_ptr<EnsembleBlock>(std::size_t first, int width)>;
+
+/// The non-template core of run_ensemble: checks the options, forms the lock-step blocks (lockstep_blocks), builds
+/// them in parallel, runs them over the thread pool and calls the observer at the checkpoints. Compiled once in
+/// libdualgibbs for every kernel and scheme.
+DUALGIBBS_EXPORT EnsembleStats run_ensemble_core(const EnsembleShape& shape, const EnsembleOptions& options,
+                                                 const BlockFactory& make_block, const Observer& observe);
+
+}  // namespace detail
+
+/// run_ensemble over any site kernel (kernels.hpp) and sweep scheme (sampler.hpp): the same threads, blocks,
+/// streams, checkpoints and guarantees as for the shipped kernels, so a user's kernel runs ensembles too. The
+/// observer sees the tally when the kernel has one (tally_dimension() > 0) and observe_edges is false, else the
+/// state. options.scan is ignored here: the scheme says how a sweep runs.
+/// \throws std::invalid_argument as run_ensemble(model, ...), and for observe_edges with a kernel without tally.
+template <class Kernel, class Scheme>
+EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options, const Observer& observe,
+                           const Scheme& scheme) {
+  if (options.observe_edges && kernel.tally_dimension() == 0)
+    throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain (a kernel with a tally)");
+  const detail::EnsembleShape shape{kernel.dimension(), kernel.tally_dimension(),
+                                    kernel.tally_dimension() > 0 && !options.observe_edges};
+  return detail::run_ensemble_core(shape, options, [&](std::size_t first, int width) -> std::unique_ptr<detail::EnsembleBlock> {
+#define DUALGIBBS_BLOCK_CASE(K, W) \
+  case W: return std::make_unique<detail::KernelBlock<K, W, Scheme>>(kernel, options, scheme, first);
+    switch (width) {
+      DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_BLOCK_CASE, Kernel)
+      default: throw std::logic_error("run_ensemble: unsupported block width " + std::to_string(width));
+    }
+#undef DUALGIBBS_BLOCK_CASE
+  }, observe);
+}
+
+/// run_ensemble over any site kernel with the scan sweep of options.scan.
+template <class Kernel>
+EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options, const Observer& observe) {
+  return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
+}
 
 /// The lock-step blocks run_ensemble forms, as (first chain, width) in chain order: each half [0, L/2) and
 /// [L/2, L) is cut into blocks of `lockstep` chains, and the remainder of a half into blocks of decreasing powers

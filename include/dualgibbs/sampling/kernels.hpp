@@ -50,6 +50,11 @@ namespace dualgibbs {
 //   void prefetch_row(Index i) const;          // cache hint for the kernel's own data of site i
 //   template <int W> void rebuild_tally(const double* z, double* tally) const;             // tally from z
 //
+// Optional: the commit hook that schemes with their own arithmetic (SymmetricSweep with omega != 1) need:
+//
+//   template <int W> void set_site(Index i, double* z, double* tally, const double* value) const;
+//                                              // z_i <- value[c] for every lane c; tally kept
+//
 // Optional: the batched form of update(), which GibbsSampler then calls once per chunk of sites instead of
 // looping over update() itself (detail::run_updates_generic, with software prefetching). It must give the same
 // bits as the loop:
@@ -157,6 +162,13 @@ public:
     for (int c = 0; c < W; ++c) zi[c] = mean[c] + sd * eps[c];
   }
 
+  /// z_i <- value[c] in every lane c (no tally).
+  template <int W>
+  void set_site(Index i, double* z, double*, const double* value) const noexcept {
+    double* zi = z + static_cast<std::size_t>(i) * W;
+    for (int c = 0; c < W; ++c) zi[c] = value[c];
+  }
+
   /// Cache hint for the state rows update(i) touches.
   template <int W>
   void prefetch(Index i, const double* z, const double*) const noexcept {
@@ -241,6 +253,21 @@ public:
       const double fresh = (k.beta * xv[c] - k.alpha * xu[c] + gamma * old) + k.sd * eps[c];
       const double d = fresh - old;
       ye[c] = fresh;
+      xu[c] += d;
+      xv[c] -= d;
+    }
+  }
+
+  /// y~_e <- value[c] in every lane c, and the tally follows: x~_u += d, x~_v -= d with d = value - y~_e.
+  template <int W>
+  void set_site(Index e, double* y, double* x, const double* value) const noexcept {
+    const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
+    double* ye = y + static_cast<std::size_t>(e) * W;
+    double* xu = x + static_cast<std::size_t>(k.head) * W;
+    double* xv = x + static_cast<std::size_t>(k.tail) * W;
+    for (int c = 0; c < W; ++c) {
+      const double d = value[c] - ye[c];
+      ye[c] = value[c];
       xu[c] += d;
       xv[c] -= d;
     }

@@ -80,26 +80,203 @@ private:
   std::vector<double> m_normals;
 };
 
-/// Gibbs sampler for W = Width lock-step lanes over a site kernel (see the kernel concept above).
+// ---- sweep schemes ---------------------------------------------------------------------------------------
+//
+// A site kernel (kernels.hpp) says what one update of one coordinate is; a *scheme* says which sites a sweep
+// visits, in which order, and with what arithmetic. GibbsSampler<Kernel, W, Scheme> owns the state and the random
+// streams and hands the scheme a SweepContext once per sweep. A scheme S has these members:
+//
+//   void prepare(Index n, int width);         // once, at the sampler's construction: allocate per-sampler state
+//   void reset() noexcept;                    // the state was set from outside: drop any history (multi-step)
+//   std::size_t site_updates(Index n) const;  // site updates one sweep performs (n for a scan, 2n for SSOR)
+//   template <class Kernel, int W> void sweep(SweepContext<Kernel, W>& ctx);   // one sweep, no allocation
+//
+// The context gives the scheme the kernel, the interleaved state and tally, the block's schedule stream and the
+// lanes' deviates, and two building blocks: ctx.gibbs(sites, count) runs plain Gibbs updates of a list of sites
+// (deviates drawn chunk by chunk, the kernel's vectorized run_updates), and ctx.draw_deviates(count, eps) for a
+// scheme that does its own arithmetic (with the kernel's conditional_mean and set_site). Shipped schemes:
+// ScanSweep (random, permutation and fixed scans: the paper's samplers) and SymmetricSweep (a forward then a
+// backward sweep with relaxation omega, the SSOR sampler's half-steps). docs/sampler.md section 2 shows how a new
+// scheme plugs in (colour-ordered sweeps, Chebyshev acceleration with its previous states).
+
+/// One sweep's view of a sampler: what a scheme works on (see the scheme concept above). Valid during the sweep.
+template <class Kernel, int W>
+struct SweepContext {
+  const Kernel& kernel;   ///< the site kernel
+  double* z;              ///< state, interleaved: coordinate i of lane c at z[i * W + c]
+  double* tally;          ///< the kernel's tally, interleaved the same way
+  ChainEngine& schedule;  ///< the block's schedule stream (site picks, permutations)
+  NormalStream* lanes;    ///< the W lanes' deviate streams
+  bool noise;             ///< false: plain Gauss–Seidel (all deviates 0)
+  SweepWorkspace& ws;     ///< scratch: indices() has room for max(n, chunk) sites, normals() for one chunk
+
+  /// Sites per chunk of deviates.
+  static constexpr std::size_t kChunk = SweepWorkspace::kChunkValues / W;
+
+  /// n, the number of coordinates.
+  Index dimension() const noexcept { return kernel.dimension(); }
+
+  /// eps[t * W + c] = the next deviate of lane c, for t < count <= kChunk (zeros without noise).
+  void draw_deviates(std::size_t count, double* eps) const noexcept {
+    if (noise)
+      NormalStream::fill_lanes(lanes, W, count, eps);
+    else
+      std::fill(eps, eps + count * W, 0.0);
+  }
+
+  /// Plain Gibbs updates of sites[0..count), count <= kChunk, with deviates eps (the kernel's run_updates where it
+  /// has one, else the generic loop).
+  void run_updates(const Index* sites, std::size_t count, const double* eps) const noexcept {
+    if constexpr (detail::HasRunUpdates<Kernel, W>::value)
+      kernel.template run_updates<W>(sites, count, z, tally, eps);
+    else
+      detail::run_updates_generic<W>(kernel, sites, count, z, tally, eps);
+  }
+
+  /// Plain Gibbs updates of the sites produced by `next_chunk(start, len, buffer)` for start = 0, kChunk, ... <
+  /// count: the callback returns a pointer to the len sites of that chunk (written into buffer, or elsewhere).
+  template <class NextChunk>
+  void gibbs(std::size_t count, NextChunk&& next_chunk) const {
+    Index* buffer = ws.indices();
+    double* eps = ws.normals();
+    for (std::size_t start = 0; start < count; start += kChunk) {
+      const std::size_t len = std::min(kChunk, count - start);
+      const Index* sites = next_chunk(start, len, buffer);
+      draw_deviates(len, eps);
+      run_updates(sites, len, eps);
+    }
+  }
+};
+
+/// The paper's samplers: one sweep is n Gibbs updates in a scan order (ScanOrder). Implicitly constructible from
+/// a ScanOrder, so GibbsSampler<K>(kernel, ScanOrder::Fixed, ...) reads as before.
+struct ScanSweep {
+  ScanOrder order = ScanOrder::Random;  ///< which sites, in which order
+
+  /// A sweep in scan order `o`.
+  ScanSweep(ScanOrder o = ScanOrder::Random) noexcept : order(o) {}  // NOLINT: implicit by design
+  /// Nothing to allocate.
+  void prepare(Index, int) noexcept {}
+  /// No history.
+  void reset() noexcept {}
+  /// n updates per sweep.
+  std::size_t site_updates(Index n) const noexcept { return static_cast<std::size_t>(n); }
+
+  /// Random scan: n uniform picks from the schedule stream, drawn a chunk at a time; permutation: one fresh
+  /// permutation of 0..n-1 per sweep (Fisher–Yates); fixed: 0, 1, ..., n-1.
+  template <class Kernel, int W>
+  void sweep(SweepContext<Kernel, W>& ctx) const {
+    const Index n = ctx.dimension();
+    const auto count = static_cast<std::size_t>(n);
+    switch (order) {
+      case ScanOrder::Random:
+        ctx.gibbs(count, [&](std::size_t, std::size_t len, Index* buf) {
+          detail::fill_uniform_indices(ctx.schedule, static_cast<std::uint32_t>(n), len, buf);
+          return static_cast<const Index*>(buf);
+        });
+        break;
+      case ScanOrder::Permutation: {
+        Index* perm = ctx.ws.indices();
+        detail::fill_permutation(ctx.schedule, n, perm);
+        ctx.gibbs(count, [&](std::size_t start, std::size_t, Index*) { return static_cast<const Index*>(perm + start); });
+        break;
+      }
+      case ScanOrder::Fixed:
+        ctx.gibbs(count, [](std::size_t start, std::size_t len, Index* buf) {
+          for (std::size_t t = 0; t < len; ++t) buf[t] = static_cast<Index>(start + t);
+          return static_cast<const Index*>(buf);
+        });
+        break;
+    }
+  }
+};
+
+/// A symmetric sweep: sites 0, 1, ..., n-1 then n-1, ..., 0, each updated with relaxation omega in (0, 2):
+///
+///   z_i <- (1 - omega) z_i + omega mu_i + sqrt(omega (2 - omega)) M_ii^{-1/2} eps,
+///
+/// which leaves the conditional N(mu_i, M_ii^-1), hence N(0, M^-1), invariant for every omega in (0, 2) (an
+/// over-relaxed Gibbs step, Adler 1981). Without noise it is one SSOR iteration of the linear solver; omega = 1 is
+/// symmetric Gibbs (plain updates, the kernel's vectorized loop). omega != 1 needs the kernel's set_site (both
+/// shipped kernels have it). 2n site updates per sweep; the schedule stream is not used.
+struct SymmetricSweep {
+  double omega = 1.0;  ///< relaxation, in (0, 2)
+
+  /// \throws std::invalid_argument unless 0 < omega < 2.
+  explicit SymmetricSweep(double w = 1.0) : omega(w) {
+    if (!(w > 0.0 && w < 2.0))
+      throw std::invalid_argument("SymmetricSweep: omega = " + std::to_string(w) + " is not in (0, 2)");
+  }
+  /// Nothing to allocate.
+  void prepare(Index, int) noexcept {}
+  /// No history.
+  void reset() noexcept {}
+  /// 2n updates per sweep.
+  std::size_t site_updates(Index n) const noexcept { return 2 * static_cast<std::size_t>(n); }
+
+  /// The forward then the backward half-sweep.
+  template <class Kernel, int W>
+  void sweep(SweepContext<Kernel, W>& ctx) const {
+    const auto n = static_cast<std::size_t>(ctx.dimension());
+    const auto ascending = [](std::size_t start, std::size_t len, Index* buf) {
+      for (std::size_t t = 0; t < len; ++t) buf[t] = static_cast<Index>(start + t);
+      return static_cast<const Index*>(buf);
+    };
+    const auto descending = [n](std::size_t start, std::size_t len, Index* buf) {
+      for (std::size_t t = 0; t < len; ++t) buf[t] = static_cast<Index>(n - 1 - start - t);
+      return static_cast<const Index*>(buf);
+    };
+    if (omega == 1.0) {
+      ctx.gibbs(n, ascending);
+      ctx.gibbs(n, descending);
+      return;
+    }
+    relaxed(ctx, n, ascending);
+    relaxed(ctx, n, descending);
+  }
+
+private:
+  template <class Kernel, int W, class NextChunk>
+  void relaxed(SweepContext<Kernel, W>& ctx, std::size_t n, const NextChunk& next_chunk) const {
+    const double keep = 1.0 - omega, noise_scale = std::sqrt(omega * (2.0 - omega));
+    double* eps = ctx.ws.normals();
+    for (std::size_t start = 0; start < n; start += ctx.kChunk) {
+      const std::size_t len = std::min(ctx.kChunk, n - start);
+      const Index* sites = next_chunk(start, len, ctx.ws.indices());
+      ctx.draw_deviates(len, eps);
+      for (std::size_t t = 0; t < len; ++t) {
+        const Index i = sites[t];
+        const double* zi = ctx.z + static_cast<std::size_t>(i) * W;
+        const double sd = noise_scale * ctx.kernel.conditional_sd(i);
+        double fresh[W];
+        ctx.kernel.template conditional_mean<W>(i, ctx.z, ctx.tally, fresh);
+        for (int c = 0; c < W; ++c) fresh[c] = keep * zi[c] + omega * fresh[c] + sd * eps[t * W + c];
+        ctx.kernel.template set_site<W>(i, ctx.z, ctx.tally, fresh);
+      }
+    }
+  }
+};
+
+/// Gibbs sampler for W = Width lock-step lanes over a site kernel (kernels.hpp) and a sweep scheme (above).
 ///
 /// The sampler owns the lanes' state (interleaved, `dimension() * W` values plus the tally) and their random
 /// streams: the schedule stream `make_stream(seed, first_chain, Schedule)` and, for lane c, the deviates
-/// `NormalStream(seed, first_chain + c)`. A sweep of n updates draws its n site indices (random scan) and
-/// W x n deviates chunk by chunk, then runs the updates with software prefetching. The kernel must outlive the
-/// sampler. Shipped instantiations: `CsrKernel` and `DualIncidenceKernel` for W in {1, 2, 4, 8, 16}.
-template <class Kernel, int Width = 1>
+/// `NormalStream(seed, first_chain + c)`. Each sweep() hands them to the scheme. The kernel must outlive the
+/// sampler. Shipped instantiations: `CsrKernel` and `DualIncidenceKernel` for W in {1, 2, 4, 8, 16} with ScanSweep.
+template <class Kernel, int Width = 1, class Scheme = ScanSweep>
 class GibbsSampler {
   static_assert(Width >= 1 && Width <= 64, "GibbsSampler: Width must be in 1..64");
 
 public:
   static constexpr int width = Width;  ///< lanes advanced in lock-step
 
-  /// \param noise false gives plain Gauss–Seidel (eps = 0): deterministic, converges to the zero mean.
+  /// \param scheme the sweep scheme (a ScanOrder converts to a ScanSweep).
+  /// \param noise false gives the noise-free iteration (Gauss–Seidel for ScanSweep, SSOR for SymmetricSweep).
   /// \throws std::invalid_argument if the kernel has no coordinates.
-  GibbsSampler(const Kernel& kernel, ScanOrder scan = ScanOrder::Random, std::uint64_t seed = 1,
-               std::uint64_t first_chain = 0, bool noise = true)
+  GibbsSampler(const Kernel& kernel, Scheme scheme = Scheme(), std::uint64_t seed = 1, std::uint64_t first_chain = 0,
+               bool noise = true)
       : m_kernel(&kernel),
-        m_scan(scan),
+        m_scheme(std::move(scheme)),
         m_noise(noise),
         m_z(static_cast<std::size_t>(kernel.dimension()) * Width, 0.0),
         m_tally(static_cast<std::size_t>(kernel.tally_dimension()) * Width, 0.0),
@@ -108,13 +285,14 @@ public:
         m_seed(seed),
         m_first_chain(first_chain) {
     if (kernel.dimension() < 1) throw std::invalid_argument("GibbsSampler: the kernel has no coordinates");
+    m_scheme.prepare(kernel.dimension(), Width);
   }
 
   /// The site kernel.
   const Kernel& kernel() const noexcept { return *m_kernel; }
-  /// The scan order.
-  ScanOrder scan() const noexcept { return m_scan; }
-  /// False for plain Gauss–Seidel.
+  /// The sweep scheme.
+  const Scheme& scheme() const noexcept { return m_scheme; }
+  /// False for the noise-free iteration.
   bool noise() const noexcept { return m_noise; }
   /// Number of coordinates n.
   Index dimension() const noexcept { return m_kernel->dimension(); }
@@ -131,12 +309,14 @@ public:
     if (!z.allFinite()) throw std::invalid_argument("GibbsSampler::set_state: the state has a non-finite value");
     for (Index i = 0; i < dimension(); ++i) m_z[static_cast<std::size_t>(i) * Width + lane] = z[i];
     refresh_tally();
+    m_scheme.reset();
   }
   /// Sets every coordinate of every lane to `value` (the paper's constant initial vector).
   void set_constant_state(double value) {
     if (!std::isfinite(value)) throw std::invalid_argument("GibbsSampler::set_constant_state: value is not finite");
     std::fill(m_z.begin(), m_z.end(), value);
     refresh_tally();
+    m_scheme.reset();
   }
   /// Draws every lane from N(0, diag(M)^-1), i.e. z_i = M_ii^{-1/2} eps_i, lane c from the stream
   /// make_stream(seed, first_chain + c, Initial), coordinates in order 0..n-1.
@@ -147,6 +327,7 @@ public:
         m_z[static_cast<std::size_t>(i) * Width + c] = m_kernel->conditional_sd(i) * standard_normal(rng);
     }
     refresh_tally();
+    m_scheme.reset();
   }
   /// Recomputes the tally exactly from the state (removes the rounding drift of incremental updates).
   void refresh_tally() noexcept { m_kernel->template rebuild_tally<Width>(m_z.data(), m_tally.data()); }
@@ -171,12 +352,12 @@ public:
   /// Interleaved tally: entry k of lane c at tally_data()[k * W + c].
   const double* tally_data() const noexcept { return m_tally.data(); }
 
-  /// Runs `count` sweeps of n updates each, using `ws` for scratch. No allocation once `ws` is large enough.
+  /// Runs `count` sweeps of the scheme, using `ws` for scratch. No allocation once `ws` is large enough.
   void sweep(std::size_t count, SweepWorkspace& ws) {
-    const Index n = dimension();
-    ws.reserve(n, Width);
+    ws.reserve(dimension(), Width);
+    SweepContext<Kernel, Width> ctx{*m_kernel, m_z.data(), m_tally.data(), m_schedule, m_rng.data(), m_noise, ws};
     for (std::size_t s = 0; s < count; ++s) {
-      run_one_sweep(n, ws);
+      m_scheme.template sweep<Kernel, Width>(ctx);
       ++m_sweeps;
     }
   }
@@ -187,8 +368,6 @@ public:
   }
 
 private:
-  static constexpr std::size_t kChunk = SweepWorkspace::kChunkValues / Width;
-
   static std::array<NormalStream, Width> make_lane_streams(std::uint64_t seed, std::uint64_t first) {
     return make_lane_streams(seed, first, std::make_integer_sequence<int, Width>{});
   }
@@ -204,38 +383,8 @@ private:
                                   std::to_string(Width - 1));
   }
 
-  void run_one_sweep(Index n, SweepWorkspace& ws) {
-    Index* idx = ws.indices();
-    if (m_scan == ScanOrder::Permutation) detail::fill_permutation(m_schedule, n, idx);
-    for (std::size_t start = 0; start < static_cast<std::size_t>(n); start += kChunk) {
-      const std::size_t len = std::min(kChunk, static_cast<std::size_t>(n) - start);
-      const Index* sites = idx;
-      if (m_scan == ScanOrder::Random) {
-        detail::fill_uniform_indices(m_schedule, static_cast<std::uint32_t>(n), len, idx);
-      } else if (m_scan == ScanOrder::Permutation) {
-        sites = idx + start;
-      } else {
-        for (std::size_t t = 0; t < len; ++t) idx[t] = static_cast<Index>(start + t);
-      }
-      double* eps = ws.normals();
-      if (m_noise) {
-        NormalStream::fill_lanes(m_rng.data(), Width, len, eps);
-      } else {
-        std::fill(eps, eps + len * Width, 0.0);
-      }
-      run_chunk(sites, len, eps);
-    }
-  }
-
-  void run_chunk(const Index* sites, std::size_t len, const double* eps) noexcept {
-    if constexpr (detail::HasRunUpdates<Kernel, Width>::value)
-      m_kernel->template run_updates<Width>(sites, len, m_z.data(), m_tally.data(), eps);
-    else
-      detail::run_updates_generic<Width>(*m_kernel, sites, len, m_z.data(), m_tally.data(), eps);
-  }
-
   const Kernel* m_kernel;
-  ScanOrder m_scan;
+  Scheme m_scheme;
   bool m_noise;
   detail::LargeVector<double> m_z;
   detail::LargeVector<double> m_tally;
