@@ -71,11 +71,24 @@ double baseline_ns(const SparseMatrix& M, ScanOrder scan, std::size_t min_update
   return sec * 1e9 / static_cast<double>(sweeps * static_cast<std::size_t>(n));
 }
 
+// "model name (vendor, family F model M, avx512f|avx2|baseline)" from /proc/cpuinfo: a virtual machine's model
+// name can be as vague as "AMD EPYC", and family/model tell Zen 4 (25/17) from its neighbours.
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
+  std::map<std::string, std::string> field;
+  for (std::string line; std::getline(f, line) && !line.empty();) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    field[key] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+  }
+  const std::string& flags = field["flags"];
+  const char* isa = flags.find(" avx512f") != std::string::npos ? "avx512f"
+                    : flags.find(" avx2") != std::string::npos  ? "avx2"
+                                                                : "baseline";
+  return field["model name"] + " (" + field["vendor_id"] + ", family " + field["cpu family"] + " model " +
+         field["model"] + ", " + isa + ")";
 }
 
 // One ensemble run of about `updates` chain-updates per thread: two full lock-step blocks per thread.
