@@ -23,5 +23,6 @@
 #include <dualgibbs/truth/spectral.hpp>
 // estimation/: moments, Woodbury, split-half errors, fits
 #include <dualgibbs/estimation/estimators.hpp>
+#include <dualgibbs/estimation/flow_cv.hpp>
 // experiments/: the paper's figures as tables
 #include <dualgibbs/experiments/experiments.hpp>

@@ -1,0 +1,127 @@
+#pragma once
+/// \file flow_cv.hpp
+/// Flow control variates for the marginal variances V_v = Var(X_v): the dual sampler's potential flow and its
+/// primal mirror (the Dirichlet control variate), with a certified bracket l_v <= V_v <= E_v.
+///
+/// **The identity** (shared/research/dual-estimators.md, section 1). For any node vector phi, the potential flow
+/// p = e_v - L_sigma phi, h = D_sigma^-1 B^T phi is a unit current from v to ground in the resistor network (s_u^2
+/// from every node to ground, sigma_e^2 on every edge), L_sigma = B D_sigma^-1 B^T, and
+///
+///   V_v = E_v - E[(g_v^T x~)^2],   E_v = sum_u s_u^2 p_u^2 + sum_e (B^T phi)_e^2 / sigma_e^2,   g_v = D_s p - phi,
+///
+/// for x~ = B y~ with y~ ~ N(0, R^-1) [eqn:XfromY]. The variance of the estimator E_v - (g_v^T x~)^2 is
+/// 2 (E_v - V_v)^2 against 2 V_v^2 for the primal sample variance: its standard-error ratio is (E_v - V_v) / V_v.
+/// The Woodbury plug-in s_v^2 - s_v^4 x~_v^2 [eq:cov_woodbury3] is the trivial flow phi = 0 (ratio 26 to 70 on
+/// strongly coupled graphs); the optimal potential is phi = Q^-1 e_v (zero variance).
+///
+/// **Chebyshev potential.** phi_v = P_k(Q) e_v, the k-step Chebyshev iteration for Q phi = e_v on [alpha, beta]
+/// (beta: Gershgorin bound on lambda_max(Q); alpha = beta / kappa). Then g_v^T x~ = [r_k(Q) D_s x~]_v with the
+/// residual polynomial r_k(lambda) = 1 - lambda P_k(lambda), so one sample costs k products with Q for all nodes
+/// together, and the estimate depends on y~ only through x~ (it keeps the dual's fast mixing). phi_v lives on the
+/// (k - 1)-hop ball of v, so the precomputation is local: O(|V| x ball x degree) time, O(|V|) memory.
+///
+/// **Primal mirror** (Dirichlet principle): V_v = l_v + E[((r_k(Q) x)_v)^2] for x ~ N(0, Q^-1), with
+/// l_v = 2 phi_v[v] - phi_v^T Q phi_v. Both identities are exact for any alpha and k; together they give the
+/// certified bracket l_v <= V_v <= E_v without sampling.
+///
+/// \code
+/// dualgibbs::Model model(dualgibbs::make_torus(10, 10), 1.0, 0.1);
+/// dualgibbs::FlowControlVariate cv(model);              // degree and interval chosen without the truth
+/// dualgibbs::MarginalVarianceCv acc(cv, dualgibbs::Domain::Dual, 1000);
+/// // in a run_ensemble observer of the dual sampler, every few sweeps after burn-in: acc.add(cp.states);
+/// Eigen::VectorXd v = acc.estimate(), se = acc.std_error();
+/// \endcode
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/model.hpp>
+
+#include <Eigen/Core>
+
+#include <cstddef>
+
+namespace dualgibbs {
+
+/// How the per-node potentials are computed.
+enum class FlowPrecompute {
+  Local,  ///< node by node on the k-hop ball (any size)
+  Dense   ///< the matrix polynomial P_k(Q) as a dense |V| x |V| matrix (small graphs; an independent check)
+};
+
+/// Options of FlowControlVariate.
+struct FlowCvOptions {
+  /// Chebyshev degree k >= 1; 0 chooses k = 8 ceil(r / 10), r = max_v s_v / min_e sigma_e, at most 64 (the research
+  /// note's rule: k about 8 for s/sigma <= 10, growing in proportion to s/sigma). The sampled gap
+  /// (MarginalVarianceCv::gap) tells whether k was enough: its ratio to the estimate is the achieved standard-error
+  /// ratio, and a caller that finds it too large builds the variate again with a larger k.
+  int degree = 0;
+  /// beta / alpha > 1; 0 chooses it by minimising sum_v E_v over kappa = 2, 4, ..., 2^16 (no truth needed: E_v - V_v
+  /// is the gap and V_v is fixed).
+  double kappa = 0;
+  /// Nodes (evenly spaced ids) on which kappa and the degree are tuned; the whole graph when it is smaller.
+  Index tuning_nodes = 200;
+  /// Local (default) or dense precomputation.
+  FlowPrecompute precompute = FlowPrecompute::Local;
+};
+
+/// The Chebyshev potential flows of every node of a model: E_v, l_v and the residual map r_k(Q).
+class DUALGIBBS_EXPORT FlowControlVariate {
+public:
+  /// \throws std::invalid_argument for a negative degree, a degree over 1000, kappa in (0, 1], a non-finite
+  ///         kappa, tuning_nodes < 1, or FlowPrecompute::Dense on more than 5000 nodes.
+  explicit FlowControlVariate(const Model& model, const FlowCvOptions& options = FlowCvOptions());
+
+  /// The Chebyshev degree k.
+  int degree() const noexcept { return m_degree; }
+  /// Lower end alpha of the Chebyshev interval.
+  double alpha() const noexcept { return m_alpha; }
+  /// Upper end beta of the Chebyshev interval (Gershgorin bound on lambda_max(Q)).
+  double beta() const noexcept { return m_beta; }
+  /// E_v, the energy of node v's flow: the estimator's constant and the upper end of the bracket.
+  const Eigen::VectorXd& flow_energy() const noexcept { return m_energy; }
+  /// l_v, the certified lower bound on V_v.
+  const Eigen::VectorXd& lower_bound() const noexcept { return m_lower; }
+
+  /// U = r_k(Q) B, column by column (k products of Q with the block). \throws std::invalid_argument for a wrong
+  /// number of rows.
+  Eigen::MatrixXd residual(const Eigen::Ref<const Eigen::MatrixXd>& b) const;
+  /// The dual terms u = r_k(Q) D_s x~ of samples x~ (columns; |V| rows): V_v = E_v - E[u_v^2].
+  Eigen::MatrixXd dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde) const;
+  /// The primal terms u = r_k(Q) x of samples x (columns; |V| rows): V_v = l_v + E[u_v^2].
+  Eigen::MatrixXd primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x) const;
+
+private:
+  SparseMatrix m_q;
+  Eigen::VectorXd m_s2;
+  int m_degree = 0;
+  double m_alpha = 0, m_beta = 0;
+  Eigen::VectorXd m_energy, m_lower;
+};
+
+/// Marginal variances from samples accumulated online (never stored): for L independent chains, add() takes the
+/// states of one evaluation (|V| x L: x~ = B y~ of the dual sampler, or x of the primal) and keeps per-chain
+/// running sums of u_v^2. The estimate is E_v - mean(u_v^2) (dual) or l_v + mean(u_v^2) (primal); its standard
+/// error comes from the spread of the per-chain means over the independent chains (several evaluations of one
+/// chain are correlated, so they are averaged within the chain first).
+class DUALGIBBS_EXPORT MarginalVarianceCv {
+public:
+  /// \throws std::invalid_argument for fewer than 2 chains.
+  MarginalVarianceCv(const FlowControlVariate& cv, Domain domain, std::size_t chains);
+  /// One evaluation of every chain. \throws std::invalid_argument for a wrong shape or a non-finite value.
+  void add(const Eigen::Ref<const Eigen::MatrixXd>& states);
+  /// Evaluations added so far.
+  std::size_t evaluations() const noexcept { return m_evaluations; }
+  /// The estimates V_v. \throws std::logic_error before the first add().
+  Eigen::VectorXd estimate() const;
+  /// Standard errors of estimate() from the independent chains. \throws std::logic_error before the first add().
+  Eigen::VectorXd std_error() const;
+  /// mean(u_v^2): the estimated gap E_v - V_v (dual) or V_v - l_v (primal), the control variate's own quality.
+  Eigen::VectorXd gap() const;
+
+private:
+  const FlowControlVariate* m_cv;
+  Domain m_domain;
+  Eigen::MatrixXd m_sums;  // |V| x chains: sum over evaluations of u_v^2
+  std::size_t m_evaluations = 0;
+};
+
+}  // namespace dualgibbs

@@ -1,0 +1,297 @@
+// Chebyshev potential-flow control variates (dual) and their Dirichlet mirror (primal): the precomputation of
+// E_v and l_v, node by node on the k-hop ball or densely, and the online accumulation of the sampled terms.
+// Derivations: include/dualgibbs/estimation/flow_cv.hpp and shared/research/dual-estimators.md (sections 1, 4A).
+#include <dualgibbs/estimation/flow_cv.hpp>
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dualgibbs {
+
+namespace {
+
+// The Chebyshev iteration for Q phi = b on [alpha, beta] (Saad, Iterative Methods, Alg. 12.1): after k steps
+// res = r_k(Q) b with r_k(lambda) = T_k((beta + alpha - 2 lambda) / (beta - alpha)) / T_k((beta + alpha) /
+// (beta - alpha)), and phi = P_k(Q) b with r_k(lambda) = 1 - lambda P_k(lambda). One step's scalars.
+struct Chebyshev {
+  double theta, delta, sigma1;
+  Chebyshev(double alpha, double beta)
+      : theta((beta + alpha) / 2), delta((beta - alpha) / 2), sigma1(theta / delta) {}
+};
+
+// The graph's structure as the local precomputation needs it: per node 1/s^2, Q_uu, and incident (neighbour,
+// 1/sigma_e^2) pairs.
+struct LocalGraph {
+  std::vector<double> inv_s2, s2, diag;
+  std::vector<Index> offsets, neighbors;
+  std::vector<double> inv_sig2;
+
+  explicit LocalGraph(const Model& m) {
+    const Graph& g = m.graph();
+    const auto n = static_cast<std::size_t>(m.num_nodes());
+    inv_s2.resize(n);
+    s2.resize(n);
+    diag.resize(n);
+    offsets.assign(g.incidence_offsets().begin(), g.incidence_offsets().end());
+    neighbors.assign(g.incidence_neighbors().begin(), g.incidence_neighbors().end());
+    inv_sig2.resize(neighbors.size());
+    for (std::size_t p = 0; p < neighbors.size(); ++p)
+      inv_sig2[p] = 1.0 / m.edge_variances()[g.incidence_edges()[p]];
+    for (std::size_t u = 0; u < n; ++u) {
+      s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
+      inv_s2[u] = 1.0 / s2[u];
+      diag[u] = inv_s2[u];
+      for (Index p = offsets[u]; p < offsets[u + 1]; ++p) diag[u] += inv_sig2[static_cast<std::size_t>(p)];
+    }
+  }
+  // Gershgorin: lambda_max(Q) <= max_u (1/s_u^2 + 2 sum_{e at u} 1/sigma_e^2).
+  double gershgorin() const {
+    double b = 0;
+    for (std::size_t u = 0; u < diag.size(); ++u) b = std::max(b, 2 * diag[u] - inv_s2[u]);
+    return b;
+  }
+};
+
+// Node-by-node precomputation on the growing ball: dense work arrays of |V| entries, reset after each node.
+class LocalFlows {
+public:
+  explicit LocalFlows(const LocalGraph& g)
+      : m_g(g), m_phi(g.diag.size(), 0.0), m_res(m_phi), m_d(m_phi), m_q(m_phi), m_in(g.diag.size(), 0) {}
+
+  // E_v and l_v of node v for degree k on [alpha, beta].
+  void flow(Index v, int k, const Chebyshev& c, double& energy, double& lower) {
+    m_support.clear();
+    touch(v);
+    m_res[static_cast<std::size_t>(v)] = 1.0;
+    m_d[static_cast<std::size_t>(v)] = 1.0 / c.theta;
+    double rho = 1.0 / c.sigma1;
+    for (int j = 0; j < k; ++j) {
+      const std::size_t reach = m_support.size();  // d and res live on m_support[0..reach)
+      for (std::size_t t = 0; t < reach; ++t) {
+        const std::size_t u = static_cast<std::size_t>(m_support[t]);
+        m_phi[u] += m_d[u];
+        for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p) touch(m_g.neighbors[static_cast<std::size_t>(p)]);
+      }
+      // q = Q d on the grown support, then res -= q and the next direction.
+      for (Index w : m_support) {
+        const auto u = static_cast<std::size_t>(w);
+        double q = m_g.diag[u] * m_d[u];
+        for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p)
+          q -= m_g.inv_sig2[static_cast<std::size_t>(p)] * m_d[static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)])];
+        m_q[u] = q;
+      }
+      const double rho_next = 1.0 / (2 * c.sigma1 - rho);
+      for (Index w : m_support) {
+        const auto u = static_cast<std::size_t>(w);
+        m_res[u] -= m_q[u];
+        m_d[u] = rho_next * rho * m_d[u] + (2 * rho_next / c.delta) * m_res[u];
+      }
+      rho = rho_next;
+    }
+    // m_support is now the k-hop ball of v and phi lives on the (k - 1)-hop ball, so the ball holds every node
+    // where p = e_v - L_sigma phi is non-zero and both ends of every edge where B^T phi is.
+    double node_energy = 0, edge_energy = 0, phi_q_phi_nodes = 0;
+    for (Index w : m_support) {
+      const auto u = static_cast<std::size_t>(w);
+      double lphi = 0;  // (L_sigma phi)_u
+      for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p) {
+        const auto x = static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)]);
+        const double diff = m_phi[u] - m_phi[x];
+        lphi += m_g.inv_sig2[static_cast<std::size_t>(p)] * diff;
+        if (u < x) edge_energy += m_g.inv_sig2[static_cast<std::size_t>(p)] * diff * diff;  // each edge once
+      }
+      const double pu = (w == v ? 1.0 : 0.0) - lphi;
+      node_energy += m_g.s2[u] * pu * pu;
+      phi_q_phi_nodes += m_g.inv_s2[u] * m_phi[u] * m_phi[u];
+    }
+    energy = node_energy + edge_energy;
+    lower = 2 * m_phi[static_cast<std::size_t>(v)] - (phi_q_phi_nodes + edge_energy);
+    for (Index w : m_support) {
+      const auto u = static_cast<std::size_t>(w);
+      m_phi[u] = m_res[u] = m_d[u] = m_q[u] = 0.0;
+      m_in[u] = 0;
+    }
+  }
+
+private:
+  void touch(Index u) {
+    if (!m_in[static_cast<std::size_t>(u)]) {
+      m_in[static_cast<std::size_t>(u)] = 1;
+      m_support.push_back(u);
+    }
+  }
+  const LocalGraph& m_g;
+  std::vector<double> m_phi, m_res, m_d, m_q;
+  std::vector<char> m_in;
+  std::vector<Index> m_support;
+};
+
+// E and l of every node by dense matrix algebra: Phi = P_k(Q) (the same recurrence on the identity), then
+// E_v = sum_u s_u^2 P_uv^2 + (Phi^T L_sigma Phi)_vv with P = I - L_sigma Phi, and l_v = 2 Phi_vv - (Phi^T Q Phi)_vv.
+void dense_flows(const Model& m, int k, const Chebyshev& c, Eigen::VectorXd& energy, Eigen::VectorXd& lower) {
+  const Eigen::MatrixXd Q = Eigen::MatrixXd(m.primal_precision());
+  const Eigen::Index n = Q.rows();
+  const Eigen::VectorXd s2 = m.node_variances();
+  Eigen::MatrixXd Ls = Q;
+  Ls.diagonal() -= s2.cwiseInverse();
+  Eigen::MatrixXd phi = Eigen::MatrixXd::Zero(n, n), res = Eigen::MatrixXd::Identity(n, n), d = res / c.theta;
+  double rho = 1.0 / c.sigma1;
+  for (int j = 0; j < k; ++j) {
+    phi += d;
+    res -= Q * d;
+    const double rho_next = 1.0 / (2 * c.sigma1 - rho);
+    d = rho_next * rho * d + (2 * rho_next / c.delta) * res;
+    rho = rho_next;
+  }
+  const Eigen::MatrixXd P = Eigen::MatrixXd::Identity(n, n) - Ls * phi;
+  const Eigen::MatrixXd edge = phi.transpose() * Ls * phi, quad = phi.transpose() * Q * phi;
+  energy.resize(n);
+  lower.resize(n);
+  for (Eigen::Index v = 0; v < n; ++v) {
+    energy[v] = (s2.array() * P.col(v).array().square()).sum() + edge(v, v);
+    lower[v] = 2 * phi(v, v) - quad(v, v);
+  }
+}
+
+// The tuning nodes: evenly spaced ids.
+std::vector<Index> tuning_set(Index n, Index count) {
+  std::vector<Index> out;
+  if (count >= n) {
+    for (Index v = 0; v < n; ++v) out.push_back(v);
+    return out;
+  }
+  for (Index t = 0; t < count; ++t)
+    out.push_back(static_cast<Index>(static_cast<std::int64_t>(t) * n / count));
+  return out;
+}
+
+}  // namespace
+
+FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o)
+    : m_q(model.primal_precision()), m_s2(model.node_variances()) {
+  if (o.degree < 0 || o.degree > 1000)
+    throw std::invalid_argument("FlowControlVariate: degree = " + std::to_string(o.degree) +
+                                " (expected 0 for automatic, or 1..1000)");
+  if (!std::isfinite(o.kappa) || (o.kappa != 0 && !(o.kappa > 1)))
+    throw std::invalid_argument("FlowControlVariate: kappa = " + std::to_string(o.kappa) +
+                                " (expected 0 for automatic, or a finite value > 1)");
+  if (o.tuning_nodes < 1)
+    throw std::invalid_argument("FlowControlVariate: tuning_nodes = " + std::to_string(o.tuning_nodes) +
+                                " (expected at least 1)");
+  if (o.precompute == FlowPrecompute::Dense && model.num_nodes() > 5000)
+    throw std::invalid_argument("FlowControlVariate: the dense precomputation is for graphs of at most 5000 nodes, "
+                                "this one has " + std::to_string(model.num_nodes()));
+  const LocalGraph g(model);
+  LocalFlows local(g);
+  m_beta = g.gershgorin();
+  const std::vector<Index> tune = tuning_set(model.num_nodes(), o.tuning_nodes);
+
+  // Sum of E_v over the tuning nodes for degree k and kappa: E_v - V_v is the gap and V_v is fixed, so the kappa
+  // that minimises it is the best one without knowing the truth (section 4A of the research note).
+  auto energy_sum = [&](int k, double kappa) {
+    const Chebyshev c(m_beta / kappa, m_beta);
+    double sum = 0;
+    for (Index v : tune) {
+      double e = 0, l = 0;
+      local.flow(v, k, c, e, l);
+      sum += e;
+    }
+    return sum;
+  };
+  m_degree = o.degree;
+  if (m_degree == 0) {
+    const double ratio = model.num_edges() == 0 ? 0.0
+                                                : std::sqrt(model.node_variances().maxCoeff() / model.edge_variances().minCoeff());
+    m_degree = static_cast<int>(std::min(64.0, 8.0 * std::max(1.0, std::ceil(ratio / 10.0))));
+  }
+  double kappa = o.kappa;
+  if (kappa == 0) {
+    double best_sum = std::numeric_limits<double>::infinity();
+    for (double candidate = 2; candidate <= 65536; candidate *= 2) {
+      const double sum = energy_sum(m_degree, candidate);
+      if (sum < best_sum) {
+        best_sum = sum;
+        kappa = candidate;
+      }
+    }
+  }
+  m_alpha = m_beta / kappa;
+  const Chebyshev c(m_alpha, m_beta);
+  if (o.precompute == FlowPrecompute::Dense) {
+    dense_flows(model, m_degree, c, m_energy, m_lower);
+  } else {
+    m_energy.resize(model.num_nodes());
+    m_lower.resize(model.num_nodes());
+    for (Index v = 0; v < model.num_nodes(); ++v) local.flow(v, m_degree, c, m_energy[v], m_lower[v]);
+  }
+}
+
+Eigen::MatrixXd FlowControlVariate::residual(const Eigen::Ref<const Eigen::MatrixXd>& b) const {
+  if (b.rows() != m_q.rows())
+    throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(b.rows()) + " rows, the model " +
+                                std::to_string(m_q.rows()) + " nodes");
+  const Chebyshev c(m_alpha, m_beta);
+  Eigen::MatrixXd res = b, d = b / c.theta;
+  double rho = 1.0 / c.sigma1;
+  for (int j = 0; j < m_degree; ++j) {
+    res.noalias() -= m_q * d;
+    const double rho_next = 1.0 / (2 * c.sigma1 - rho);
+    d = rho_next * rho * d + (2 * rho_next / c.delta) * res;
+    rho = rho_next;
+  }
+  return res;
+}
+
+Eigen::MatrixXd FlowControlVariate::dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde) const {
+  if (x_tilde.rows() != m_s2.size()) return residual(x_tilde);  // residual() names the mismatch
+  return residual(m_s2.asDiagonal() * x_tilde);
+}
+
+Eigen::MatrixXd FlowControlVariate::primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x) const {
+  return residual(x);
+}
+
+MarginalVarianceCv::MarginalVarianceCv(const FlowControlVariate& cv, Domain domain, std::size_t chains)
+    : m_cv(&cv), m_domain(domain) {
+  if (chains < 2)
+    throw std::invalid_argument("MarginalVarianceCv: chains = " + std::to_string(chains) +
+                                "; at least 2 independent chains are needed for a standard error");
+  m_sums = Eigen::MatrixXd::Zero(cv.flow_energy().size(), static_cast<Eigen::Index>(chains));
+}
+
+void MarginalVarianceCv::add(const Eigen::Ref<const Eigen::MatrixXd>& states) {
+  if (states.rows() != m_sums.rows() || states.cols() != m_sums.cols())
+    throw std::invalid_argument("MarginalVarianceCv::add: states are " + std::to_string(states.rows()) + " x " +
+                                std::to_string(states.cols()) + ", expected " + std::to_string(m_sums.rows()) +
+                                " x " + std::to_string(m_sums.cols()) + " (nodes x chains)");
+  if (!states.allFinite()) throw std::invalid_argument("MarginalVarianceCv::add: a state has a non-finite value");
+  const Eigen::MatrixXd u = m_domain == Domain::Dual ? m_cv->dual_terms(states) : m_cv->primal_terms(states);
+  m_sums += u.cwiseAbs2();
+  ++m_evaluations;
+}
+
+Eigen::VectorXd MarginalVarianceCv::gap() const {
+  if (m_evaluations == 0) throw std::logic_error("MarginalVarianceCv: no evaluation added yet");
+  return m_sums.rowwise().mean() / static_cast<double>(m_evaluations);
+}
+
+Eigen::VectorXd MarginalVarianceCv::estimate() const {
+  return m_domain == Domain::Dual ? Eigen::VectorXd(m_cv->flow_energy() - gap())
+                                  : Eigen::VectorXd(m_cv->lower_bound() + gap());
+}
+
+Eigen::VectorXd MarginalVarianceCv::std_error() const {
+  const Eigen::VectorXd mean = gap();
+  const Eigen::MatrixXd per_chain = m_sums / static_cast<double>(m_evaluations);
+  const auto chains = static_cast<double>(m_sums.cols());
+  const Eigen::VectorXd var = (per_chain.colwise() - mean).cwiseAbs2().rowwise().sum() / (chains - 1);
+  return (var / chains).cwiseSqrt();
+}
+
+}  // namespace dualgibbs
