@@ -97,6 +97,19 @@ BOOST_AUTO_TEST_CASE(local_equals_dense) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(degree_zero_is_the_plug_in_and_the_plain_sample_variance) {
+  // The trivial flow phi = 0: E_v = s_v^2 and u = D_s x~ (the Woodbury plug-in s^2 - s^4 x~^2), l_v = 0 and u = x.
+  const Model m = oracle::small_model();
+  FlowCvOptions o;
+  o.degree = 0;
+  const FlowControlVariate cv(m, o);
+  BOOST_TEST((cv.flow_energy() - m.node_variances()).cwiseAbs().maxCoeff() == 0.0);
+  BOOST_TEST(cv.lower_bound().cwiseAbs().maxCoeff() == 0.0);
+  const MatrixXd x = MatrixXd::Random(m.num_nodes(), 3);
+  BOOST_TEST((cv.primal_terms(x) - x).cwiseAbs().maxCoeff() == 0.0);
+  BOOST_TEST((cv.dual_terms(x) - m.node_variances().asDiagonal() * x).cwiseAbs().maxCoeff() == 0.0);
+}
+
 BOOST_AUTO_TEST_CASE(bracket_holds_on_every_family) {
   // l_v <= V_v <= E_v for any degree and interval (Thomson and Dirichlet principles), up to rounding.
   for (const Case& c : cases()) {
@@ -161,8 +174,8 @@ BOOST_AUTO_TEST_CASE(standard_error_ratio_targets) {
 BOOST_AUTO_TEST_CASE(rejects_bad_options) {
   const Model m(make_cycle(5), 1.0, 0.5);
   FlowCvOptions o;
-  o.degree = -1;
-  BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"degree", "-1"}));
+  o.degree = -2;
+  BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"degree", "-2"}));
   o = FlowCvOptions();
   o.degree = 1001;
   BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"degree"}));

@@ -175,9 +175,9 @@ std::vector<Index> tuning_set(Index n, Index count) {
 
 FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o)
     : m_q(model.primal_precision()), m_s2(model.node_variances()) {
-  if (o.degree < 0 || o.degree > 1000)
+  if (o.degree < -1 || o.degree > 1000)
     throw std::invalid_argument("FlowControlVariate: degree = " + std::to_string(o.degree) +
-                                " (expected 0 for automatic, or 1..1000)");
+                                " (expected -1 for automatic, 0 for no control variate, or 1..1000)");
   if (!std::isfinite(o.kappa) || (o.kappa != 0 && !(o.kappa > 1)))
     throw std::invalid_argument("FlowControlVariate: kappa = " + std::to_string(o.kappa) +
                                 " (expected 0 for automatic, or a finite value > 1)");
@@ -205,12 +205,13 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
     return sum;
   };
   m_degree = o.degree;
-  if (m_degree == 0) {
+  if (m_degree < 0) {
     const double ratio = model.num_edges() == 0 ? 0.0
                                                 : std::sqrt(model.node_variances().maxCoeff() / model.edge_variances().minCoeff());
     m_degree = static_cast<int>(std::min(64.0, 8.0 * std::max(1.0, std::ceil(ratio / 10.0))));
   }
   double kappa = o.kappa;
+  if (kappa == 0 && m_degree == 0) kappa = 2;  // the trivial flow does not depend on the interval
   if (kappa == 0) {
     double best_sum = std::numeric_limits<double>::infinity();
     for (double candidate = 2; candidate <= 65536; candidate *= 2) {

@@ -49,11 +49,12 @@ enum class FlowPrecompute {
 
 /// Options of FlowControlVariate.
 struct FlowCvOptions {
-  /// Chebyshev degree k >= 1; 0 chooses k = 8 ceil(r / 10), r = max_v s_v / min_e sigma_e, at most 64 (the research
+  /// Chebyshev degree k >= 1; 0 is the trivial flow phi = 0 (no control variate: the dual plug-in
+  /// s_v^2 - s_v^4 x~_v^2 and the plain primal sample variance, E_v = s_v^2 and l_v = 0); -1 chooses k = 8 ceil(r / 10), r = max_v s_v / min_e sigma_e, at most 64 (the research
   /// note's rule: k about 8 for s/sigma <= 10, growing in proportion to s/sigma). The sampled gap
   /// (MarginalVarianceCv::gap) tells whether k was enough: its ratio to the estimate is the achieved standard-error
   /// ratio, and a caller that finds it too large builds the variate again with a larger k.
-  int degree = 0;
+  int degree = -1;
   /// beta / alpha > 1; 0 chooses it by minimising sum_v E_v over kappa = 2, 4, ..., 2^16 (no truth needed: E_v - V_v
   /// is the gap and V_v is fixed).
   double kappa = 0;
@@ -66,7 +67,7 @@ struct FlowCvOptions {
 /// The Chebyshev potential flows of every node of a model: E_v, l_v and the residual map r_k(Q).
 class DUALGIBBS_EXPORT FlowControlVariate {
 public:
-  /// \throws std::invalid_argument for a negative degree, a degree over 1000, kappa in (0, 1], a non-finite
+  /// \throws std::invalid_argument for a degree below -1 or over 1000, kappa in (0, 1], a non-finite
   ///         kappa, tuning_nodes < 1, or FlowPrecompute::Dense on more than 5000 nodes.
   explicit FlowControlVariate(const Model& model, const FlowCvOptions& options = FlowCvOptions());
 
