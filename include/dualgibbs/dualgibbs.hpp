@@ -26,3 +26,4 @@
 #include <dualgibbs/estimation/flow_cv.hpp>
 // experiments/: the paper's figures as tables
 #include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/experiments/marginals.hpp>

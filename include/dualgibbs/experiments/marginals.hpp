@@ -1,0 +1,96 @@
+#pragma once
+/// \file marginals.hpp
+/// Marginal variances V_v = Var(X_v) of every node to a requested accuracy, by any of six methods: the primal or
+/// dual Gibbs sampler with plain estimators, the same with the flow control variates (estimation/flow_cv.hpp),
+/// Monte Carlo with exact CHOLMOD draws, or selected inversion (exact). The function behind `dualgibbs marginals`.
+///
+/// The sampling methods run independent chains (run_ensemble, random scan, random start N(0, diag(M)^-1)), discard
+/// a burn-in, then evaluate every `every` sweeps and stop when the estimated relative standard error, RMS over
+/// nodes, is below `rel_rmse`, or when `seconds` have passed. Standard errors come from the spread over the
+/// independent chains (evaluations of one chain are averaged first), so they are honest for correlated
+/// evaluations. The same seed gives the same result for any thread count when the run stops on its target (a
+/// time budget stops wherever the clock says).
+///
+/// \code
+/// dualgibbs::Model model(dualgibbs::make_torus(10, 10), 1.0, 0.1);
+/// dualgibbs::MarginalOptions o;
+/// o.method = dualgibbs::MarginalMethod::DualCv;
+/// o.rel_rmse = 0.01;
+/// dualgibbs::MarginalResult r = dualgibbs::estimate_marginal_variances(model, o);   // r.estimate, r.std_error
+/// \endcode
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/model.hpp>
+
+#include <Eigen/Core>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace dualgibbs {
+
+/// How the marginal variances are estimated.
+enum class MarginalMethod {
+  Primal,    ///< primal Gibbs, sample variance mean(x_v^2)
+  Dual,      ///< dual Gibbs, Woodbury plug-in s_v^2 - s_v^4 mean(x~_v^2)
+  DualCv,    ///< dual Gibbs with the Chebyshev potential-flow control variate (certified bracket)
+  PrimalCv,  ///< primal Gibbs with the Dirichlet control variate (certified bracket)
+  Cholesky,  ///< Monte Carlo with exact draws from the CHOLMOD factor of Q (the standard sampling baseline)
+  Exact      ///< selected inversion of the CHOLMOD factor (no sampling error)
+};
+
+/// "primal", "dual", "dual-cv", "primal-cv", "cholesky" or "exact". \throws std::invalid_argument otherwise.
+DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
+/// The name parse_marginal_method() accepts.
+DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
+/// The default method for a model: Exact when the graph is lattice-like (at most 3e6 nodes, maximum degree <= 8 and
+/// mean degree <= 6: CHOLMOD's factor stays sparse and selected inversion is both exact and fastest), otherwise
+/// DualCv (expanders and dense graphs, where the factor fills in). A rule of thumb until the time-to-accuracy
+/// benchmark measures it.
+DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
+
+/// Options of estimate_marginal_variances().
+struct MarginalOptions {
+  MarginalMethod method = MarginalMethod::DualCv;  ///< the method
+  double rel_rmse = 0.01;        ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
+  double seconds = 0;            ///< stop after this much wall time (0: no budget); at least one of the two is set
+  std::size_t chains = 100;      ///< independent chains (sampling methods) or draws per batch (cholesky); >= 2
+  std::size_t every = 4;         ///< sweeps between evaluations (sampling methods); >= 1
+  std::size_t burn_in = 0;       ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
+  std::size_t max_sweeps = 1000000;  ///< the sampling methods stop here whatever the target
+  int degree = -1;               ///< Chebyshev degree of the control variates (-1: automatic, see FlowCvOptions)
+  std::uint64_t seed = 1;        ///< determines every random number
+  unsigned threads = 0;          ///< sampler threads (0 = all hardware threads)
+  /// Called after every evaluation with the fraction done (towards the target or the budget); may be empty.
+  std::function<void(double)> progress;
+};
+
+/// What estimate_marginal_variances() found.
+struct MarginalResult {
+  MarginalMethod method = MarginalMethod::Exact;  ///< the method that ran
+  Eigen::VectorXd estimate;   ///< V_v
+  Eigen::VectorXd std_error;  ///< standard errors (0 for exact)
+  Eigen::VectorXd lower;      ///< certified lower bound l_v (control variates and exact; empty otherwise)
+  Eigen::VectorXd upper;      ///< certified upper bound E_v (control variates and exact; empty otherwise)
+  double rel_se_rms = 0;      ///< RMS over nodes of std_error / estimate
+  double seconds = 0;         ///< wall time of the whole estimate (precomputation included)
+  std::size_t sweeps = 0;     ///< sweeps per chain (sampling methods)
+  std::size_t burn_in = 0;    ///< sweeps discarded (sampling methods)
+  std::size_t chains = 0;     ///< chains (sampling) or draws per batch (cholesky)
+  std::size_t samples = 0;    ///< evaluations x chains (sampling) or draws (cholesky)
+  int degree = 0;             ///< Chebyshev degree of the control variate (0 without)
+  bool reached_target = false;  ///< rel_se_rms <= rel_rmse when the run stopped (always true for exact)
+};
+
+/// Marginal variances of every node by `options.method`. The burn-in, when not given, is the number of sweeps
+/// after which the second moments' initial error has decayed by 1e-4 at the predicted random-sweep rate r of the
+/// domain (t = ln(1e4) / (2 (-ln r)), at least 4): r_p for the primal methods, the effective dual rate (r_d on a
+/// tree) for the dual ones [eqn:primalrate, eq:r_eff_final].
+/// \throws std::invalid_argument for a non-finite or negative target or budget, neither of them set, chains < 2,
+///         every = 0, a degree below -1, or a budget too short for two evaluations; NotPositiveDefinite and
+///         FactorizationError from CHOLMOD (cholesky, exact).
+DUALGIBBS_EXPORT MarginalResult estimate_marginal_variances(const Model& model, const MarginalOptions& options);
+
+}  // namespace dualgibbs

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `dualgibbs marginals` end to end: the CSV and JSON it writes, its exit codes and its bad-input messages.
+# Usage: cli_marginals.sh PATH/TO/dualgibbs
+set -u
+exe="$1"
+fail=0; pass=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+check() {  # check DESCRIPTION COMMAND...: the command must succeed
+  if "${@:2}" >"$tmp/out" 2>"$tmp/err"; then pass=$((pass+1)); else echo "FAIL: $1: $(head -c 400 "$tmp/err")"; fail=$((fail+1)); fi
+}
+expect_exit() {  # expect_exit CODE PATTERN ARGS...: exit CODE, one stderr line matching PATTERN
+  local code=$1 pattern=$2; shift 2
+  timeout 60 "$exe" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -ne "$code" ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -qiE -- "$pattern" "$tmp/err"; then
+    echo "FAIL: dualgibbs $* -> exit $rc (expected $code): $(head -c 300 "$tmp/err")"; fail=$((fail+1))
+  else pass=$((pass+1)); fi
+}
+py=/usr/bin/python3
+
+# dual-cv to 2% on the 10x10 torus: CSV columns, bracket around the estimate, JSON keys of the issue.
+check "dual-cv run" "$exe" marginals --graph torus:10 --s 1 --sigma 0.1 --method dual-cv --rel-rmse 0.02 \
+  --out "$tmp/m.csv" --json --quiet
+cp "$tmp/out" "$tmp/j.json"
+check "dual-cv JSON" $py -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+keys = ["method", "nodes", "edges", "estimate_mean", "rel_se_rms", "seconds", "sweeps", "chains", "samples",
+        "degree", "bracket_rel_width_rms"]
+missing = [k for k in keys if k not in j]
+assert not missing, missing
+assert j["method"] == "dual-cv" and j["nodes"] == 100 and j["rel_se_rms"] <= 0.02 and j["degree"] >= 1, j
+' "$tmp/j.json"
+check "dual-cv CSV" $py -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0].keys()) == ["v", "estimate", "std_error", "lower", "upper"], rows[0].keys()
+assert len(rows) == 100
+for r in rows:
+    lo, est, hi = float(r["lower"]), float(r["estimate"]), float(r["upper"])
+    assert lo <= hi and lo < est * 1.2 and est < hi * 1.2, r
+' "$tmp/m.csv"
+check "sidecar" test -s "$tmp/m.csv.json"
+# exact: lower = upper = estimate; plain primal: empty bracket columns.
+check "exact run" "$exe" marginals --graph cycle:20 --method exact --out "$tmp/e.csv" --quiet
+check "exact CSV" $py -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    assert r["lower"] == r["estimate"] == r["upper"] and float(r["std_error"]) == 0, r
+' "$tmp/e.csv"
+check "primal run" "$exe" marginals --graph cycle:20 --sigma 0.5 --method primal --rel-rmse 0.05 --out "$tmp/p.csv" --quiet
+check "primal CSV" $py -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    assert r["lower"] == "" and r["upper"] == "" and float(r["std_error"]) > 0, r
+' "$tmp/p.csv"
+
+# Bad input: one line on stderr, exit 2.
+expect_exit 2 "rel-rmse.*must be > 0" marginals --graph torus:5 --rel-rmse 0
+expect_exit 2 "rel-rmse.*must be > 0" marginals --graph torus:5 --rel-rmse -0.5
+expect_exit 2 "seconds.*must be > 0" marginals --graph torus:5 --seconds 0
+expect_exit 2 "unknown marginals method 'gibbs'" marginals --graph torus:5 --method gibbs
+expect_exit 2 "chains = 1" marginals --graph torus:5 --method dual-cv --chains 1
+expect_exit 2 "no edges" marginals --graph path:1 --method dual
+expect_exit 2 "budget ran out" marginals --graph torus:40 --sigma 0.05 --method primal --seconds 0.000001
+# A target not reached within --max-sweeps is a failure (exit 1), with the estimate still printed.
+timeout 60 "$exe" marginals --graph torus:10 --sigma 0.1 --method dual --rel-rmse 0.001 --max-sweeps 40 --quiet \
+  >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ]; then pass=$((pass+1)); else echo "FAIL: unreached target -> exit $rc"; fail=$((fail+1)); fi
+
+echo "cli_marginals: $pass passed, $fail failed"
+[ $fail -eq 0 ]

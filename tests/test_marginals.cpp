@@ -1,0 +1,153 @@
+// Tests of marginals.hpp: every method against the dense truth, the stopping rule's honesty, reproducibility over
+// thread counts, the default-method rule and bad input.
+#define BOOST_TEST_MODULE marginals
+#include <boost/test/unit_test.hpp>
+
+#include "sampler_oracles.hpp"
+#include "test_support.hpp"
+
+#include <dualgibbs/experiments/marginals.hpp>
+#include <dualgibbs/model/generators.hpp>
+
+#include <boost/math/distributions/students_t.hpp>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <limits>
+
+using namespace dualgibbs;
+using Eigen::VectorXd;
+
+namespace {
+
+VectorXd exact_variances(const Model& m) { return Eigen::MatrixXd(m.primal_precision()).inverse().diagonal(); }
+
+// Two-sided Student-t threshold for `tests` z-scores whose standard errors come from `chains` independent chains,
+// Bonferroni over the tests: all pass with probability >= 1 - alpha when the estimates are unbiased and normal.
+double t_threshold(double alpha, double tests, std::size_t chains) {
+  const boost::math::students_t t(static_cast<double>(chains - 1));
+  return boost::math::quantile(boost::math::complement(t, alpha / (2.0 * tests)));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_method_agrees_with_the_dense_truth) {
+  // The heterogeneous 6-node oracle model: each sampling method to a 3% target, every node's estimate within a
+  // Student-t Bonferroni bound of the truth (false-failure probability <= 1e-6 for the whole case, five methods
+  // x six nodes); the exact method to 1e-10.
+  const Model m = oracle::small_model();
+  const VectorXd v = exact_variances(m);
+  const double z_max = t_threshold(1e-6, 5 * 6, 100);
+  for (MarginalMethod method : {MarginalMethod::Primal, MarginalMethod::Dual, MarginalMethod::DualCv,
+                                MarginalMethod::PrimalCv, MarginalMethod::Cholesky}) {
+    MarginalOptions o;
+    o.method = method;
+    o.rel_rmse = 0.03;
+    o.seed = 7;
+    const MarginalResult r = estimate_marginal_variances(m, o);
+    BOOST_TEST(r.reached_target, to_string(method));
+    BOOST_TEST(r.rel_se_rms <= 0.03);
+    BOOST_TEST(r.samples >= 2 * o.chains);
+    for (Index i = 0; i < m.num_nodes(); ++i) {
+      const double z = (r.estimate[i] - v[i]) / r.std_error[i];
+      BOOST_TEST(std::abs(z) < z_max, to_string(method) << ", node " << i << ": " << r.estimate[i] << " vs " << v[i]
+                                                        << ", z " << z);
+    }
+    const bool bracket = method == MarginalMethod::DualCv || method == MarginalMethod::PrimalCv;
+    BOOST_TEST((r.lower.size() == m.num_nodes()) == bracket);
+    if (bracket) {
+      BOOST_TEST((v - r.lower).minCoeff() >= -1e-12);
+      BOOST_TEST((r.upper - v).minCoeff() >= -1e-12);
+    }
+  }
+  MarginalOptions o;
+  o.method = MarginalMethod::Exact;
+  const MarginalResult r = estimate_marginal_variances(m, o);
+  BOOST_TEST((r.estimate - v).cwiseAbs().maxCoeff() <= 1e-10 * v.maxCoeff());
+  BOOST_TEST(r.std_error.cwiseAbs().maxCoeff() == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(dual_cv_target_is_honest) {
+  // torus:10, sigma 0.1 (s/sigma = 10, where the primal is slow): 30 independent runs of dual-cv to a 2% target.
+  // The measured relative RMSE (RMS over nodes of (estimate - V) / V, against the dense truth), RMS over the runs,
+  // must be at most 1.5 x the target: the method's own error estimate is the thing under test.
+  const Model m(make_torus(10, 10), 1.0, 0.1);
+  const VectorXd v = exact_variances(m);
+  double sum_sq = 0;
+  const int runs = 30;
+  for (int k = 0; k < runs; ++k) {
+    MarginalOptions o;
+    o.method = MarginalMethod::DualCv;
+    o.rel_rmse = 0.02;
+    o.chains = 20;
+    o.seed = 100 + static_cast<std::uint64_t>(k);
+    const MarginalResult r = estimate_marginal_variances(m, o);
+    BOOST_TEST_REQUIRE(r.reached_target);
+    sum_sq += ((r.estimate - v).array() / v.array()).square().mean();
+  }
+  const double achieved = std::sqrt(sum_sq / runs);
+  BOOST_TEST_MESSAGE("dual-cv, target 0.02: achieved relative RMSE " << achieved);
+  BOOST_TEST(achieved <= 1.5 * 0.02);
+}
+
+BOOST_AUTO_TEST_CASE(same_result_for_any_thread_count) {
+  const Model m(make_torus(6, 5), 1.0, 0.3);
+  for (MarginalMethod method : {MarginalMethod::DualCv, MarginalMethod::Primal}) {
+    MarginalOptions o;
+    o.method = method;
+    o.rel_rmse = 0.05;
+    o.chains = 12;
+    o.threads = 1;
+    const MarginalResult a = estimate_marginal_variances(m, o);
+    o.threads = 2;
+    const MarginalResult b = estimate_marginal_variances(m, o);
+    BOOST_TEST((a.estimate.array() == b.estimate.array()).all(), to_string(method));
+    BOOST_TEST(a.sweeps == b.sweeps);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(default_method_rule) {
+  BOOST_TEST(to_string(default_marginal_method(Model(make_torus(30, 30), 1.0, 0.25))) == std::string("exact"));
+  BOOST_TEST(to_string(default_marginal_method(Model(make_random_regular(200, 16, 1), 1.0, 0.25))) ==
+             std::string("dual-cv"));
+  BOOST_TEST(to_string(default_marginal_method(Model(make_complete(50), 1.0, 0.1))) == std::string("dual-cv"));
+  for (const char* name : {"primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact"})
+    BOOST_TEST(to_string(parse_marginal_method(name)) == std::string(name));
+}
+
+BOOST_AUTO_TEST_CASE(rejects_bad_input) {
+  const Model m(make_cycle(8), 1.0, 0.5);
+  auto with = [](auto change) {
+    MarginalOptions o;
+    change(o);
+    return o;
+  };
+  using testing::message_has;
+  BOOST_CHECK_EXCEPTION(parse_marginal_method("gibbs"), std::invalid_argument, message_has({"gibbs", "dual-cv"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.rel_rmse = -0.1; })),
+                        std::invalid_argument, message_has({"relative RMSE"}));
+  BOOST_CHECK_EXCEPTION(
+      estimate_marginal_variances(m, with([](MarginalOptions& o) { o.rel_rmse = std::numeric_limits<double>::quiet_NaN(); })),
+      std::invalid_argument, message_has({"relative RMSE"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.rel_rmse = 0; })),
+                        std::invalid_argument, message_has({"target", "budget"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.seconds = -1; })),
+                        std::invalid_argument, message_has({"budget"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.chains = 1; })),
+                        std::invalid_argument, message_has({"chains = 1"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.every = 0; })),
+                        std::invalid_argument, message_has({"every = 0"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.degree = -2; })),
+                        std::invalid_argument, message_has({"degree = -2"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(Model(Graph(3, {}), 1.0, 1.0),
+                                                    with([](MarginalOptions& o) { o.method = MarginalMethod::Dual; })),
+                        std::invalid_argument, message_has({"no edges"}));
+  // A budget far too short for two evaluations (the burn-in alone is longer).
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(Model(make_torus(40, 40), 1.0, 0.05), with([](MarginalOptions& o) {
+                                                      o.method = MarginalMethod::Primal;
+                                                      o.rel_rmse = 0;
+                                                      o.seconds = 1e-6;
+                                                    })),
+                        std::invalid_argument, message_has({"budget", "2"}));
+}
