@@ -21,6 +21,7 @@ struct ConvergeOptions {
   std::string scan = "random";
   std::string init = "constant";
   double init_value = 1.0;
+  double init_scale = 1.0;
   unsigned threads = 0;
   Index full_max = 2000;
   std::string out;
@@ -56,6 +57,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   app.add_option("--scan", o.scan, "scan order: random | permutation | fixed")->capture_default_str();
   app.add_option("--init", o.init, "initial state: constant | random")->capture_default_str();
   app.add_option("--init-value", o.init_value, "the constant of --init constant")->capture_default_str();
+  app.add_option("--init-scale", o.init_scale, "--init random starts from N(0, K^2 diag(M)^-1)")->capture_default_str();
   add_count(app, "--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
   app.add_option("--full-max", o.full_max, "full covariance up to this many nodes, marginal variances above")
       ->capture_default_str();
@@ -72,6 +74,9 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
     if (cs.init == InitialState::Given)
       throw std::invalid_argument("converge: --init must be constant or random (given states are for the library)");
     cs.init_value = o.init_value;
+    if (o.init_scale != 1.0 && cs.init != InitialState::Random)
+      throw std::invalid_argument("converge: --init-scale applies only with --init random");
+    cs.init_scale = o.init_scale;
     cs.seed = common.seed;
     cs.threads = o.threads;
     if (o.every < 1) throw std::invalid_argument("converge: --every must be at least 1");

@@ -32,6 +32,7 @@ struct SampleOptions {
   std::size_t lockstep = 1;
   std::string init = "constant";
   double init_value = 1.0;
+  double init_scale = 1.0;
   bool noise_free = false;
   std::string draws = "x";  // dual: "x" (x~ = B y~, |V|) or "y" (y~, |E|)
   std::string output;
@@ -77,6 +78,9 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   if (o.init == InitialState::Given)
     throw std::invalid_argument("sample: --init given is available through the library only (constant or random here)");
   o.init_value = so.init_value;
+  if (so.init_scale != 1.0 && o.init != InitialState::Random)
+    throw std::invalid_argument("sample: --init-scale applies only with --init random");
+  o.init_scale = so.init_scale;
   o.noise = !so.noise_free;
   if (so.draws != "x" && so.draws != "y")
     throw std::invalid_argument("sample: unknown --draws '" + so.draws + "' (expected 'x' or 'y')");
@@ -148,6 +152,7 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   j["lockstep"] = o.lockstep;
   j["init"] = to_string(o.init);
   j["init_value"] = o.init_value;
+  j["init_scale"] = o.init_scale;
   j["noise"] = o.noise;
   j["format"] = format;
   j["output"] = so.output;
@@ -186,6 +191,8 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   app.add_option("--init", opt.init, "initial state: constant (every coordinate = --init-value) or random")
       ->capture_default_str();
   app.add_option("--init-value", opt.init_value, "the constant of --init constant")->capture_default_str();
+  app.add_option("--init-scale", opt.init_scale, "--init random starts from N(0, K^2 diag(M)^-1)")
+      ->capture_default_str();
   app.add_flag("--noise-free", opt.noise_free, "plain Gauss-Seidel (no noise): deterministic for a fixed scan");
   app.add_option("--draws", opt.draws, "dual domain: x (x~ = B y~ over nodes) or y (y~ over edges)")
       ->capture_default_str();

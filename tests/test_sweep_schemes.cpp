@@ -230,6 +230,30 @@ BOOST_AUTO_TEST_CASE(scan_sweep_scheme_is_the_scan_order) {
   BOOST_TEST(!(a.back().array() == c.back().array()).all());
 }
 
+BOOST_AUTO_TEST_CASE(init_scale_scales_the_random_start_exactly) {
+  // --init random --init-scale K: N(0, K^2 diag(M)^-1) from the same stream, so K = 2 doubles every start bit for
+  // bit and K = 1 is the unscaled start; a bad scale is refused.
+  const Model model(make_torus(4, 3), 1.0, 0.4);
+  EnsembleOptions o;
+  o.chains = 10;
+  o.sweeps = 0;
+  o.init = InitialState::Random;
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    o.observe_edges = d == Domain::Dual;
+    MatrixXd one, two;
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) { one = cp.states; });
+    o.init_scale = 2.0;
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) { two = cp.states; });
+    o.init_scale = 1.0;
+    BOOST_TEST(((2.0 * one).array() == two.array()).all());
+  }
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    o.init_scale = bad;
+    BOOST_CHECK_EXCEPTION(run_ensemble(model, Domain::Primal, o, Observer{}), std::invalid_argument,
+                          testing::message_has({"init_scale"}));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(observe_edges_needs_a_kernel_with_a_tally) {
   const Model model(make_cycle(6), 1.0, 0.5);
   const CsrKernel csr(model.primal_precision());

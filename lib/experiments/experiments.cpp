@@ -247,6 +247,7 @@ ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd&
     o.checkpoint_every = settings.checkpoint_every;
     o.init = settings.init;
     o.init_value = settings.init_value;
+    o.init_scale = settings.init_scale;
     if (settings.init == InitialState::Given)
       o.given_state = domain == Domain::Primal ? settings.given_primal : settings.given_dual;
     o.lockstep = 1;  // independent schedules: the split-half estimator needs independent chains

@@ -45,6 +45,7 @@ void add_settings_parameters(ExperimentResult& r, const ConvergenceSettings& cs)
   r.parameters.emplace_back("scan", to_string(cs.scan));
   r.parameters.emplace_back("init", to_string(cs.init));
   r.parameters.emplace_back("init_value", num(cs.init_value));
+  if (cs.init == InitialState::Random) r.parameters.emplace_back("init_scale", num(cs.init_scale));
   r.parameters.emplace_back("jackknife_groups_per_half", std::to_string(cs.jackknife_groups));
 }
 

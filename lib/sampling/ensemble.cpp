@@ -78,6 +78,9 @@ void check_options(const EnsembleOptions& o, Index dimension, const char* domain
   check_lockstep(o.lockstep);
   if (o.init == InitialState::Constant && !std::isfinite(o.init_value))
     throw std::invalid_argument("run_ensemble: init_value = " + std::to_string(o.init_value) + " is not finite");
+  if (!(std::isfinite(o.init_scale) && o.init_scale > 0))
+    throw std::invalid_argument("run_ensemble: init_scale = " + std::to_string(o.init_scale) +
+                                " must be finite and positive");
   if (o.init == InitialState::Given) {
     if (o.given_state.size() != dimension)
       throw std::invalid_argument("run_ensemble: given_state has length " + std::to_string(o.given_state.size()) +

@@ -168,6 +168,7 @@ struct ConvergenceSettings {
   ScanOrder scan = ScanOrder::Random;
   InitialState init = InitialState::Constant;
   double init_value = 1.0;
+  double init_scale = 1.0;       ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1)
   Eigen::VectorXd given_primal;  ///< InitialState::Given: the primal chains' state x (length |V|)
   Eigen::VectorXd given_dual;    ///< InitialState::Given: the dual chains' state y~ (length |E|)
   std::uint64_t seed = 1;

@@ -59,7 +59,7 @@ namespace dualgibbs {
 /// How every chain starts.
 enum class InitialState {
   Constant,  ///< every coordinate = EnsembleOptions::init_value (the paper's constant initial vector)
-  Random,    ///< N(0, diag(M)^-1): z_i = M_ii^{-1/2} eps_i, independently per chain
+  Random,    ///< N(0, s^2 diag(M)^-1): z_i = s M_ii^{-1/2} eps_i, s = EnsembleOptions::init_scale, per chain
   Given      ///< EnsembleOptions::given_state, copied to every chain
 };
 
@@ -78,6 +78,8 @@ struct EnsembleOptions {
   std::size_t checkpoint_every = 1;  ///< observer at sweep 0, k, 2k, ... and always at the last sweep; k >= 1
   InitialState init = InitialState::Constant;  ///< how every chain starts
   double init_value = 1.0;           ///< the constant of InitialState::Constant (paper: constant vector)
+  double init_scale = 1.0;           ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1) (the authors' files
+                                     ///< use 1 and 2); finite and > 0
   Eigen::VectorXd given_state;       ///< InitialState::Given: one state of the domain's dimension, copied to all chains
   bool noise = true;                 ///< false = plain Gauss–Seidel (deterministic)
   bool observe_edges = false;        ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
@@ -107,7 +109,8 @@ struct EnsembleStats {
 /// Runs options.chains chains of the Gibbs sampler of `domain` (primal: CsrKernel on Q; dual:
 /// DualIncidenceKernel) and calls `observe` (may be empty) at the checkpoints.
 /// \throws std::invalid_argument for zero chains, checkpoint_every = 0, a lockstep other than 1/2/4/8/16, a
-///         given state of the wrong length or with non-finite values, a non-finite init_value, observe_edges in
+///         given state of the wrong length or with non-finite values, a non-finite init_value, an init_scale that
+///         is not finite and positive, observe_edges in
 ///         the primal domain, or the dual domain of a graph without edges. Exceptions thrown by the observer
 ///         propagate.
 DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
@@ -142,7 +145,7 @@ public:
       : m_first(first), m_sampler(kernel, scheme, o.seed, first, o.noise) {
     switch (o.init) {
       case InitialState::Constant: m_sampler.set_constant_state(o.init_value); break;
-      case InitialState::Random: m_sampler.set_random_state(); break;
+      case InitialState::Random: m_sampler.set_random_state(o.init_scale); break;
       case InitialState::Given:
         for (int c = 0; c < W; ++c) m_sampler.set_state(c, o.given_state);
         break;

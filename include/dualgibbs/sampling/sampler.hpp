@@ -318,13 +318,18 @@ public:
     refresh_tally();
     m_scheme.reset();
   }
-  /// Draws every lane from N(0, diag(M)^-1), i.e. z_i = M_ii^{-1/2} eps_i, lane c from the stream
-  /// make_stream(seed, first_chain + c, Initial), coordinates in order 0..n-1.
-  void set_random_state() {
+  /// Draws every lane from N(0, scale^2 diag(M)^-1), i.e. z_i = scale (M_ii^{-1/2} eps_i), lane c from the stream
+  /// make_stream(seed, first_chain + c, Initial), coordinates in order 0..n-1 (scale = 1: the same bits as
+  /// before the scale existed; scale = 2 doubles them exactly). \throws std::invalid_argument unless scale is
+  /// finite and positive.
+  void set_random_state(double scale = 1.0) {
+    if (!(std::isfinite(scale) && scale > 0))
+      throw std::invalid_argument("GibbsSampler::set_random_state: scale = " + std::to_string(scale) +
+                                  " must be finite and positive");
     for (int c = 0; c < Width; ++c) {
       ChainEngine rng = make_stream(m_seed, m_first_chain + static_cast<std::uint64_t>(c), StreamPurpose::Initial);
       for (Index i = 0; i < dimension(); ++i)
-        m_z[static_cast<std::size_t>(i) * Width + c] = m_kernel->conditional_sd(i) * standard_normal(rng);
+        m_z[static_cast<std::size_t>(i) * Width + c] = scale * (m_kernel->conditional_sd(i) * standard_normal(rng));
     }
     refresh_tally();
     m_scheme.reset();
