@@ -7,6 +7,8 @@
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
+#include "core/enum_names.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,12 +21,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr struct {
-  MarginalMethod method;
-  const char* name;
-} kMethods[] = {{MarginalMethod::Primal, "primal"},     {MarginalMethod::Dual, "dual"},
-                {MarginalMethod::DualCv, "dual-cv"},    {MarginalMethod::PrimalCv, "primal-cv"},
-                {MarginalMethod::Cholesky, "cholesky"}, {MarginalMethod::Exact, "exact"}};
+constexpr detail::EnumName<MarginalMethod> kMethods[] = {
+    {MarginalMethod::Primal, "primal"},       {MarginalMethod::Dual, "dual"},
+    {MarginalMethod::DualCv, "dual-cv"},      {MarginalMethod::PrimalCv, "primal-cv"},
+    {MarginalMethod::Cholesky, "cholesky"},   {MarginalMethod::Exact, "exact"}};
 
 // Thrown by the observer to end a run that reached its target or budget.
 struct StopSampling {};
@@ -98,17 +98,10 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
 }  // namespace
 
 MarginalMethod parse_marginal_method(const std::string& name) {
-  for (const auto& m : kMethods)
-    if (name == m.name) return m.method;
-  throw std::invalid_argument("unknown marginals method '" + name +
-                              "' (expected primal, dual, dual-cv, primal-cv, cholesky or exact)");
+  return detail::parse_enum(kMethods, name, "marginals method");
 }
 
-const char* to_string(MarginalMethod method) noexcept {
-  for (const auto& m : kMethods)
-    if (method == m.method) return m.name;
-  return "unknown";
-}
+const char* to_string(MarginalMethod method) noexcept { return detail::enum_name(kMethods, method); }
 
 MarginalMethod default_marginal_method(const Model& model) {
   const Graph& g = model.graph();

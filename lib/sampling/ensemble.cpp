@@ -1,6 +1,7 @@
 // run_ensemble: lock-step blocks of chains over a fork-join pool, observers at checkpoints.
 #include <dualgibbs/sampling/ensemble.hpp>
 
+#include "core/enum_names.hpp"
 #include "sampling/ensemble_pool.hpp"
 
 #include <algorithm>
@@ -17,21 +18,16 @@
 
 namespace dualgibbs {
 
+namespace {
+constexpr detail::EnumName<InitialState> kInitialStates[] = {
+    {InitialState::Constant, "constant"}, {InitialState::Random, "random"}, {InitialState::Given, "given"}};
+}  // namespace
+
 InitialState parse_initial_state(const std::string& name) {
-  if (name == "constant") return InitialState::Constant;
-  if (name == "random") return InitialState::Random;
-  if (name == "given") return InitialState::Given;
-  throw std::invalid_argument("unknown initial state '" + name + "' (expected 'constant', 'random' or 'given')");
+  return detail::parse_enum(kInitialStates, name, "initial state");
 }
 
-const char* to_string(InitialState init) noexcept {
-  switch (init) {
-    case InitialState::Constant: return "constant";
-    case InitialState::Random: return "random";
-    case InitialState::Given: return "given";
-  }
-  return "unknown";
-}
+const char* to_string(InitialState init) noexcept { return detail::enum_name(kInitialStates, init); }
 
 namespace {
 

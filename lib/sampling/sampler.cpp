@@ -3,26 +3,20 @@
 // instantiate the header template as usual.
 #include <dualgibbs/sampling/sampler.hpp>
 
-#include <stdexcept>
+#include "core/enum_names.hpp"
+
 #include <string>
 
 namespace dualgibbs {
 
-ScanOrder parse_scan_order(const std::string& name) {
-  if (name == "random") return ScanOrder::Random;
-  if (name == "permutation") return ScanOrder::Permutation;
-  if (name == "fixed") return ScanOrder::Fixed;
-  throw std::invalid_argument("unknown scan order '" + name + "' (expected 'random', 'permutation' or 'fixed')");
-}
+namespace {
+constexpr detail::EnumName<ScanOrder> kScanOrders[] = {
+    {ScanOrder::Random, "random"}, {ScanOrder::Permutation, "permutation"}, {ScanOrder::Fixed, "fixed"}};
+}  // namespace
 
-const char* to_string(ScanOrder scan) noexcept {
-  switch (scan) {
-    case ScanOrder::Random: return "random";
-    case ScanOrder::Permutation: return "permutation";
-    case ScanOrder::Fixed: return "fixed";
-  }
-  return "unknown";
-}
+ScanOrder parse_scan_order(const std::string& name) { return detail::parse_enum(kScanOrders, name, "scan order"); }
+
+const char* to_string(ScanOrder scan) noexcept { return detail::enum_name(kScanOrders, scan); }
 
 #define DUALGIBBS_SAMPLER_INSTANTIATE(K, W) template class GibbsSampler<K, W>;
 #define DUALGIBBS_SAMPLER_INSTANTIATE_ALL(K) DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_SAMPLER_INSTANTIATE, K)
