@@ -2,6 +2,7 @@
 // Shared plumbing of the dualgibbs command: the options every subcommand understands, and a registry so
 // that each subcommand lives in its own file (apps/cmd_NAME.cpp) and registers itself.
 
+#include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
 
 #include <CLI/CLI.hpp>
@@ -23,8 +24,13 @@ struct CommonOptions {
   std::optional<std::string> node_file;
   std::uint64_t seed = 1;
   bool quiet = false;
+  /// The parsed --graph spec (parsed on the first call). \throws std::invalid_argument for a bad spec.
+  const GraphSpec& spec() const;
   /// Loads the model these options describe. \throws std::invalid_argument on bad input.
   Model model() const;
+
+ private:
+  mutable std::optional<GraphSpec> m_spec;  // parsed once, after the command line has set `graph`
 };
 
 /// A subcommand: `setup` adds it to the app and returns the callback to run when it is chosen.

@@ -4,14 +4,14 @@
 #include "cli.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
+#include <dualgibbs/truth/exact.hpp>
 
 #include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -32,21 +32,6 @@ double accurate_sum(const Eigen::VectorXd& v) {
   return sum + c;
 }
 double accurate_mean(const Eigen::VectorXd& v) { return accurate_sum(v) / static_cast<double>(v.size()); }
-
-// rows x cols of a `torus:N` or `torus:NxM` spec, if that is what the spec is.
-std::optional<std::pair<Index, Index>> torus_shape(const std::string& spec) {
-  const std::string prefix = "torus:";
-  if (spec.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
-  const std::string dims = spec.substr(prefix.size());
-  const auto x = dims.find('x');
-  try {
-    const Index rows = static_cast<Index>(std::stol(dims.substr(0, x)));
-    const Index cols = x == std::string::npos ? rows : static_cast<Index>(std::stol(dims.substr(x + 1)));
-    return std::make_pair(rows, cols);
-  } catch (const std::exception&) {
-    return std::nullopt;  // the graph loader has accepted the spec, so this does not happen
-  }
-}
 
 struct ExactOptions {
   bool json = false;
@@ -104,11 +89,9 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
     j["entropy_dual_lower"] = h.dual_lower;
     j["entropy_dual_upper"] = h.dual_upper;
   }
-  const auto torus = torus_shape(common.graph);
-  if (torus && m.is_homogeneous()) {
-    const double nu = torus_marginal_variance(torus->first, torus->second, m.s(), m.sigma());
-    j["torus_marginal_variance"] = nu;
-    j["torus_max_abs_error"] = (var.array() - nu).abs().maxCoeff();
+  if (const auto nu = closed_forms(common.spec(), m).marginal_variance) {
+    j["torus_marginal_variance"] = nu->value;
+    j["torus_max_abs_error"] = (var.array() - nu->value).abs().maxCoeff();
   }
   j["seconds"] = seconds;
 

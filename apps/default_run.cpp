@@ -6,7 +6,9 @@
 #include "cli.hpp"
 #include "output.hpp"
 
+#include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 #include <dualgibbs/version.hpp>
 
@@ -15,38 +17,24 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
+#include <optional>
 #include <vector>
 
 namespace dualgibbs::cli {
 
 namespace {
 
-std::string fmt(double v) {
-  if (std::isnan(v)) return "-";
-  std::ostringstream os;
-  os << std::setprecision(6) << v;
-  return os.str();
-}
+std::string fmt(double v) { return std::isnan(v) ? "-" : number_text(v, 6); }
 
-void print_theory(const Model& m) {
+double value_or_nan(const std::optional<ClosedForm>& c) { return c ? c->value : NAN; }
+
+void print_theory(const Model& m, const GraphSpec& spec) {
   const Rates r = convergence_rates(m);
-  const Graph& g = m.graph();
-  const bool hom = m.is_homogeneous();
-  const bool regular = g.min_degree() == g.max_degree();
-  const double V = g.num_nodes(), E = g.num_edges();
-  double c1 = NAN, c4 = NAN, c5 = NAN, cl_p = NAN, cl_d = NAN;
-  if (hom && regular) {
-    const double k = g.min_degree(), s2 = m.s() * m.s(), g2 = m.sigma() * m.sigma();
-    c1 = prop1_primal_rate(g.min_degree(), m.s(), m.sigma(), V);
-    cl_p = k * s2 / (g2 + k * s2);  // [eqn:primalrateHomogen]
-  }
-  if (hom && g.has_cycles()) {
-    const double s2 = m.s() * m.s(), g2 = m.sigma() * m.sigma();
-    c4 = prop4_dual_rate(m.s(), m.sigma(), E);
-    c5 = prop5_effective_dual_rate(r.lambda2_L, m.s(), m.sigma(), E);
-    cl_d = 2 * s2 / (g2 + 2 * s2);  // [eqn:primalrateHomogenD]
-  }
+  // Prop. 5 at the computed lambda_2, so that it stands for the effective rate on any graph with cycles.
+  const ClosedForms cf = closed_forms(spec, m, r.lambda2_L);
+  const double c1 = value_or_nan(cf.rate_primal), c4 = value_or_nan(cf.rate_dual),
+               c5 = value_or_nan(cf.rate_dual_effective), cl_p = value_or_nan(cf.lambda_max_A_primal),
+               cl_d = value_or_nan(cf.lambda_max_A_dual);
   auto line = [](const std::string& name, double spectral, double closed, const std::string& where) {
     std::cout << "  " << std::left << std::setw(26) << name << std::right << std::setw(14) << fmt(spectral)
               << std::setw(14) << fmt(closed) << std::setw(12) << (std::isnan(spectral) ? "-" : fmt(-std::log(spectral)))
@@ -80,7 +68,7 @@ int run_default(const CommonOptions& common) {
   std::cout << "dualgibbs " << DUALGIBBS_VERSION_STRING << ": primal vs dual Gibbs sampling on " << m.summary()
             << "\n(the paper's Fig. 6 at demo size; 'dualgibbs reproduce fig6' runs it at full scale, "
                "'dualgibbs --help' lists everything)\n\n";
-  print_theory(m);
+  print_theory(m, common.spec());
 
   ConvergenceSettings cs;
   cs.chains = 4000;

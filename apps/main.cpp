@@ -17,7 +17,16 @@ std::vector<Command>& registry() {
   return commands;
 }
 
-Model CommonOptions::model() const { return load_model(graph, s, sigma, node_file, seed); }
+const GraphSpec& CommonOptions::spec() const {
+  if (!m_spec || m_spec->text != graph) m_spec = parse_graph_spec(graph);
+  return *m_spec;
+}
+
+Model CommonOptions::model() const {
+  check_standard_deviation(s, "s");  // the parameters before the spec, as load_model() checks them
+  check_standard_deviation(sigma, "sigma");
+  return load_model(spec(), s, sigma, node_file, seed);
+}
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }
 

@@ -3,6 +3,7 @@
 #include <dualgibbs/estimation/estimators.hpp>
 
 #include "core/blas_threads.hpp"
+#include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/core/random.hpp>
 
 #include <Eigen/Core>
@@ -27,12 +28,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   throw std::invalid_argument(where + ": " + what);
 }
 
-std::string str(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
 bool all_finite(const Eigen::Ref<const Eigen::MatrixXd>& m) { return m.allFinite(); }
 
 /// Inputs of the error and reconstruction functions: non-empty and finite (a NaN in would be a NaN out).
@@ -46,7 +41,7 @@ void check_node_variances(const char* where, const Eigen::VectorXd& v) {
   for (Eigen::Index i = 0; i < v.size(); ++i)
     if (!(v(i) > 0) || !std::isfinite(v(i)))
       fail(where,
-           "node variance s_v^2 of node " + std::to_string(i) + " = " + str(v(i)) + " must be finite and positive");
+           "node variance s_v^2 of node " + std::to_string(i) + " = " + number_text(v(i)) + " must be finite and positive");
 }
 
 void check_same_sizes(const char* where, const MomentSums& a, const MomentSums& b) {
@@ -240,7 +235,7 @@ MomentSums GroupedMoments::range(std::size_t first, std::size_t last) const {
 SampleMoments GroupedMoments::moments(const MomentSums& sums) const {
   const Eigen::Index dim = m_center.size();
   if (!(sums.count > 1))
-    fail("GroupedMoments::moments", "need more than one draw for a sample covariance, got count " + str(sums.count));
+    fail("GroupedMoments::moments", "need more than one draw for a sample covariance, got count " + number_text(sums.count));
   if (sums.sum.size() != dim || sums.scatter.size() != (m_kind == MomentKind::Full ? dim * dim : dim))
     fail("GroupedMoments::moments", "sums of the wrong shape (dimension " + std::to_string(sums.sum.size()) +
                                         ", scatter " + std::to_string(sums.scatter.size()) + ") for dimension " +
@@ -270,7 +265,7 @@ SampleMoments GroupedMoments::moments_weighted(const std::vector<double>& weight
   s.scatter.setZero(m_groups.front().scatter.size());
   for (std::size_t g = 0; g < weights.size(); ++g) {
     if (!(weights[g] >= 0) || !std::isfinite(weights[g]))
-      fail("GroupedMoments::moments_weighted", "weight of group " + std::to_string(g) + " is " + str(weights[g]));
+      fail("GroupedMoments::moments_weighted", "weight of group " + std::to_string(g) + " is " + number_text(weights[g]));
     if (weights[g] == 0) continue;
     s.count += weights[g] * m_groups[g].count;
     s.sum += weights[g] * m_groups[g].sum;
@@ -471,7 +466,7 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
                                                 " chains (two halves of three: a jackknife replicate deletes a group "
                                                 "and still needs two chains for a covariance), got " +
                                                 std::to_string(chains));
-  if (!std::isfinite(seconds)) fail("CovarianceErrorTracker::observe", "seconds = " + str(seconds) + " is not finite");
+  if (!std::isfinite(seconds)) fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
 
   // Half 1 = chains [0, L/2), half 2 = [L/2, L), each cut into g groups of near-equal size. Deleting the
   // largest group must leave at least two chains in the half (else the replicate's covariance divides by
@@ -586,17 +581,17 @@ RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<doub
     fail("fit_decay_rate", "got " + std::to_string(noise.size()) + " noise levels for " +
                                std::to_string(values.size()) + " values");
   if (!(options.exponent > 0) || !std::isfinite(options.exponent))
-    fail("fit_decay_rate", "exponent must be positive, got " + str(options.exponent));
+    fail("fit_decay_rate", "exponent must be positive, got " + number_text(options.exponent));
   if (!(options.tail_fraction > 0 && options.tail_fraction <= 1))
-    fail("fit_decay_rate", "tail_fraction must be in (0, 1], got " + str(options.tail_fraction));
+    fail("fit_decay_rate", "tail_fraction must be in (0, 1], got " + number_text(options.tail_fraction));
   if (!(options.snr >= 0) || !std::isfinite(options.snr))
-    fail("fit_decay_rate", "snr must be finite and non-negative, got " + str(options.snr));
+    fail("fit_decay_rate", "snr must be finite and non-negative, got " + number_text(options.snr));
   if (std::isnan(options.first_sweep)) fail("fit_decay_rate", "first_sweep is NaN");
   for (std::size_t k = 0; k < sweeps.size(); ++k)
-    if (!std::isfinite(sweeps[k])) fail("fit_decay_rate", "sweep " + std::to_string(k) + " is " + str(sweeps[k]));
+    if (!std::isfinite(sweeps[k])) fail("fit_decay_rate", "sweep " + std::to_string(k) + " is " + number_text(sweeps[k]));
   for (std::size_t k = 0; k < noise.size(); ++k)
     if (!(noise[k] >= 0))
-      fail("fit_decay_rate", "noise level " + std::to_string(k) + " = " + str(noise[k]) + " must be non-negative");
+      fail("fit_decay_rate", "noise level " + std::to_string(k) + " = " + number_text(noise[k]) + " must be non-negative");
   RateFit fit;
   const std::size_t n = values.size();
   // Noise level: given per point, or estimated from the tail (median |value| of the last fifth, >= 3 points).

@@ -2,6 +2,7 @@
 // figures. The figures themselves are in experiments_figures.cpp.
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
 #include "experiments/experiments_internal.hpp"
@@ -139,6 +140,8 @@ std::string num(double v) {
 }
 
 double neg_log(double r) { return std::isnan(r) ? r : -std::log(r); }
+
+double neg_log(const std::optional<ClosedForm>& r) { return r ? neg_log(r->value) : std::nan(""); }
 
 Graph connected_graph(const std::function<Graph(std::uint64_t)>& make, std::uint64_t seed, std::uint64_t salt,
                       int* attempts) {
@@ -293,15 +296,10 @@ Table convergence_table(const ConvergenceCurves& c) {
 std::vector<RateComparison> compare_rates(const Model& model, const ConvergenceCurves& curves,
                                           const std::string& prefix) {
   const Rates r = convergence_rates(model);
-  const bool homogeneous = model.is_homogeneous();
-  const Graph& g = model.graph();
-  const bool regular = g.min_degree() == g.max_degree();
   const bool effective = std::isfinite(r.rate_dual_effective);
-  double closed_p = std::nan(""), closed_d = std::nan("");
-  if (homogeneous && regular)
-    closed_p = detail::neg_log(prop1_primal_rate(g.min_degree(), model.s(), model.sigma(), g.num_nodes()));
-  if (homogeneous && g.has_cycles())
-    closed_d = detail::neg_log(prop5_effective_dual_rate(r.lambda2_L, model.s(), model.sigma(), g.num_edges()));
+  const ClosedForms cf = closed_forms(model, r.lambda2_L);  // Prop. 5 at the computed lambda_2
+  const double closed_p = detail::neg_log(cf.rate_primal),
+               closed_d = detail::neg_log(effective ? cf.rate_dual_effective : cf.rate_dual);
 
   auto mean_curve = [](const std::vector<ErrorEstimate>& h) {
     std::vector<double> t;

@@ -2,6 +2,8 @@
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/io.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
 #include "experiments/experiments_internal.hpp"
@@ -511,12 +513,11 @@ ExperimentResult run_fig9(const ExperimentOptions& opt) {
       cols.push_back(c + kk);
     auto rows = only(compare_rates(m, curves.back(), "k=" + std::to_string(k) + " "), "Eu");
     const Rates r = convergence_rates(m);
-    const double e = static_cast<double>(m.num_edges());
+    const ClosedForms cf = closed_forms(m, r.lambda2_L);  // Prop. 1, Prop. 4, Prop. 5 at the computed lambda_2
     theory.add_row({static_cast<double>(k), r.lambda2_L, detail::neg_log(r.rate_primal),
-                    detail::neg_log(prop1_primal_rate(k, s, sigma, nodes)), detail::neg_log(r.rate_dual),
-                    detail::neg_log(prop4_dual_rate(s, sigma, e)), detail::neg_log(r.rate_dual_effective),
-                    detail::neg_log(prop5_effective_dual_rate(r.lambda2_L, s, sigma, e)), rows[0].fit.neg_log_rate,
-                    rows[1].fit.neg_log_rate, static_cast<double>(attempts)});
+                    detail::neg_log(cf.rate_primal), detail::neg_log(r.rate_dual), detail::neg_log(cf.rate_dual),
+                    detail::neg_log(r.rate_dual_effective), detail::neg_log(cf.rate_dual_effective),
+                    rows[0].fit.neg_log_rate, rows[1].fit.neg_log_rate, static_cast<double>(attempts)});
     fit_p.push_back(rows[0].fit.neg_log_rate);
     res.rates.insert(res.rates.end(), rows.begin(), rows.end());
     add_run_timings(res, curves.back(), kk + "_");
@@ -661,12 +662,12 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
     md.fitted_from = "mean";
     md.fit = xt;
     const Rates r = convergence_rates(m);
+    const ClosedForms cf = closed_forms(m, r.lambda2_L);  // Prop. 1 (k = 4), Prop. 5 at the computed lambda_2
     res.table.add_row({ratio, s, sigma, rows[0].fit.neg_log_rate, rows[1].fit.neg_log_rate, pm.neg_log_rate,
                        xt.neg_log_rate, detail::neg_log(r.rate_primal), detail::neg_log(r.rate_dual),
                        detail::neg_log(r.rate_dual_effective), detail::neg_log(r.rate_primal_asymptotic),
                        detail::neg_log(r.rate_dual_effective_asymptotic), r.lambda2_L / 2.0,
-                       detail::neg_log(prop1_primal_rate(4, s, sigma, 5)),
-                       detail::neg_log(prop5_effective_dual_rate(r.lambda2_L, s, sigma, 10)), rows[0].fit.last_sweep,
+                       detail::neg_log(cf.rate_primal), detail::neg_log(cf.rate_dual_effective), rows[0].fit.last_sweep,
                        rows[1].fit.last_sweep});
     res.rates.insert(res.rates.end(), {rows[0], mp, rows[1], md});
   }
@@ -722,7 +723,7 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
   ExperimentResult res = start_figure(
       "rates", "Spectral rates r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay", opt);
   struct Config {
-    std::string spec;
+    std::string spec;  // the family and sizes (random graphs: the seed is derived, not the spec's)
     std::function<Graph()> make;
   };
   const std::uint64_t gs = derive_seed(opt.seed, 12);
@@ -786,6 +787,7 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
   std::size_t run = 0;
   for (std::size_t gi = 0; gi < configs.size(); ++gi) {
     const Graph g = configs[gi].make();
+    const GraphSpec spec = parse_graph_spec(configs[gi].spec);
     for (std::size_t ri = 0; ri < ratios.size(); ++ri, ++run) {
       const double ratio = ratios[ri], s = 1.0, sigma = 1.0 / ratio;
       const Model m(g, s, sigma);
@@ -811,17 +813,11 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
       sampling += c.primal_stats.seconds + c.dual_stats.seconds;
       const RateFit eu_p = detail::fit_eu(c.primal), eu_d = detail::fit_eu(c.dual);
       const Graph& gg = m.graph();
-      const bool regular = gg.min_degree() == gg.max_degree();
       const double e = static_cast<double>(gg.num_edges());
-      // Closed forms: Prop. 1 (regular), Prop. 4 and 5 (cycles), appendix A (star).
-      const bool star = configs[gi].spec.rfind("star:", 0) == 0;
-      double cp = regular ? detail::neg_log(prop1_primal_rate(gg.min_degree(), s, sigma, gg.num_nodes())) : kNaN;
-      double cd = gg.has_cycles() ? detail::neg_log(prop4_dual_rate(s, sigma, e)) : kNaN;
-      if (star) {
-        cp = detail::neg_log(star_primal_rate(gg.num_edges(), s, sigma));
-        cd = detail::neg_log(star_dual_rate(s, sigma, e));
-      }
-      const double ce = gg.has_cycles() ? detail::neg_log(prop5_effective_dual_rate(r.lambda2_L, s, sigma, e)) : kNaN;
+      // Closed forms: Prop. 1 (regular), Prop. 4 and 5 (cycles, Prop. 5 at the computed lambda_2), appendix A.
+      const ClosedForms cf = closed_forms(spec, m, r.lambda2_L);
+      const double cp = detail::neg_log(cf.rate_primal), cd = detail::neg_log(cf.rate_dual),
+                   ce = detail::neg_log(cf.rate_dual_effective);
       res.table.add_row(label, {static_cast<double>(gg.num_nodes()), e, ratio, r.lambda2_L, pp, pd, pe, cp, cd, ce,
                                 fit_p.neg_log_rate, fit_y.neg_log_rate, fit_xt.neg_log_rate, eu_p.neg_log_rate,
                                 eu_d.neg_log_rate, fit_p.neg_log_rate / pp - 1.0, fit_y.neg_log_rate / pd - 1.0,

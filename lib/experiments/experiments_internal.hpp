@@ -2,10 +2,12 @@
 // Private helpers shared by experiments.cpp and experiments_figures.cpp.
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/model/graph.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,6 +35,8 @@ std::string num(double v);
 
 /// -ln r of a rate r in (0, 1]; NaN for NaN.
 double neg_log(double r);
+/// -ln r of a closed-form rate; NaN where none applies.
+double neg_log(const std::optional<ClosedForm>& r);
 
 /// Draws graphs from `make(seed)` with seeds derive_seed(seed, salt, attempt) until one is connected
 /// (at most 100 attempts). `attempts` receives the number of draws. \throws std::runtime_error if none is.

@@ -1,5 +1,6 @@
 #include <dualgibbs/model/io.hpp>
 
+#include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/model/generators.hpp>
 
 #include "model/parameter_check.hpp"
@@ -295,11 +296,6 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
 
 namespace {
 
-struct SpecArgs {
-  std::string family;
-  std::vector<std::string> args;
-};
-
 [[noreturn]] void bad_spec(const std::string& spec, const std::string& why) {
   throw std::invalid_argument("graph spec '" + spec + "': " + why);
 }
@@ -326,9 +322,7 @@ std::uint64_t spec_seed(const std::string& spec, const std::string& t) {
 // A count computed in double for an error message: an integer while it is exact, else in %g form.
 std::string count_text(double x) {
   if (std::fabs(x) < 9.0e15) return std::to_string(static_cast<std::int64_t>(x));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
+  return number_text(x, 3);
 }
 
 // Checks a node or edge count against the limits (and the 32-bit index) before anything is allocated.
@@ -346,18 +340,44 @@ Index to_index(const std::string& spec, std::int64_t v, const char* name) {
   return static_cast<Index>(v);
 }
 
+struct FamilyName {
+  GraphFamily family;
+  const char* name;
+};
+constexpr FamilyName kFamilyNames[] = {
+    {GraphFamily::Torus, "torus"},         {GraphFamily::Grid, "grid"},
+    {GraphFamily::Path, "path"},           {GraphFamily::Cycle, "cycle"},
+    {GraphFamily::Complete, "complete"},   {GraphFamily::Bipartite, "bipartite"},
+    {GraphFamily::Star, "star"},           {GraphFamily::KRegular, "kregular"},
+    {GraphFamily::WattsStrogatz, "ws"},    {GraphFamily::ErdosRenyi, "er"},
+    {GraphFamily::BarabasiAlbert, "ba"},   {GraphFamily::Hypercube, "hypercube"},
+    {GraphFamily::File, "file"},
+};
+
 }  // namespace
 
-LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed, const ReadLimits& limits) {
+const char* to_string(GraphFamily family) noexcept {
+  for (const auto& f : kFamilyNames)
+    if (f.family == family) return f.name;
+  return "?";
+}
+
+GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits) {
   const auto colon = spec.find(':');
   if (colon == std::string::npos) bad_spec(spec, "expected FAMILY:ARGS such as torus:100 or file:PATH");
   const std::string family = spec.substr(0, colon), rest = spec.substr(colon + 1);
-  if (family == "file") {
+  GraphSpec out;
+  out.text = spec;
+  const auto known = std::find_if(std::begin(kFamilyNames), std::end(kFamilyNames),
+                                  [&](const FamilyName& f) { return family == f.name; });
+  if (known == std::end(kFamilyNames))
+    bad_spec(spec, "unknown graph family '" + family +
+                       "' (torus, grid, path, cycle, complete, bipartite, star, kregular, ws, er, ba, hypercube, file)");
+  out.family = known->family;
+  if (out.family == GraphFamily::File) {
     if (rest.empty()) bad_spec(spec, "no path after 'file:'");
-    std::ifstream in = open_input(rest, "graph file");
-    // Matrix Market by its extension or by its banner (so a .txt download of a .mtx file still works).
-    const bool mtx = (rest.size() >= 4 && rest.compare(rest.size() - 4, 4, ".mtx") == 0) || starts_with_matrix_market_banner(in);
-    return mtx ? read_matrix_market(in, rest, limits) : read_edge_list(in, rest, limits);
+    out.path = rest;
+    return out;
   }
   std::vector<std::string> a;
   {
@@ -373,76 +393,143 @@ LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed, cons
   auto nargs = [&](std::size_t lo, std::size_t hi, const char* form) {
     if (a.size() < lo || a.size() > hi) bad_spec(spec, std::string("expected ") + form);
   };
-  auto seed_at = [&](std::size_t k) { return a.size() > k ? spec_seed(spec, a[k]) : default_seed; };
-  auto done = [&](Graph g) {
-    std::vector<double> sg(static_cast<std::size_t>(g.num_edges()), std::numeric_limits<double>::quiet_NaN());
-    return LoadedGraph{std::move(g), std::move(sg)};
+  auto seed_at = [&](std::size_t k) {
+    if (a.size() > k) out.seed = spec_seed(spec, a[k]);
   };
+  const auto size = [&](std::int64_t v, const char* name) { out.sizes.push_back(to_index(spec, v, name)); };
 
-  if (family == "torus" || family == "grid") {
-    nargs(1, 2, family == "torus" ? "torus:N or torus:NxM" : "grid:N or grid:NxM");
-    const std::int64_t r = spec_int(spec, a[0], "side"), c = a.size() > 1 ? spec_int(spec, a[1], "side") : r;
-    const double n = static_cast<double>(r) * static_cast<double>(c);
-    check_size(spec, n, 2 * n, limits);
-    return done(family == "torus" ? make_torus(to_index(spec, r, "side"), to_index(spec, c, "side"))
-                                  : make_grid(to_index(spec, r, "side"), to_index(spec, c, "side")));
+  switch (out.family) {
+    case GraphFamily::Torus:
+    case GraphFamily::Grid: {
+      nargs(1, 2, out.family == GraphFamily::Torus ? "torus:N or torus:NxM" : "grid:N or grid:NxM");
+      const std::int64_t r = spec_int(spec, a[0], "side"), c = a.size() > 1 ? spec_int(spec, a[1], "side") : r;
+      const double n = static_cast<double>(r) * static_cast<double>(c);
+      check_size(spec, n, 2 * n, limits);
+      size(r, "side");
+      size(c, "side");
+      break;
+    }
+    case GraphFamily::Path:
+    case GraphFamily::Cycle:
+    case GraphFamily::Complete:
+    case GraphFamily::Star: {
+      nargs(1, 1, (family + ":N").c_str());
+      const std::int64_t n = spec_int(spec, a[0], "N");
+      const double nd = static_cast<double>(n);
+      check_size(spec, nd, out.family == GraphFamily::Complete ? nd * (nd - 1) / 2 : nd, limits);
+      size(n, "N");
+      break;
+    }
+    case GraphFamily::Bipartite: {
+      nargs(2, 2, "bipartite:N1,N2");
+      const std::int64_t n1 = spec_int(spec, a[0], "N1"), n2 = spec_int(spec, a[1], "N2");
+      check_size(spec, static_cast<double>(n1) + static_cast<double>(n2),
+                 static_cast<double>(n1) * static_cast<double>(n2), limits);
+      size(n1, "N1");
+      size(n2, "N2");
+      break;
+    }
+    case GraphFamily::Hypercube: {
+      nargs(1, 1, "hypercube:D");
+      const std::int64_t d = spec_int(spec, a[0], "D");
+      if (d < 0 || d > 26) bad_spec(spec, "dimension D = " + std::to_string(d) + " is not in 0..26");
+      check_size(spec, std::ldexp(1.0, static_cast<int>(d)),
+                 static_cast<double>(d) * std::ldexp(1.0, static_cast<int>(d) - 1), limits);
+      size(d, "D");
+      break;
+    }
+    case GraphFamily::KRegular:
+    case GraphFamily::BarabasiAlbert: {
+      const bool kreg = out.family == GraphFamily::KRegular;
+      nargs(2, 3, kreg ? "kregular:N,K[,SEED]" : "ba:N,M[,SEED]");
+      const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], kreg ? "K" : "M");
+      check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / (kreg ? 2 : 1),
+                 limits);
+      seed_at(2);
+      size(n, "N");
+      size(k, kreg ? "K" : "M");
+      break;
+    }
+    case GraphFamily::WattsStrogatz: {
+      nargs(3, 4, "ws:N,K,P[,SEED]");
+      const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], "K");
+      out.probability = spec_double(spec, a[2], "P");
+      check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / 2, limits);
+      seed_at(3);
+      size(n, "N");
+      size(k, "K");
+      break;
+    }
+    case GraphFamily::ErdosRenyi: {
+      nargs(2, 3, "er:N,P[,SEED]");
+      const std::int64_t n = spec_int(spec, a[0], "N");
+      const double p = out.probability = spec_double(spec, a[1], "P");
+      if (!(p >= 0.0 && p <= 1.0)) bad_spec(spec, "probability P must be in [0, 1]");
+      check_size(spec, static_cast<double>(n), p * static_cast<double>(n) * (static_cast<double>(n) - 1) / 2, limits);
+      seed_at(2);
+      size(n, "N");
+      break;
+    }
+    case GraphFamily::File:
+      break;
   }
-  if (family == "path" || family == "cycle" || family == "complete" || family == "star") {
-    nargs(1, 1, (family + ":N").c_str());
-    const std::int64_t n = spec_int(spec, a[0], "N");
-    const double nd = static_cast<double>(n);
-    check_size(spec, nd, family == "complete" ? nd * (nd - 1) / 2 : nd, limits);
-    const Index ni = to_index(spec, n, "N");
-    if (family == "path") return done(make_path(ni));
-    if (family == "cycle") return done(make_cycle(ni));
-    if (family == "complete") return done(make_complete(ni));
-    return done(make_star(ni));
+  return out;
+}
+
+LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed, const ReadLimits& limits) {
+  if (spec.family == GraphFamily::File) {
+    const std::string& path = spec.path;
+    if (path.empty()) bad_spec(spec.text, "no path after 'file:'");
+    std::ifstream in = open_input(path, "graph file");
+    // Matrix Market by its extension or by its banner (so a .txt download of a .mtx file still works).
+    const bool mtx = (path.size() >= 4 && path.compare(path.size() - 4, 4, ".mtx") == 0) ||
+                     starts_with_matrix_market_banner(in);
+    return mtx ? read_matrix_market(in, path, limits) : read_edge_list(in, path, limits);
   }
-  if (family == "bipartite") {
-    nargs(2, 2, "bipartite:N1,N2");
-    const std::int64_t n1 = spec_int(spec, a[0], "N1"), n2 = spec_int(spec, a[1], "N2");
-    check_size(spec, static_cast<double>(n1) + static_cast<double>(n2), static_cast<double>(n1) * static_cast<double>(n2), limits);
-    return done(make_complete_bipartite(to_index(spec, n1, "N1"), to_index(spec, n2, "N2")));
-  }
-  if (family == "hypercube") {
-    nargs(1, 1, "hypercube:D");
-    const std::int64_t d = spec_int(spec, a[0], "D");
-    if (d < 0 || d > 26) bad_spec(spec, "dimension D = " + std::to_string(d) + " is not in 0..26");
-    check_size(spec, std::ldexp(1.0, static_cast<int>(d)), static_cast<double>(d) * std::ldexp(1.0, static_cast<int>(d) - 1), limits);
-    return done(make_hypercube(static_cast<int>(d)));
-  }
-  if (family == "kregular") {
-    nargs(2, 3, "kregular:N,K[,SEED]");
-    const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], "K");
-    check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / 2, limits);
-    return done(make_random_regular(to_index(spec, n, "N"), to_index(spec, k, "K"), seed_at(2)));
-  }
-  if (family == "ws") {
-    nargs(3, 4, "ws:N,K,P[,SEED]");
-    const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], "K");
-    const double p = spec_double(spec, a[2], "P");
-    check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / 2, limits);
-    return done(make_watts_strogatz(to_index(spec, n, "N"), to_index(spec, k, "K"), p, seed_at(3)));
-  }
-  if (family == "er") {
-    nargs(2, 3, "er:N,P[,SEED]");
-    const std::int64_t n = spec_int(spec, a[0], "N");
-    const double p = spec_double(spec, a[1], "P");
-    if (!(p >= 0.0 && p <= 1.0)) bad_spec(spec, "probability P must be in [0, 1]");
-    check_size(spec, static_cast<double>(n), p * static_cast<double>(n) * (static_cast<double>(n) - 1) / 2, limits);
-    return done(make_erdos_renyi(to_index(spec, n, "N"), p, seed_at(2)));
-  }
-  if (family == "ba") {
-    nargs(2, 3, "ba:N,M[,SEED]");
-    const std::int64_t n = spec_int(spec, a[0], "N"), m = spec_int(spec, a[1], "M");
-    check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(m), limits);
-    return done(make_barabasi_albert(to_index(spec, n, "N"), to_index(spec, m, "M"), seed_at(2)));
-  }
-  bad_spec(spec, "unknown graph family '" + family +
-                     "' (torus, grid, path, cycle, complete, bipartite, star, kregular, ws, er, ba, hypercube, file)");
+  const std::vector<Index>& n = spec.sizes;
+  const std::size_t arity = spec.family == GraphFamily::Torus || spec.family == GraphFamily::Grid ||
+                                    spec.family == GraphFamily::Bipartite || spec.family == GraphFamily::KRegular ||
+                                    spec.family == GraphFamily::WattsStrogatz || spec.family == GraphFamily::BarabasiAlbert
+                                ? 2
+                                : 1;
+  if (n.size() != arity)
+    throw std::invalid_argument(std::string("GraphSpec: ") + to_string(spec.family) + " takes " +
+                                std::to_string(arity) + " sizes, got " + std::to_string(n.size()));
+  const std::uint64_t seed = spec.seed.value_or(default_seed);
+  Graph g = [&] {
+    switch (spec.family) {
+      case GraphFamily::Torus: return make_torus(n[0], n[1]);
+      case GraphFamily::Grid: return make_grid(n[0], n[1]);
+      case GraphFamily::Path: return make_path(n[0]);
+      case GraphFamily::Cycle: return make_cycle(n[0]);
+      case GraphFamily::Complete: return make_complete(n[0]);
+      case GraphFamily::Star: return make_star(n[0]);
+      case GraphFamily::Bipartite: return make_complete_bipartite(n[0], n[1]);
+      case GraphFamily::Hypercube: return make_hypercube(static_cast<int>(n[0]));
+      case GraphFamily::KRegular: return make_random_regular(n[0], n[1], seed);
+      case GraphFamily::WattsStrogatz: return make_watts_strogatz(n[0], n[1], spec.probability, seed);
+      case GraphFamily::ErdosRenyi: return make_erdos_renyi(n[0], spec.probability, seed);
+      case GraphFamily::BarabasiAlbert: return make_barabasi_albert(n[0], n[1], seed);
+      case GraphFamily::File: break;
+    }
+    throw std::logic_error("load_graph: unhandled graph family");
+  }();
+  std::vector<double> sg(static_cast<std::size_t>(g.num_edges()), std::numeric_limits<double>::quiet_NaN());
+  return LoadedGraph{std::move(g), std::move(sg)};
+}
+
+LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed, const ReadLimits& limits) {
+  return load_graph(parse_graph_spec(spec, limits), default_seed, limits);
 }
 
 Model load_model(const std::string& spec, double s, double sigma, const std::optional<std::string>& node_file,
+                 std::uint64_t default_seed, const ReadLimits& limits) {
+  check_standard_deviation(s, "s");  // the parameters first, as before the spec was parsed separately
+  check_standard_deviation(sigma, "sigma");
+  return load_model(parse_graph_spec(spec, limits), s, sigma, node_file, default_seed, limits);
+}
+
+Model load_model(const GraphSpec& spec, double s, double sigma, const std::optional<std::string>& node_file,
                  std::uint64_t default_seed, const ReadLimits& limits) {
   check_standard_deviation(s, "s");
   check_standard_deviation(sigma, "sigma");

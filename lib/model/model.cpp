@@ -1,10 +1,11 @@
 #include <dualgibbs/model/model.hpp>
 
+#include <dualgibbs/core/number_text.hpp>
+
 #include "model/parameter_check.hpp"
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -13,22 +14,11 @@
 
 namespace dualgibbs {
 
-namespace {
-
-// The shortest text that reads back as x: "0.1", not "0.10000000000000001".
-std::string number(double x) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, r.ptr);
-}
-
-}  // namespace
-
 void check_standard_deviation(double sd, const std::string& what) {
   if (detail::is_valid_standard_deviation(sd)) return;
   if (!std::isfinite(sd) || !(sd > 0.0))
-    throw std::invalid_argument("Model: " + what + " = " + number(sd) + " must be a finite positive standard deviation");
-  throw std::invalid_argument("Model: " + what + " = " + number(sd) +
+    throw std::invalid_argument("Model: " + what + " = " + number_text(sd) + " must be a finite positive standard deviation");
+  throw std::invalid_argument("Model: " + what + " = " + number_text(sd) +
                               " gives a variance that overflows or underflows double precision");
 }
 

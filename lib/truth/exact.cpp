@@ -393,30 +393,6 @@ Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering order
   return out;
 }
 
-double torus_marginal_variance(Index rows, Index cols, double s, double sigma) {
-  if (rows < 3 || cols < 3)
-    throw std::invalid_argument("torus_marginal_variance: torus is " + std::to_string(rows) + " x " +
-                                std::to_string(cols) + ", each side must be at least 3");
-  check_standard_deviation(s, "s");
-  check_standard_deviation(sigma, "sigma");
-  const double pi = std::acos(-1.0);
-  // a = 1/s^2 and b = 1/sigma^2 are finite for every valid s, sigma; the form s^2 sigma^2 / (sigma^2 + s^2 lambda)
-  // overflowed (s = sigma = 1e150: inf) or underflowed (s = sigma = 1e-150: 0) in the product s^2 sigma^2.
-  const double a = 1.0 / (s * s), b = 1.0 / (sigma * sigma);
-  std::vector<double> row_part(static_cast<std::size_t>(rows)), col_part(static_cast<std::size_t>(cols));
-  for (Index r = 0; r < rows; ++r) row_part[r] = 2 - 2 * std::cos(2 * pi * r / rows);
-  for (Index c = 0; c < cols; ++c) col_part[c] = 2 - 2 * std::cos(2 * pi * c / cols);
-  // [eq:torus_true_var]: the mean of (1/s^2 + lambda/sigma^2)^-1, summed row by row so the rounding error stays far
-  // below 1e-12 relative even for 10^6 terms.
-  double total = 0;
-  for (Index r = 0; r < rows; ++r) {
-    double row_sum = 0;
-    for (Index c = 0; c < cols; ++c) row_sum += 1.0 / (a + b * (row_part[r] + col_part[c]));
-    total += row_sum;
-  }
-  return total / (static_cast<double>(rows) * cols);
-}
-
 Entropy entropy(const Model& model) {
   return entropy(model, CholeskyFactor(model.primal_precision()).log_determinant());
 }

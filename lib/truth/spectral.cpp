@@ -2,6 +2,9 @@
 // include/dualgibbs/truth/spectral.hpp; docs/spectral.md has the derivations and measurements.
 #include <dualgibbs/truth/spectral.hpp>
 
+#include <dualgibbs/core/number_text.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
+
 #include "truth/spectral_cholesky.hpp"
 
 #include <Spectra/SymEigsSolver.h>
@@ -21,7 +24,6 @@ namespace dualgibbs {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kPi = 3.141592653589793238462643383279502884;
 constexpr Index kDenseMaxDimension = 600;
 constexpr Index kDenseHardLimit = 8000;       // a forced Dense run beyond this would need > 0.5 GB and minutes
 constexpr double kMaxFactorNonzeros = 2.5e8;  // Auto's caps for ShiftInvert
@@ -34,16 +36,9 @@ constexpr double kShiftMargin = 1e-3;
 constexpr int kShiftInvertKrylov = 10;
 constexpr int kLanczosKrylov = 32;
 
-std::string number(double x) {
-  std::ostringstream os;
-  os.precision(17);
-  os << x;
-  return os.str();
-}
-
 void check_options(const SpectralOptions& o) {
   if (!std::isfinite(o.tolerance) || !(o.tolerance > 0.0) || o.tolerance >= 1.0)
-    throw std::invalid_argument("SpectralOptions: tolerance = " + number(o.tolerance) + " must be in (0, 1)");
+    throw std::invalid_argument("SpectralOptions: tolerance = " + number_text(o.tolerance) + " must be in (0, 1)");
   if (o.max_restarts < 1)
     throw std::invalid_argument("SpectralOptions: max_restarts = " + std::to_string(o.max_restarts) +
                                 " must be at least 1");
@@ -121,7 +116,7 @@ class Plan {
     if (!c.analyzed() || c.factor_nonzeros() > kHardMaxFactorNonzeros)
       throw EigensolverError(std::string(problem) + " by shift-invert: the Cholesky factor of the " +
                                  std::to_string(m_graph.num_nodes()) + "-node Laplacian pattern would have " +
-                                 (c.analyzed() ? number(c.factor_nonzeros()) : std::string("more than 2^31")) +
+                                 (c.analyzed() ? number_text(c.factor_nonzeros()) : std::string("more than 2^31")) +
                                  " non-zeros; use the Lanczos method for this graph",
                              EigensolverError::Status::NotComputed, SpectralMethod::ShiftInvert, 0, 0);
     return c;
@@ -163,7 +158,7 @@ double run_spectra(Op& op, Spectra::SortRule rule, const SpectralOptions& o, int
     throw EigensolverError(std::string(problem) + " by " + to_string(method) + ": Spectra status " + to_string(status) +
                                " after " + std::to_string(solver.num_iterations()) + " restarts and " +
                                std::to_string(solver.num_operations()) + " operator applications (tolerance " +
-                               number(o.tolerance) + ", Krylov dimension " + std::to_string(ncv) + ")",
+                               number_text(o.tolerance) + ", Krylov dimension " + std::to_string(ncv) + ")",
                            status, method, static_cast<long>(solver.num_iterations()),
                            static_cast<long>(solver.num_operations()));
   }
@@ -481,31 +476,6 @@ Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const S
   throw std::logic_error("scaled_lambda_min: unresolved method");
 }
 
-// ---- closed-form helpers --------------------------------------------------------------------------------
-
-void check_sd(double x, const char* name) {
-  if (!std::isfinite(x) || !(x > 0.0) || !std::isfinite(x * x) || !(x * x > 0.0))
-    throw std::invalid_argument(std::string("closed form: ") + name + " = " + number(x) +
-                                " must be a finite positive standard deviation");
-}
-void check_count(double x, const char* name) {
-  if (!std::isfinite(x) || !(x >= 1.0))
-    throw std::invalid_argument(std::string("closed form: ") + name + " = " + number(x) + " must be at least 1");
-}
-void check_index(Index x, Index lo, const char* what) {
-  if (x < lo)
-    throw std::invalid_argument(std::string(what) + " = " + std::to_string(x) + " must be at least " +
-                                std::to_string(lo));
-}
-
-// (1 - c/n)^n computed stably.
-double power_rate(double c, double n) { return std::exp(n * std::log1p(-c / n)); }
-
-double sin2(double x) {
-  const double s = std::sin(x);
-  return s * s;
-}
-
 }  // namespace
 
 // ---- names, errors, constants -------------------------------------------------------------------------
@@ -604,22 +574,6 @@ double lambda_max_A(const Model& model, Domain domain, const SpectralOptions& op
   return lambda_max_from(scaled_lambda_min(model, domain, plan, options).value);
 }
 
-double random_sweep_rate(double lambda, double n) {
-  if (!std::isfinite(n) || !(n >= 1.0))
-    throw std::invalid_argument("random_sweep_rate: n = " + number(n) + " coordinates must be finite and at least 1");
-  if (!std::isfinite(lambda) || lambda > 1.0 || lambda < 1.0 - n)
-    throw std::invalid_argument("random_sweep_rate: lambda_max(A) = " + number(lambda) + " must lie in [1 - n, 1]");
-  // [eqn:primalrate] ((n - 1 + lambda)/n)^n = (1 + (lambda - 1)/n)^n.
-  return std::exp(n * std::log1p((lambda - 1.0) / n));
-}
-
-double random_sweep_rate_asymptotic(double lambda) {
-  if (!std::isfinite(lambda) || lambda > 1.0)
-    throw std::invalid_argument("random_sweep_rate_asymptotic: lambda_max(A) = " + number(lambda) +
-                                " must be finite and at most 1");
-  return std::exp(lambda - 1.0);
-}
-
 Rates convergence_rates(const Model& model) { return convergence_rates(model, SpectralOptions{}); }
 
 Rates convergence_rates(const Model& model, const SpectralOptions& options) {
@@ -670,180 +624,6 @@ Rates convergence_rates(const Model& model, const SpectralOptions& options) {
     }
   }
   return r;
-}
-
-// ---- closed forms -----------------------------------------------------------------------------------------
-
-double prop1_primal_lambda_max_A(Index k, double s, double sigma) {
-  check_index(k, 0, "prop1: degree k");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  const double ks2 = static_cast<double>(k) * s * s;
-  return ks2 / (sigma * sigma + ks2);  // [eqn:primalrateHomogen]
-}
-
-namespace {
-// 1 - lambda_max(A) of Prop. 1, sigma^2 / (sigma^2 + k s^2), without the cancellation of 1 - lambda.
-double prop1_gap(Index k, double s, double sigma) {
-  check_index(k, 0, "prop1: degree k");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return sigma * sigma / (sigma * sigma + static_cast<double>(k) * s * s);
-}
-}  // namespace
-
-double prop1_primal_rate(Index k, double s, double sigma, double num_nodes) {
-  check_count(num_nodes, "|V|");
-  return power_rate(prop1_gap(k, s, sigma), num_nodes);
-}
-
-double prop1_primal_rate_asymptotic(Index k, double s, double sigma) {
-  return std::exp(-prop1_gap(k, s, sigma));  // [eqn:primalrate3]
-}
-
-double prop4_dual_lambda_max_A(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return 2.0 * s * s / (sigma * sigma + 2.0 * s * s);  // [eqn:primalrateHomogenD]
-}
-
-double prop4_dual_rate(double s, double sigma, double num_edges) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  check_count(num_edges, "|E|");
-  return power_rate(sigma * sigma / (sigma * sigma + 2.0 * s * s), num_edges);  // [eqn:dualrate2]
-}
-
-double prop4_dual_rate_asymptotic(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return std::exp(-sigma * sigma / (sigma * sigma + 2.0 * s * s));  // [eqn:dualrate3]
-}
-
-namespace {
-// lambda_2 = 0 (a disconnected graph) is allowed: the formulas then give Prop. 4's values.
-void check_lambda2(double lambda2) {
-  if (!std::isfinite(lambda2) || !(lambda2 >= 0.0))
-    throw std::invalid_argument("prop5: lambda_2(L) = " + number(lambda2) + " must be finite and non-negative");
-}
-}  // namespace
-
-double prop5_cut_space_lambda_max_A(double lambda2, double s, double sigma) {
-  check_lambda2(lambda2);
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return s * s * (2.0 - lambda2) / (sigma * sigma + 2.0 * s * s);
-}
-
-double prop5_effective_dual_rate(double lambda2, double s, double sigma, double num_edges) {
-  check_lambda2(lambda2);
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  check_count(num_edges, "|E|");
-  // [eqn:effectiverate1]
-  return power_rate((sigma * sigma + s * s * lambda2) / (sigma * sigma + 2.0 * s * s), num_edges);
-}
-
-double prop5_effective_dual_rate_asymptotic(double lambda2, double s, double sigma) {
-  check_lambda2(lambda2);
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return std::exp(-(sigma * sigma + s * s * lambda2) / (sigma * sigma + 2.0 * s * s));  // [eq:r_eff_final]
-}
-
-double star_primal_lambda_max_A(Index num_edges, double s, double sigma) {
-  check_index(num_edges, 1, "star: number of edges");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  const double m = num_edges, s2 = s * s, g2 = sigma * sigma;
-  return s2 * std::sqrt(m / ((g2 + s2) * (g2 + m * s2)));  // Appendix A
-}
-
-double star_primal_rate(Index num_edges, double s, double sigma) {
-  return random_sweep_rate(star_primal_lambda_max_A(num_edges, s, sigma), static_cast<double>(num_edges) + 1.0);
-}
-
-double star_primal_rate_asymptotic(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return std::exp(s / std::sqrt(sigma * sigma + s * s) - 1.0);  // [eqn:starrateAsy]
-}
-
-double star_dual_lambda_max_A(Index num_edges, double s, double sigma) {
-  check_index(num_edges, 2, "star dual: number of edges");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return s * s / (sigma * sigma + 2.0 * s * s);
-}
-
-double star_dual_rate(double s, double sigma, double num_edges) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  if (!std::isfinite(num_edges) || !(num_edges >= 2.0))
-    throw std::invalid_argument("star dual rate: |E| = " + number(num_edges) + " must be at least 2");
-  return power_rate((sigma * sigma + s * s) / (sigma * sigma + 2.0 * s * s), num_edges);  // [eqn:dualrate5]
-}
-
-double star_dual_rate_asymptotic(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
-  return std::exp(-(sigma * sigma + s * s) / (sigma * sigma + 2.0 * s * s));  // [eqn:dualrate6]
-}
-
-// ---- Table I ----------------------------------------------------------------------------------------------
-
-double lambda2_complete(Index n) {
-  check_index(n, 2, "lambda2_complete: n");
-  return n;
-}
-
-double lambda2_complete_bipartite(Index n1, Index n2) {
-  check_index(n1, 1, "lambda2_complete_bipartite: n1");
-  check_index(n2, 1, "lambda2_complete_bipartite: n2");
-  // Spectrum of L(K_{n1,n2}): 0, n1 (multiplicity n2 - 1), n2 (multiplicity n1 - 1), n1 + n2.
-  double best = static_cast<double>(n1) + n2;
-  if (n2 >= 2) best = std::min(best, static_cast<double>(n1));
-  if (n1 >= 2) best = std::min(best, static_cast<double>(n2));
-  return best;
-}
-
-double lambda2_torus(Index rows, Index cols) {
-  check_index(rows, 3, "lambda2_torus: rows");
-  check_index(cols, 3, "lambda2_torus: cols");
-  return 4.0 * sin2(kPi / std::max(rows, cols));
-}
-
-double lambda2_random_regular_asymptotic(Index k) {
-  check_index(k, 3, "lambda2_random_regular_asymptotic: k");
-  return k - 2.0 * std::sqrt(k - 1.0);
-}
-
-double lambda2_star(Index n) {
-  check_index(n, 2, "lambda2_star: n");
-  return n == 2 ? 2.0 : 1.0;
-}
-
-double lambda2_path(Index n) {
-  check_index(n, 2, "lambda2_path: n");
-  return 4.0 * sin2(kPi / (2.0 * n));
-}
-
-double lambda2_cycle(Index n) {
-  check_index(n, 3, "lambda2_cycle: n");
-  return 4.0 * sin2(kPi / n);
-}
-
-double lambda2_grid(Index rows, Index cols) {
-  check_index(rows, 1, "lambda2_grid: rows");
-  check_index(cols, 1, "lambda2_grid: cols");
-  if (std::max(rows, cols) < 2) throw std::invalid_argument("lambda2_grid: a 1 x 1 grid has a single node");
-  return 4.0 * sin2(kPi / (2.0 * std::max(rows, cols)));
-}
-
-double lambda2_hypercube(int d) {
-  if (d < 1)
-    throw std::invalid_argument("lambda2_hypercube: dimension d = " + std::to_string(d) + " must be at least 1");
-  return 2.0;
 }
 
 }  // namespace dualgibbs

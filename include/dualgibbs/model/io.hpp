@@ -1,8 +1,9 @@
 #pragma once
 /// \file io.hpp
-/// Reading graphs and parameters: graph specs (`torus:100`, `file:PATH`, ...), edge lists with optional
-/// per-edge sigma, node files with per-node s, Matrix Market files. Every reader validates its input and
-/// reports the source and line number of the first problem as std::invalid_argument.
+/// Reading graphs and parameters: graph specs (`torus:100`, `file:PATH`, ...; parse_graph_spec() reads one once
+/// into a GraphSpec), edge lists with optional per-edge sigma, node files with per-node s, Matrix Market files.
+/// Every reader validates its input and reports the source and line number of the first problem as
+/// std::invalid_argument.
 ///
 /// Formats (DESIGN.md section 3):
 ///  - edge list: one edge a line, `u v [sigma_e]`, integer node ids from 0, `#` starts a comment, blank
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,17 +50,71 @@ DUALGIBBS_EXPORT std::vector<double> read_node_file(std::istream& in, Index num_
 DUALGIBBS_EXPORT LoadedGraph read_matrix_market(std::istream& in, const std::string& source = "matrix market",
                                                 const ReadLimits& limits = {});
 
-/// Builds a graph from a spec: `torus:N`, `torus:NxM`, `grid:NxM`, `path:N`, `cycle:N`, `complete:N`,
-/// `bipartite:N1,N2`, `star:N`, `kregular:N,K[,SEED]`, `ws:N,K,P[,SEED]`, `er:N,P[,SEED]`, `ba:N,M[,SEED]`,
-/// `hypercube:D`, `file:PATH` (Matrix Market if PATH ends in `.mtx` or the file starts with the
-/// `%%MatrixMarket` banner, an edge list otherwise). `default_seed` is
-/// used by random families given without a seed.
-/// \throws std::invalid_argument for unknown families, malformed numbers, sizes over the limits, unreadable files.
+/// The graph families a spec can name.
+enum class GraphFamily {
+  Torus,
+  Grid,
+  Path,
+  Cycle,
+  Complete,
+  Bipartite,
+  Star,
+  KRegular,
+  WattsStrogatz,
+  ErdosRenyi,
+  BarabasiAlbert,
+  Hypercube,
+  File
+};
+
+/// The spec's name of a family: "torus", "grid", "path", "cycle", "complete", "bipartite", "star", "kregular",
+/// "ws", "er", "ba", "hypercube", "file".
+DUALGIBBS_EXPORT const char* to_string(GraphFamily family) noexcept;
+
+/// A parsed graph spec: the family and its arguments, checked against the limits (parse_graph_spec()); the one
+/// place that reads spec text. What the family's generator itself rejects (a torus side below 3, k >= n, ...)
+/// is left to load_graph(), which reports it as the generator does.
+struct GraphSpec {
+  GraphFamily family = GraphFamily::Torus;
+  /// The integer arguments, in the spec's order: torus and grid {rows, cols} (`torus:N` gives {N, N}); path,
+  /// cycle, complete and star {n}; bipartite {n1, n2}; kregular {n, k}; ws {n, k}; er {n}; ba {n, m};
+  /// hypercube {d}; file {}.
+  std::vector<Index> sizes;
+  /// The probability P of ws and er (NaN for the other families).
+  double probability = std::numeric_limits<double>::quiet_NaN();
+  /// The SEED of kregular, ws, er and ba if the spec gives one (load_graph() uses its default_seed otherwise).
+  std::optional<std::uint64_t> seed;
+  /// The PATH of `file:PATH`.
+  std::string path;
+  /// The spec as written (for messages and records).
+  std::string text;
+};
+
+/// Parses a spec: `torus:N`, `torus:NxM`, `grid:NxM`, `path:N`, `cycle:N`, `complete:N`, `bipartite:N1,N2`,
+/// `star:N`, `kregular:N,K[,SEED]`, `ws:N,K,P[,SEED]`, `er:N,P[,SEED]`, `ba:N,M[,SEED]`, `hypercube:D`,
+/// `file:PATH`. Node and edge counts are checked against `limits` and the 32-bit index here, before anything
+/// is allocated; the file is not opened.
+/// \throws std::invalid_argument for unknown families, a wrong number of arguments, malformed numbers, sizes
+///         out of range or over the limits (the message names the spec).
+DUALGIBBS_EXPORT GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits = {});
+
+/// Builds the graph of a parsed spec; `file:PATH` is a Matrix Market file if PATH ends in `.mtx` or the file
+/// starts with the `%%MatrixMarket` banner, an edge list otherwise. `default_seed` is used by random
+/// families given without a seed.
+/// \throws std::invalid_argument for sizes the family's generator rejects, unreadable or malformed files and
+///         files over the limits.
+DUALGIBBS_EXPORT LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed = 1,
+                                        const ReadLimits& limits = {});
+/// load_graph(parse_graph_spec(spec, limits), default_seed, limits).
 DUALGIBBS_EXPORT LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed = 1,
                                         const ReadLimits& limits = {});
 
-/// Builds a model from a spec and parameters: `s` for every node without a value in `node_file`
+/// Builds a model from a parsed spec and parameters: `s` for every node without a value in `node_file`
 /// (if given), `sigma` for every edge without its own value in the edge list.
+DUALGIBBS_EXPORT Model load_model(const GraphSpec& spec, double s, double sigma,
+                                  const std::optional<std::string>& node_file = std::nullopt,
+                                  std::uint64_t default_seed = 1, const ReadLimits& limits = {});
+/// load_model(parse_graph_spec(spec, limits), ...).
 DUALGIBBS_EXPORT Model load_model(const std::string& spec, double s, double sigma,
                                   const std::optional<std::string>& node_file = std::nullopt,
                                   std::uint64_t default_seed = 1, const ReadLimits& limits = {});

@@ -11,7 +11,7 @@
 /// dualgibbs::Model m(dualgibbs::make_torus(100, 100), 1.0, 0.25);
 /// dualgibbs::CholeskyFactor f(m.primal_precision());
 /// Eigen::VectorXd var = f.marginal_variances();           // diag(Q^-1), all 10^4 nodes
-/// double nu = dualgibbs::torus_marginal_variance(100, 100, 1.0, 0.25);   // every var[v] equals nu
+/// // every var[v] equals dualgibbs::torus_marginal_variance(100, 100, 1.0, 0.25) (closed_forms.hpp)
 /// \endcode
 
 #include <dualgibbs/export.hpp>
@@ -157,12 +157,6 @@ DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& mo
 /// (sum over the edges e, f at v of B_ve B_vf R^-1_ef; such pairs are in the pattern of R). Length |V|;
 /// zero for isolated nodes.
 DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering ordering = Ordering::Amd);
-
-/// The marginal variance shared by every node of the homogeneous rows x cols torus [eq:torus_true_var]:
-/// nu = (1 / (rows cols)) sum_{a,b} (1/s^2 + lambda_ab / sigma^2)^-1 with
-/// lambda_ab = 4 - 2 cos(2 pi a / rows) - 2 cos(2 pi b / cols) [eq:torus_true_var2] (the paper's n x n case
-/// for rows = cols). O(rows cols). \throws std::invalid_argument unless rows, cols >= 3 and s, sigma are valid.
-DUALGIBBS_EXPORT double torus_marginal_variance(Index rows, Index cols, double s, double sigma);
 
 /// Differential entropies of the model next to the bounds of appendix B (in nats).
 ///  - H(X) = |V|/2 ln(2 pi e) - 1/2 log det Q; Hadamard's inequality [eq:ExactdetCovUpperBounds] gives

@@ -1,7 +1,7 @@
 #pragma once
 /// \file spectral.hpp
-/// Spectra of the graph and of the Gibbs iteration matrices, the random-sweep convergence rates, and the
-/// paper's closed forms next to them (paper, Sections IV-A and VI, Table I, Appendix A).
+/// Spectra of the graph and of the Gibbs iteration matrices and the random-sweep convergence rates (paper,
+/// Sections IV-A and VI); the paper's closed forms for them are in closed_forms.hpp.
 ///
 /// Three eigenvalue problems, each solved by one of three methods (SpectralMethod):
 ///
@@ -129,15 +129,6 @@ DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const 
 DUALGIBBS_EXPORT double lambda_max_A(const Model& model, Domain domain);
 DUALGIBBS_EXPORT double lambda_max_A(const Model& model, Domain domain, const SpectralOptions& options);
 
-/// Rate of the random-sweep Gibbs sampler with n coordinates: ((n - 1 + lambda) / n)^n
-/// [eqn:primalrate, eqn:dualrate], computed as exp(n log1p((lambda - 1) / n)) so that it stays accurate when
-/// n is large and lambda close to 1.
-/// \throws std::invalid_argument unless n >= 1 is finite and 1 - n <= lambda <= 1.
-DUALGIBBS_EXPORT double random_sweep_rate(double lambda_max_A, double n);
-/// The limit of random_sweep_rate as n -> infinity: exp(lambda - 1).
-/// \throws std::invalid_argument unless lambda is finite and <= 1.
-DUALGIBBS_EXPORT double random_sweep_rate_asymptotic(double lambda_max_A);
-
 /// Spectra and rates of a model, as printed by `dualgibbs info`.
 struct Rates {
   static constexpr double kNotComputed = std::numeric_limits<double>::quiet_NaN();
@@ -168,66 +159,5 @@ struct Rates {
 /// \throws EigensolverError if an iterative solve does not converge.
 DUALGIBBS_EXPORT Rates convergence_rates(const Model& model);
 DUALGIBBS_EXPORT Rates convergence_rates(const Model& model, const SpectralOptions& options);
-
-/// \name Closed forms of the paper for homogeneous models (s, sigma: standard deviations)
-/// Each throws std::invalid_argument for a non-finite or non-positive s or sigma, a count below 1, a degree
-/// below 0, or a negative lambda_2 (lambda_2 = 0, a disconnected graph, reduces Prop. 5 to Prop. 4).
-/// @{
-
-/// Prop. 1: lambda_max(A) of the primal of a k-regular model, k s^2 / (sigma^2 + k s^2) [eqn:primalrateHomogen].
-DUALGIBBS_EXPORT double prop1_primal_lambda_max_A(Index k, double s, double sigma);
-/// Prop. 1: r_p = (1 - sigma^2 / (sigma^2 + k s^2) / |V|)^|V|.
-DUALGIBBS_EXPORT double prop1_primal_rate(Index k, double s, double sigma, double num_nodes);
-/// Prop. 1: exp(-sigma^2 / (sigma^2 + k s^2)) [eqn:primalrate3].
-DUALGIBBS_EXPORT double prop1_primal_rate_asymptotic(Index k, double s, double sigma);
-/// Prop. 4: lambda_max(A) of the dual of a model with cycles, 2 s^2 / (sigma^2 + 2 s^2) [eqn:primalrateHomogenD].
-DUALGIBBS_EXPORT double prop4_dual_lambda_max_A(double s, double sigma);
-/// Prop. 4: r_d = (1 - sigma^2 / (sigma^2 + 2 s^2) / |E|)^|E| [eqn:dualrate2].
-DUALGIBBS_EXPORT double prop4_dual_rate(double s, double sigma, double num_edges);
-/// Prop. 4: exp(-sigma^2 / (sigma^2 + 2 s^2)) [eqn:dualrate3].
-DUALGIBBS_EXPORT double prop4_dual_rate_asymptotic(double s, double sigma);
-/// Prop. 5: mu_2 = s^2 (2 - lambda_2) / (sigma^2 + 2 s^2), the largest eigenvalue of the dual A on the cut space.
-DUALGIBBS_EXPORT double prop5_cut_space_lambda_max_A(double lambda2, double s, double sigma);
-/// Prop. 5: r_d^eff = (1 - (sigma^2 + s^2 lambda_2) / (sigma^2 + 2 s^2) / |E|)^|E| [eqn:effectiverate1].
-DUALGIBBS_EXPORT double prop5_effective_dual_rate(double lambda2, double s, double sigma, double num_edges);
-/// Prop. 5: exp(-(sigma^2 + s^2 lambda_2) / (sigma^2 + 2 s^2)) [eq:r_eff_final].
-DUALGIBBS_EXPORT double prop5_effective_dual_rate_asymptotic(double lambda2, double s, double sigma);
-/// Appendix A, star with |E| leaves: primal lambda_max(A) = s^2 sqrt(|E| / ((sigma^2 + s^2)(sigma^2 + |E| s^2))).
-DUALGIBBS_EXPORT double star_primal_lambda_max_A(Index num_edges, double s, double sigma);
-/// Appendix A: the primal rate of the star, random_sweep_rate(star_primal_lambda_max_A, |E| + 1).
-DUALGIBBS_EXPORT double star_primal_rate(Index num_edges, double s, double sigma);
-/// Appendix A: exp(s / sqrt(sigma^2 + s^2) - 1) [eqn:starrateAsy].
-DUALGIBBS_EXPORT double star_primal_rate_asymptotic(double s, double sigma);
-/// Appendix A: dual lambda_max(A) of the star with |E| >= 2 leaves, s^2 / (sigma^2 + 2 s^2). (For |E| = 1 the
-/// dual has one coordinate and A = 0, which the appendix's eigenvalue count excludes: this throws.)
-DUALGIBBS_EXPORT double star_dual_lambda_max_A(Index num_edges, double s, double sigma);
-/// Appendix A: r_d = (1 - (sigma^2 + s^2) / (sigma^2 + 2 s^2) / |E|)^|E| [eqn:dualrate5], |E| >= 2.
-DUALGIBBS_EXPORT double star_dual_rate(double s, double sigma, double num_edges);
-/// Appendix A: exp(-(sigma^2 + s^2) / (sigma^2 + 2 s^2)) [eqn:dualrate6].
-DUALGIBBS_EXPORT double star_dual_rate_asymptotic(double s, double sigma);
-/// @}
-
-/// \name lambda_2(L) of graph families (Table I and the standard spectra of the other generators)
-/// Each throws std::invalid_argument for sizes outside the family (as the generators do).
-/// @{
-/// Complete graph K_n (n >= 2): n.
-DUALGIBBS_EXPORT double lambda2_complete(Index n);
-/// Complete bipartite K_{n1,n2} (n1, n2 >= 1): min(n1, n2), or 2 for K_{1,1}; Table I: K_{n,n} gives n.
-DUALGIBBS_EXPORT double lambda2_complete_bipartite(Index n1, Index n2);
-/// rows x cols torus (sides >= 3): 4 sin^2(pi / max(rows, cols)); Table I: 4 sin^2(pi / n) for n x n.
-DUALGIBBS_EXPORT double lambda2_torus(Index rows, Index cols);
-/// Random k-regular graph, |V| -> infinity (Friedman): k - 2 sqrt(k - 1), k >= 3. Asymptotic only.
-DUALGIBBS_EXPORT double lambda2_random_regular_asymptotic(Index k);
-/// Star S_n with n nodes in all (n >= 2): 1, or 2 for the single edge S_2.
-DUALGIBBS_EXPORT double lambda2_star(Index n);
-/// Path of n >= 2 nodes: 4 sin^2(pi / (2 n)).
-DUALGIBBS_EXPORT double lambda2_path(Index n);
-/// Cycle of n >= 3 nodes: 4 sin^2(pi / n).
-DUALGIBBS_EXPORT double lambda2_cycle(Index n);
-/// rows x cols open grid with at least 2 nodes: 4 sin^2(pi / (2 max(rows, cols))).
-DUALGIBBS_EXPORT double lambda2_grid(Index rows, Index cols);
-/// d-dimensional hypercube, d >= 1: 2.
-DUALGIBBS_EXPORT double lambda2_hypercube(int d);
-/// @}
 
 }  // namespace dualgibbs
