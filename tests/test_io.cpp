@@ -322,6 +322,87 @@ BOOST_AUTO_TEST_CASE(rejects_sizes_over_the_limits_before_allocating) {
   BOOST_CHECK_EXCEPTION(load_graph("complete:50", 1, small), std::invalid_argument, message_has({"asks for about 1225 edges, over the limit of 1000"}));
 }
 
+// The parsed form of every family: parse_graph_spec() is the only reader of spec text; load_graph(GraphSpec)
+// builds what load_graph(text) builds.
+BOOST_AUTO_TEST_CASE(parse_graph_spec_gives_family_and_arguments) {
+  const GraphSpec t = parse_graph_spec("torus:30");
+  BOOST_TEST((t.family == GraphFamily::Torus));
+  BOOST_TEST((t.sizes == std::vector<Index>{30, 30}));
+  BOOST_TEST(t.text == "torus:30");
+  BOOST_TEST(!t.seed.has_value());
+  BOOST_TEST(std::isnan(t.probability));
+  BOOST_TEST((parse_graph_spec("torus:4x5").sizes == std::vector<Index>{4, 5}));
+  BOOST_TEST((parse_graph_spec("grid:3").sizes == std::vector<Index>{3, 3}));
+  BOOST_TEST((parse_graph_spec("star:20").family == GraphFamily::Star));
+  BOOST_TEST((parse_graph_spec("star:20").sizes == std::vector<Index>{20}));
+  BOOST_TEST((parse_graph_spec("bipartite:3,5").sizes == std::vector<Index>{3, 5}));
+  BOOST_TEST((parse_graph_spec("hypercube:4").sizes == std::vector<Index>{4}));
+  const GraphSpec k = parse_graph_spec("kregular:40,4,7");
+  BOOST_TEST((k.family == GraphFamily::KRegular));
+  BOOST_TEST((k.sizes == std::vector<Index>{40, 4}));
+  BOOST_TEST(k.seed.value() == 7u);
+  BOOST_TEST(!parse_graph_spec("kregular:40,4").seed.has_value());
+  const GraphSpec w = parse_graph_spec("ws:30,4,0.25");
+  BOOST_TEST((w.family == GraphFamily::WattsStrogatz));
+  BOOST_TEST((w.sizes == std::vector<Index>{30, 4}));
+  BOOST_TEST(w.probability == 0.25);
+  const GraphSpec e = parse_graph_spec("er:12,0.3,5");
+  BOOST_TEST((e.sizes == std::vector<Index>{12}));
+  BOOST_TEST(e.probability == 0.3);
+  BOOST_TEST(e.seed.value() == 5u);
+  BOOST_TEST((parse_graph_spec("ba:12,2").sizes == std::vector<Index>{12, 2}));
+  const GraphSpec f = parse_graph_spec("file:/no/such/file.txt");  // parsing does not open the file
+  BOOST_TEST((f.family == GraphFamily::File));
+  BOOST_TEST(f.path == "/no/such/file.txt");
+  BOOST_TEST(f.sizes.empty());
+  // to_string(GraphFamily) gives the spec's own name back.
+  for (const char* text : {"torus:4", "grid:3", "path:5", "cycle:5", "complete:5", "bipartite:2,3", "star:5",
+                           "kregular:10,3", "ws:12,4,0.25", "er:12,0.3", "ba:12,2", "hypercube:3", "file:x"}) {
+    const std::string t = text;
+    BOOST_TEST(to_string(parse_graph_spec(t).family) == t.substr(0, t.find(':')));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(load_graph_builds_from_a_parsed_spec) {
+  for (const char* text : {"torus:4x5", "grid:3x4", "path:5", "cycle:5", "complete:5", "bipartite:2,3", "star:5",
+                           "hypercube:3", "kregular:10,3", "ws:12,4,0.25,9", "er:12,0.3", "ba:12,2,5"})
+    BOOST_TEST(same_edges(load_graph(parse_graph_spec(text), 42).graph, load_graph(text, 42).graph), text);
+  // A parsed spec's seed wins over the default; without one the default is used.
+  BOOST_TEST(same_edges(load_graph(parse_graph_spec("kregular:10,3,7"), 42).graph, make_random_regular(10, 3, 7)));
+  BOOST_TEST(same_edges(load_graph(parse_graph_spec("kregular:10,3"), 42).graph, make_random_regular(10, 3, 42)));
+  // What the generator rejects is reported when building, as before.
+  BOOST_CHECK_EXCEPTION(load_graph(parse_graph_spec("torus:2")), std::invalid_argument,
+                        message_has({"torus: sides must be at least 3"}));
+  // A hand-made spec with the wrong number of sizes.
+  GraphSpec bad;
+  bad.family = GraphFamily::Bipartite;
+  bad.sizes = {3};
+  BOOST_CHECK_EXCEPTION(load_graph(bad), std::invalid_argument, message_has({"GraphSpec: bipartite takes 2 sizes, got 1"}));
+  // The model from a parsed spec equals the model from its text.
+  const Model a = load_model(parse_graph_spec("torus:4"), 1.5, 0.5), b = load_model("torus:4", 1.5, 0.5);
+  BOOST_TEST(a.summary() == b.summary());
+}
+
+BOOST_AUTO_TEST_CASE(parse_graph_spec_rejects_what_load_graph_rejects) {
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("moebius:5"), std::invalid_argument,
+                        message_has({"graph spec 'moebius:5'", "unknown graph family 'moebius'"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus"), std::invalid_argument, message_has({"FAMILY:ARGS"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:4x5x6"), std::invalid_argument, message_has({"expected torus:N or torus:NxM"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:-4"), std::invalid_argument, message_has({"side = -4 is out of range"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("kregular:10,3,-1"), std::invalid_argument,
+                        message_has({"seed '-1' is not a non-negative integer"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("ws:10,4,x"), std::invalid_argument, message_has({"P 'x' is not a number"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("er:10,1.5"), std::invalid_argument, message_has({"probability P must be in [0, 1]"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("hypercube:40"), std::invalid_argument, message_has({"not in 0..26"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("file:"), std::invalid_argument, message_has({"no path after 'file:'"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:100000"), std::invalid_argument,
+                        message_has({"asks for 10000000000 nodes, over the limit of 100000000"}));
+  ReadLimits small;
+  small.max_nodes = 100;
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:20", small), std::invalid_argument,
+                        message_has({"asks for 400 nodes, over the limit of 100"}));
+}
+
 BOOST_AUTO_TEST_CASE(rejects_missing_files) {
   BOOST_CHECK_EXCEPTION(load_graph("file:"), std::invalid_argument, message_has({"no path after 'file:'"}));
   BOOST_CHECK_EXCEPTION(load_graph("file:/nonexistent/graph.txt"), std::invalid_argument,

@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>

@@ -5,6 +5,7 @@
 
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
 #include <Eigen/Dense>

@@ -7,6 +7,7 @@
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
 #include <cmath>

@@ -8,6 +8,7 @@
 // core/: ids and the one source of random numbers
 #include <dualgibbs/core/index.hpp>
 #include <dualgibbs/core/memory.hpp>
+#include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/core/random.hpp>
 // model/: graphs, generators, readers, the thin-membrane model (B, L, Q, R)
 #include <dualgibbs/model/generators.hpp>
@@ -18,7 +19,8 @@
 #include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/sampling/kernels.hpp>
 #include <dualgibbs/sampling/sampler.hpp>
-// truth/: exact solves and selected inversion (CHOLMOD), spectra and rates (Spectra)
+// truth/: exact solves and selected inversion (CHOLMOD), spectra and rates (Spectra), the paper's closed forms
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 // estimation/: moments, Woodbury, split-half errors, fits

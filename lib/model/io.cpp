@@ -439,25 +439,19 @@ GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits) {
       break;
     }
     case GraphFamily::KRegular:
+    case GraphFamily::WattsStrogatz:
     case GraphFamily::BarabasiAlbert: {
-      const bool kreg = out.family == GraphFamily::KRegular;
-      nargs(2, 3, kreg ? "kregular:N,K[,SEED]" : "ba:N,M[,SEED]");
-      const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], kreg ? "K" : "M");
-      check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / (kreg ? 2 : 1),
+      // N, a degree (K; ba's M edges per new node), ws's P, an optional seed.
+      const bool ws = out.family == GraphFamily::WattsStrogatz, ba = out.family == GraphFamily::BarabasiAlbert;
+      nargs(ws ? 3 : 2, ws ? 4 : 3, ws ? "ws:N,K,P[,SEED]" : ba ? "ba:N,M[,SEED]" : "kregular:N,K[,SEED]");
+      const char* degree = ba ? "M" : "K";
+      const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], degree);
+      if (ws) out.probability = spec_double(spec, a[2], "P");
+      check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / (ba ? 1 : 2),
                  limits);
-      seed_at(2);
+      seed_at(ws ? 3 : 2);
       size(n, "N");
-      size(k, kreg ? "K" : "M");
-      break;
-    }
-    case GraphFamily::WattsStrogatz: {
-      nargs(3, 4, "ws:N,K,P[,SEED]");
-      const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], "K");
-      out.probability = spec_double(spec, a[2], "P");
-      check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / 2, limits);
-      seed_at(3);
-      size(n, "N");
-      size(k, "K");
+      size(k, degree);
       break;
     }
     case GraphFamily::ErdosRenyi: {

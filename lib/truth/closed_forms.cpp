@@ -59,17 +59,30 @@ bool spec_describes(const GraphSpec& spec, const Graph& g) {
       nodes = at(0) * at(1);
       edges = at(0) * (at(1) - 1) + at(1) * (at(0) - 1);
       break;
-    case GraphFamily::Path: nodes = at(0), edges = at(0) - 1; break;
-    case GraphFamily::Cycle: nodes = at(0), edges = at(0); break;
-    case GraphFamily::Complete: nodes = at(0), edges = at(0) * (at(0) - 1) / 2; break;
-    case GraphFamily::Star: nodes = at(0), edges = at(0) - 1; break;
-    case GraphFamily::Bipartite: nodes = at(0) + at(1), edges = at(0) * at(1); break;
-    case GraphFamily::KRegular: nodes = at(0), edges = at(0) * at(1) / 2; break;
+    case GraphFamily::Path:
+      nodes = at(0), edges = at(0) - 1;
+      break;
+    case GraphFamily::Cycle:
+      nodes = at(0), edges = at(0);
+      break;
+    case GraphFamily::Complete:
+      nodes = at(0), edges = at(0) * (at(0) - 1) / 2;
+      break;
+    case GraphFamily::Star:
+      nodes = at(0), edges = at(0) - 1;
+      break;
+    case GraphFamily::Bipartite:
+      nodes = at(0) + at(1), edges = at(0) * at(1);
+      break;
+    case GraphFamily::KRegular:
+      nodes = at(0), edges = at(0) * at(1) / 2;
+      break;
     case GraphFamily::Hypercube:
       nodes = std::ldexp(1.0, static_cast<int>(a.at(0)));
       edges = at(0) * nodes / 2;
       break;
-    default: return false;
+    default:
+      return false;
   }
   return nodes == g.num_nodes() && edges == g.num_edges();
 }
@@ -80,19 +93,25 @@ std::optional<ClosedForm> family_lambda2(const GraphSpec& spec) {
   switch (spec.family) {
     case GraphFamily::Torus:
       return ClosedForm{lambda2_torus(a.at(0), a.at(1)), "Table I: n x n torus, 4 sin^2(pi/n) (n = the longer side)"};
-    case GraphFamily::Complete: return ClosedForm{lambda2_complete(a.at(0)), "Table I: complete graph, |V|"};
+    case GraphFamily::Complete:
+      return ClosedForm{lambda2_complete(a.at(0)), "Table I: complete graph, |V|"};
     case GraphFamily::Bipartite:
       return ClosedForm{lambda2_complete_bipartite(a.at(0), a.at(1)), "Table I: K_{n,n}, n (K_{n1,n2}: min(n1, n2))"};
-    case GraphFamily::Star: return ClosedForm{lambda2_star(a.at(0)), "Table I: star, 1"};
+    case GraphFamily::Star:
+      return ClosedForm{lambda2_star(a.at(0)), "Table I: star, 1"};
     case GraphFamily::KRegular:
       return ClosedForm{lambda2_random_regular_asymptotic(a.at(1)),
                         "Table I: random k-regular, k - 2 sqrt(k - 1) (limit |V| -> infinity)"};
-    case GraphFamily::Path: return ClosedForm{lambda2_path(a.at(0)), "path: 4 sin^2(pi/(2n))"};
-    case GraphFamily::Cycle: return ClosedForm{lambda2_cycle(a.at(0)), "cycle: 4 sin^2(pi/n)"};
+    case GraphFamily::Path:
+      return ClosedForm{lambda2_path(a.at(0)), "path: 4 sin^2(pi/(2n))"};
+    case GraphFamily::Cycle:
+      return ClosedForm{lambda2_cycle(a.at(0)), "cycle: 4 sin^2(pi/n)"};
     case GraphFamily::Grid:
       return ClosedForm{lambda2_grid(a.at(0), a.at(1)), "grid: 4 sin^2(pi/(2n)) (n = the longer side)"};
-    case GraphFamily::Hypercube: return ClosedForm{lambda2_hypercube(static_cast<int>(a.at(0))), "hypercube: 2"};
-    default: return std::nullopt;
+    case GraphFamily::Hypercube:
+      return ClosedForm{lambda2_hypercube(static_cast<int>(a.at(0))), "hypercube: 2"};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -125,8 +144,7 @@ ClosedForms choose(const GraphSpec* spec, const Model& m, double lambda2_given) 
         ClosedForm{prop1_primal_rate_asymptotic(k, s, sigma), src + ": exp(-sigma^2/(sigma^2 + k s^2))"};
   } else if (is_star(g)) {
     const double lambda = star_primal_lambda_max_A(g.num_edges(), s, sigma);
-    t.lambda_max_A_primal =
-        ClosedForm{lambda, "Appendix A, star: s^2 sqrt(|E|/((sigma^2 + s^2)(sigma^2 + |E| s^2)))"};
+    t.lambda_max_A_primal = ClosedForm{lambda, "Appendix A, star: s^2 sqrt(|E|/((sigma^2 + s^2)(sigma^2 + |E| s^2)))"};
     t.rate_primal = ClosedForm{star_primal_rate(g.num_edges(), s, sigma), "Appendix A, star"};
     // exp(lambda - 1) with this star's lambda, comparable with the computed column; the paper's limit
     // [eqn:starrateAsy] also lets lambda_max(A) grow with the star.
@@ -177,9 +195,11 @@ ClosedForms closed_forms(const Model& model, double lambda2_L) { return choose(n
 
 double random_sweep_rate(double lambda, double n) {
   if (!std::isfinite(n) || !(n >= 1.0))
-    throw std::invalid_argument("random_sweep_rate: n = " + number_text(n) + " coordinates must be finite and at least 1");
+    throw std::invalid_argument("random_sweep_rate: n = " + number_text(n) +
+                                " coordinates must be finite and at least 1");
   if (!std::isfinite(lambda) || lambda > 1.0 || lambda < 1.0 - n)
-    throw std::invalid_argument("random_sweep_rate: lambda_max(A) = " + number_text(lambda) + " must lie in [1 - n, 1]");
+    throw std::invalid_argument("random_sweep_rate: lambda_max(A) = " + number_text(lambda) +
+                                " must lie in [1 - n, 1]");
   // [eqn:primalrate] ((n - 1 + lambda)/n)^n = (1 + (lambda - 1)/n)^n.
   return std::exp(n * std::log1p((lambda - 1.0) / n));
 }
