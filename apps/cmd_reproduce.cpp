@@ -26,9 +26,14 @@ struct ReproduceOptions {
 };
 
 std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
-  std::string names;
-  for (const auto& n : experiment_names()) names += (names.empty() ? "" : ", ") + n;
+  // The list, the help and the dispatch all come from the figure table (experiments.hpp).
+  std::string names, table;
+  for (const Figure& f : figures()) {
+    names += (names.empty() ? "" : ", ") + f.name;
+    table += "\n  " + f.name + std::string(f.name.size() < 7 ? 7 - f.name.size() : 1, ' ') + f.description;
+  }
   app.description("reproduce a figure of the paper's Section VII: " + names + ", or all");
+  app.footer("figures:" + table + "\n  all    every figure above, in this order");
   static ReproduceOptions o;
   app.add_option("figure", o.figure, "figure to reproduce: " + names + " or all")->required();
   app.add_flag("--quick", o.quick, "reduced run (fewer chains, sweeps and graphs) for previews and tests");
@@ -39,19 +44,19 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
   app.add_flag("--no-plot", o.no_plot, "write CSV and JSON only");
   app.add_flag("--json", o.json, "print the JSON sidecar(s) on stdout instead of the text report");
   return [&common]() {
-    std::vector<std::string> figures;
+    std::vector<const Figure*> chosen;
     if (o.figure == "all") {
-      figures = experiment_names();
+      for (const Figure& f : figures()) chosen.push_back(&f);
     } else {
-      experiment_description(o.figure);  // throws std::invalid_argument naming the known figures
-      figures = {o.figure};
+      chosen = {&find_figure(o.figure)};  // throws std::invalid_argument naming the known figures
     }
     if (o.chains > 0 && o.chains < kMinSplitHalfChains)
       throw std::invalid_argument("reproduce: --chains must be at least " + std::to_string(kMinSplitHalfChains) +
                                   " (two halves of three chains), got " + std::to_string(o.chains));
     prepare_output_directory(o.out);  // a bad --out fails now, not after the run
     int status = 0;
-    for (const auto& fig : figures) {
+    for (const Figure* figure : chosen) {
+      const std::string& fig = figure->name;
       ExperimentOptions eo;
       eo.quick = o.quick;
       eo.seed = common.seed;
@@ -62,7 +67,7 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
       eo.progress = progress.callback();
       if (!common.quiet && !o.json) std::cerr << "dualgibbs reproduce " << fig << (o.quick ? " (quick)" : "") << "\n";
       const auto t0 = std::chrono::steady_clock::now();
-      const ExperimentResult r = run_experiment(fig, eo);
+      const ExperimentResult r = figure->run(eo);
       progress.finish();
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::string cmd = "dualgibbs reproduce " + fig + (o.quick ? " --quick" : "") + " --out " + o.out +

@@ -47,6 +47,18 @@ if cmp -s <(cut -d, -f1-5,8- "$tmp/t1/fig6.csv") <(cut -d, -f1-5,8- "$tmp/t2/fig
 else bad "fig6.csv differs between --threads 1 and 2 (timings excluded)"; fi
 grep -q '"used": 2' "$tmp/t2/fig6.json" && ok || bad "fig6.json does not record 2 threads used"
 
+# The figure table: every figure `reproduce --help` lists runs (quick, no plot), and the list is the one of
+# the error for an unknown figure.
+listed=$("$exe" reproduce --help | sed -n '/^figures:/,$p' | awk 'NR > 1 && $1 != "all" {print $1}')
+[ "$(echo $listed)" = "fig5 fig6 fig7 fig8 fig9 fig10 fig11 rates" ] && ok || bad "reproduce --help lists: $(echo $listed)"
+for fig in $listed; do
+  "$exe" --quiet reproduce "$fig" --quick --no-plot --out "$tmp/list" >/dev/null 2>"$tmp/err" && [ -s "$tmp/list/$fig.csv" ] \
+    && ok || bad "reproduce $fig (listed by --help) failed: $(head -c 300 "$tmp/err")"
+done
+"$exe" reproduce fig12 --out "$tmp/c" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "(known: $(echo $listed | sed 's/ /, /g'))" "$tmp/err" && ok \
+  || bad "reproduce fig12 -> exit $rc, stderr: $(head -c 300 "$tmp/err")"
+
 # Bad input.
 expect_error() {
   local pattern="$1"; shift

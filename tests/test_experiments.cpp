@@ -93,6 +93,27 @@ BOOST_AUTO_TEST_CASE(unknown_experiment_is_rejected_with_the_list) {
   BOOST_CHECK_THROW(experiment_description("nope"), std::invalid_argument);
 }
 
+// The figure table is the one list: names, descriptions and run functions, in the paper's order, and the
+// name-based entry points read it.
+BOOST_AUTO_TEST_CASE(figure_table_drives_names_descriptions_and_dispatch) {
+  const std::vector<std::string> expected{"fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "rates"};
+  BOOST_TEST(experiment_names() == expected, boost::test_tools::per_element());
+  BOOST_TEST_REQUIRE(figures().size() == expected.size());
+  for (const Figure& f : figures()) {
+    BOOST_TEST_CONTEXT(f.name) {
+      BOOST_TEST(!f.description.empty());
+      BOOST_TEST(f.run != nullptr);
+      BOOST_TEST(&find_figure(f.name) == &f);
+      BOOST_TEST(experiment_description(f.name) == f.description);
+    }
+  }
+  BOOST_TEST((find_figure("fig6").run == &run_fig6));
+  BOOST_TEST((find_figure("rates").run == &run_rates));
+  BOOST_CHECK_EXCEPTION(find_figure("fig12"), std::invalid_argument,
+                        testing::message_has({"unknown experiment 'fig12' (known: fig5, fig6, fig7, fig8, fig9, fig10, "
+                                              "fig11, rates)"}));
+}
+
 BOOST_AUTO_TEST_CASE(measure_convergence_rejects_bad_settings) {
   const Model m(make_cycle(5), 1.0, 0.5);
   ConvergenceSettings cs;

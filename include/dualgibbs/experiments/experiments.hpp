@@ -126,9 +126,23 @@ struct ExperimentOptions {
   ProgressFn progress;       ///< may be empty
 };
 
-/// Names accepted by run_experiment(), in the paper's order: fig5, fig6, fig7, fig8, fig9, fig10, fig11, rates.
+/// One entry of the figure table: a name, one line saying what it reproduces, and the function that runs it.
+struct Figure {
+  std::string name;         ///< "fig6"
+  std::string description;  ///< one line: what it reproduces
+  ExperimentResult (*run)(const ExperimentOptions& options) = nullptr;
+};
+
+/// The figure table, in the paper's order (fig5, fig6, fig7, fig8, fig9, fig10, fig11, rates): the one list
+/// from which experiment_names(), experiment_description(), run_experiment() and `dualgibbs reproduce` (its
+/// list, help and dispatch) come. Adding a figure means adding its run function and one entry here.
+DUALGIBBS_EXPORT const std::vector<Figure>& figures();
+/// The entry named `name`. \throws std::invalid_argument for an unknown name, listing the known ones.
+DUALGIBBS_EXPORT const Figure& find_figure(const std::string& name);
+
+/// The names of figures(), in its order.
 DUALGIBBS_EXPORT std::vector<std::string> experiment_names();
-/// One line per experiment: what it reproduces. \throws std::invalid_argument for an unknown name.
+/// find_figure(name).description. \throws std::invalid_argument for an unknown name.
 DUALGIBBS_EXPORT std::string experiment_description(const std::string& name);
 /// Runs the named experiment. \throws std::invalid_argument for an unknown name (listing the known ones)
 /// or bad options (every run_figN() checks its options the same way).

@@ -6,7 +6,11 @@
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
-#include "experiments/experiments_internal.hpp"
+#include <dualgibbs/core/number_text.hpp>
+
+#include "experiments/figure_support.hpp"
+#include "experiments/fits.hpp"
+#include "experiments/seeds.hpp"
 
 #include <Eigen/Core>
 
@@ -23,103 +27,20 @@ namespace dualgibbs {
 
 namespace {
 
+using detail::add_model_parameters;
+using detail::add_run_timings;
+using detail::add_settings_parameters;
 using detail::derive_seed;
-using detail::num;
+using detail::finish;
+using detail::mean_decay;
+using detail::note_missing_fits;
+using detail::only;
+using detail::pick;
+using detail::settings_for;
+using detail::single_model_convergence;
+using detail::start_figure;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::size_t pick(std::size_t override_value, bool quick, std::size_t quick_value, std::size_t full_value) {
-  if (override_value > 0) return override_value;
-  return quick ? quick_value : full_value;
-}
-
-void add_common_parameters(ExperimentResult& r, const ExperimentOptions& opt) {
-  r.parameters.emplace_back("quick", opt.quick ? "true" : "false");
-  r.parameters.emplace_back("seed", std::to_string(opt.seed));
-  r.parameters.emplace_back("threads_requested", std::to_string(opt.threads));
-  r.parameters.emplace_back("lockstep", "1");
-}
-
-void add_settings_parameters(ExperimentResult& r, const ConvergenceSettings& cs) {
-  r.parameters.emplace_back("chains", std::to_string(cs.chains));
-  r.parameters.emplace_back("sweeps", std::to_string(cs.sweeps));
-  r.parameters.emplace_back("checkpoint_every", std::to_string(cs.checkpoint_every));
-  r.parameters.emplace_back("scan", to_string(cs.scan));
-  r.parameters.emplace_back("init", to_string(cs.init));
-  r.parameters.emplace_back("init_value", num(cs.init_value));
-  if (cs.init == InitialState::Random) r.parameters.emplace_back("init_scale", num(cs.init_scale));
-  r.parameters.emplace_back("jackknife_groups_per_half", std::to_string(cs.jackknife_groups));
-}
-
-ConvergenceSettings settings_for(const ExperimentOptions& opt, std::size_t chains, std::size_t sweeps,
-                                 std::uint64_t seed) {
-  ConvergenceSettings cs;
-  cs.chains = chains;
-  cs.sweeps = sweeps;
-  cs.seed = seed;
-  cs.threads = opt.threads;
-  return cs;
-}
-
-void add_run_timings(ExperimentResult& r, const ConvergenceCurves& c, const std::string& prefix = "") {
-  r.timings.emplace_back(prefix + "sampling_primal", c.primal_stats.seconds);
-  r.timings.emplace_back(prefix + "sampling_dual", c.dual_stats.seconds);
-  r.timings.emplace_back(prefix + "primal_and_dual_with_accumulation", c.seconds);
-  r.summary.emplace_back(prefix + "ns_per_update_primal", c.primal_stats.ns_per_update);
-  r.summary.emplace_back(prefix + "ns_per_update_dual", c.dual_stats.ns_per_update);
-}
-
-/// The prologue of every figure: its options checked before any work, its name and title set, the parameters
-/// every figure shares recorded. The figure starts its own clock first and ends with finish().
-ExperimentResult start_figure(const std::string& name, std::string title, const ExperimentOptions& opt) {
-  detail::check_options(name, opt);
-  ExperimentResult res;
-  res.name = name;
-  res.title = std::move(title);
-  add_common_parameters(res, opt);
-  return res;
-}
-
-/// The epilogue of every experiment: its total wall time.
-ExperimentResult finish(ExperimentResult res, const detail::Stopwatch& total) {
-  res.timings.emplace_back("total", total.seconds());
-  return res;
-}
-
-/// Keeps only the rows fitted from `from`.
-std::vector<RateComparison> only(const std::vector<RateComparison>& rows, const std::string& from) {
-  std::vector<RateComparison> out;
-  for (const auto& r : rows)
-    if (r.fitted_from == from) out.push_back(r);
-  return out;
-}
-
-void note_missing_fits(ExperimentResult& r) {
-  for (const auto& row : r.rates)
-    if (!row.fit.ok())
-      r.notes.push_back("no " + row.fitted_from + " fit for '" + row.label + "': " + row.fit.note);
-}
-
-/// Both domains' single-model convergence figure (fig6, fig11).
-void single_model_convergence(ExperimentResult& res, const Model& model, const Eigen::MatrixXd& target,
-                              const ConvergenceSettings& cs, const ExperimentOptions& opt) {
-  const ConvergenceCurves curves = measure_convergence(model, target, cs, opt.progress, res.name);
-  res.table = convergence_table(curves);
-  const detail::Stopwatch spectra;
-  res.rates = compare_rates(model, curves);
-  res.timings.emplace_back("spectra", spectra.seconds());
-  add_run_timings(res, curves);
-  res.parameters.emplace_back("moments", to_string(curves.kind));
-  const ErrorEstimate& p = curves.primal.back();
-  const ErrorEstimate& d = curves.dual.back();
-  res.summary.emplace_back("final_Eu_primal", p.Eu);
-  res.summary.emplace_back("final_Eu_se_primal", p.Eu_se);
-  res.summary.emplace_back("final_Eu_dual", d.Eu);
-  res.summary.emplace_back("final_Eu_se_dual", d.Eu_se);
-  res.summary.emplace_back("initial_Eu_primal", curves.primal.front().Eu);
-  res.summary.emplace_back("initial_Eu_dual", curves.dual.front().Eu);
-  note_missing_fits(res);
-}
 
 }  // namespace
 
@@ -139,9 +60,7 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
   const std::size_t replicates = opt.quick ? 1000 : 10000;
   const std::size_t groups = std::min<std::size_t>(samples, 1000);
   const std::size_t batch = 10000;
-  res.parameters.emplace_back("graph", "torus:8x8");
-  res.parameters.emplace_back("s", num(s));
-  res.parameters.emplace_back("sigma", num(sigma));
+  add_model_parameters(res, "torus:8x8", s, sigma);
   res.parameters.emplace_back("dual_samples", std::to_string(samples));
   res.parameters.emplace_back("sample_design", "independent dual chains, one draw each after the burn-in");
   res.parameters.emplace_back("burn_in_sweeps", std::to_string(burn));
@@ -238,33 +157,6 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
   return finish(std::move(res), total);
 }
 
-// ---- any model ----------------------------------------------------------------------------------
-
-ExperimentResult run_convergence(const Model& model, const std::string& name, const std::string& graph,
-                                 const ConvergenceSettings& settings, Index max_full_nodes, const ProgressFn& progress) {
-  const detail::Stopwatch total;
-  ExperimentResult res;
-  res.name = name;
-  res.title = "Primal vs dual convergence on " + model.summary();
-  res.parameters.emplace_back("graph", graph);
-  res.parameters.emplace_back("model", model.summary());
-  if (model.is_homogeneous()) {
-    res.parameters.emplace_back("s", num(model.s()));
-    res.parameters.emplace_back("sigma", num(model.sigma()));
-  }
-  res.parameters.emplace_back("seed", std::to_string(settings.seed));
-  res.parameters.emplace_back("threads_requested", std::to_string(settings.threads));
-  res.parameters.emplace_back("lockstep", "1");
-  add_settings_parameters(res, settings);
-  const detail::Stopwatch exact_clock;
-  const Eigen::MatrixXd target = exact_target(model, max_full_nodes);
-  res.timings.emplace_back("exact", exact_clock.seconds());
-  ExperimentOptions opt;
-  opt.progress = progress;
-  single_model_convergence(res, model, target, settings, opt);
-  return finish(std::move(res), total);
-}
-
 // ---- Fig. 6 ----------------------------------------------------------------------------------------
 
 ExperimentResult run_fig6(const ExperimentOptions& opt) {
@@ -278,9 +170,7 @@ ExperimentResult run_fig6(const ExperimentOptions& opt) {
   const Model model(make_torus(10, 10), s, sigma);
   const ConvergenceSettings cs = settings_for(opt, pick(opt.chains, opt.quick, 1000, 10000),
                                               pick(opt.sweeps, opt.quick, 40, 200), derive_seed(opt.seed, 6));
-  res.parameters.emplace_back("graph", "torus:10x10");
-  res.parameters.emplace_back("s", num(s));
-  res.parameters.emplace_back("sigma", num(sigma));
+  add_model_parameters(res, "torus:10x10", s, sigma);
   add_settings_parameters(res, cs);
   const detail::Stopwatch exact_clock;
   const Eigen::MatrixXd target = covariance_primal(model);
@@ -425,9 +315,7 @@ ExperimentResult run_fig8(const ExperimentOptions& opt) {
   const Model model(make_torus(10, 10), s, sigma);
   ConvergenceSettings cs =
       settings_for(opt, pick(opt.chains, opt.quick, 1000, 10000), pick(opt.sweeps, opt.quick, 30, 100), 0);
-  res.parameters.emplace_back("graph", "torus:10x10");
-  res.parameters.emplace_back("s", num(s));
-  res.parameters.emplace_back("sigma", num(sigma));
+  add_model_parameters(res, "torus:10x10", s, sigma);
   add_settings_parameters(res, cs);
   for (auto& kv : res.parameters)
     if (kv.first == "scan") kv.second = "random, permutation, fixed";
@@ -484,8 +372,8 @@ ExperimentResult run_fig9(const ExperimentOptions& opt) {
       settings_for(opt, pick(opt.chains, opt.quick, 1000, 20000), pick(opt.sweeps, opt.quick, 25, 100), 0);
   res.parameters.emplace_back("graph", "kregular:64,k (random, redrawn until connected)");
   res.parameters.emplace_back("k", "2, 4, 8, 16, 32");
-  res.parameters.emplace_back("s", num(s));
-  res.parameters.emplace_back("sigma", num(sigma));
+  res.parameters.emplace_back("s", number_text(s, 10));
+  res.parameters.emplace_back("sigma", number_text(sigma, 10));
   add_settings_parameters(res, cs);
   std::vector<std::string> cols{"sweep"};
   std::vector<ConvergenceCurves> curves;
@@ -566,48 +454,6 @@ ExperimentResult run_fig9(const ExperimentOptions& opt) {
 }
 
 // ---- Fig. 10 ---------------------------------------------------------------------------------------
-
-namespace {
-
-/// Mean-decay run: `chains` chains from a large random initial vector (the same for every chain), the
-/// norm of the ensemble mean and its split-half noise at every sweep, fitted with detail::fit_mean. The
-/// big start gives a long clean geometric window; the mean decays exactly as the expected Gibbs operator.
-/// For the dual the observer sees y~; `x_tilde_fit` receives the fit of x~ = B y~.
-RateFit mean_decay(const Model& m, Domain domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
-                   unsigned threads, RateFit* x_tilde_fit = nullptr, double* seconds = nullptr) {
-  EnsembleOptions o;
-  o.chains = chains;
-  o.sweeps = sweeps;
-  o.seed = seed;
-  o.threads = threads;
-  o.init = InitialState::Given;
-  // A large random start, so the mean stays far above its Monte Carlo floor while it decays. In the primal the
-  // start is made positive: A = I - D^-1 Q has non-negative entries (Q's off-diagonal entries are -1/sigma_e^2), so
-  // on a connected graph its slowest mode is a positive vector (Perron–Frobenius) and a positive start always
-  // carries it with a sizeable weight; a signed random start can nearly miss it by chance, and the fit then
-  // measures a faster mode (seen on ws:32,4,0.3 and kregular:32,4 for some seeds).
-  Eigen::VectorXd start = 1e6 * detail::normal_vector(m.dimension(domain), derive_seed(seed, 101));
-  if (domain == Domain::Primal) start = start.cwiseAbs();
-  o.given_state = start;
-  o.observe_edges = domain == Domain::Dual;
-  o.lockstep = 1;
-  std::vector<double> t;
-  std::vector<detail::MeanPoint> a, b;
-  const SparseMatrix B = m.incidence();
-  const EnsembleStats st = run_ensemble(m, domain, o, [&](const Checkpoint& cp) {
-    t.push_back(static_cast<double>(cp.sweep));
-    a.push_back(detail::mean_point(cp.states));
-    if (domain == Domain::Dual) {
-      const Eigen::MatrixXd xt = B * cp.states;
-      b.push_back(detail::mean_point(xt));
-    }
-  });
-  if (seconds) *seconds += st.seconds;
-  if (x_tilde_fit && domain == Domain::Dual) *x_tilde_fit = detail::fit_mean(t, b);
-  return detail::fit_mean(t, a);
-}
-
-}  // namespace
 
 ExperimentResult run_fig10(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
@@ -698,9 +544,7 @@ ExperimentResult run_fig11(const ExperimentOptions& opt) {
   const Model model(make_torus(side, side), s, sigma);
   const ConvergenceSettings cs = settings_for(opt, pick(opt.chains, opt.quick, 200, 600),
                                               pick(opt.sweeps, opt.quick, 20, 50), derive_seed(opt.seed, 11));
-  res.parameters.emplace_back("graph", "torus:" + std::to_string(side) + "x" + std::to_string(side));
-  res.parameters.emplace_back("s", num(s));
-  res.parameters.emplace_back("sigma", num(sigma));
+  add_model_parameters(res, "torus:" + std::to_string(side) + "x" + std::to_string(side), s, sigma);
   add_settings_parameters(res, cs);
   const detail::Stopwatch closed;
   const double nu = torus_marginal_variance(side, side, s, sigma);
@@ -800,7 +644,7 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
       std::size_t sweeps = static_cast<std::size_t>(std::clamp(std::ceil(25.0 / slowest), 30.0, 200.0));
       if (opt.quick) sweeps = std::min<std::size_t>(sweeps, 60);
       if (opt.sweeps) sweeps = opt.sweeps;
-      const std::string label = configs[gi].spec + " s/sigma=" + num(ratio);
+      const std::string label = configs[gi].spec + " s/sigma=" + number_text(ratio, 10);
       if (opt.progress) opt.progress("rates " + label, static_cast<double>(run) / static_cast<double>(total_runs));
       const std::uint64_t seed = derive_seed(opt.seed, 120 + gi, ri);
       RateFit fit_xt;

@@ -1,0 +1,118 @@
+// The primal-vs-dual convergence measurement of every experiment, `dualgibbs converge` and the default run:
+// the exact target, both samplers scored at every checkpoint, the paper's table (experiments.hpp).
+#include <dualgibbs/core/number_text.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/truth/exact.hpp>
+
+#include "experiments/figure_support.hpp"
+#include "experiments/seeds.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs {
+
+Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes) {
+  if (model.num_nodes() <= max_full_nodes) return covariance_primal(model);
+  return Eigen::MatrixXd(marginal_variances(model, Domain::Primal));
+}
+
+ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd& target,
+                                      const ConvergenceSettings& settings, const ProgressFn& progress,
+                                      const std::string& label) {
+  if (settings.chains < kMinSplitHalfChains)
+    throw std::invalid_argument("measure_convergence: need at least " + std::to_string(kMinSplitHalfChains) +
+                                " chains (two halves of three), got " + std::to_string(settings.chains));
+  if (settings.sweeps < 1) throw std::invalid_argument("measure_convergence: sweeps must be at least 1");
+  if (model.num_edges() == 0)
+    throw std::invalid_argument("measure_convergence: the graph has no edges (no dual domain)");
+  const Index n = model.num_nodes();
+  if (target.rows() != n || (target.cols() != n && target.cols() != 1))
+    throw std::invalid_argument("measure_convergence: target is " + std::to_string(target.rows()) + " x " +
+                                std::to_string(target.cols()) + ", expected " + std::to_string(n) + " x " +
+                                std::to_string(n) + " or " + std::to_string(n) + " x 1");
+  ErrorTrackerOptions topt;
+  topt.jackknife_groups = settings.jackknife_groups;
+  ConvergenceCurves out;
+  const detail::Stopwatch clock;
+  for (Domain domain : {Domain::Primal, Domain::Dual}) {
+    EnsembleOptions o;
+    o.chains = settings.chains;
+    o.sweeps = settings.sweeps;
+    o.scan = settings.scan;
+    o.seed = detail::derive_seed(settings.seed, domain == Domain::Primal ? 1 : 2);
+    o.threads = settings.threads;
+    o.checkpoint_every = settings.checkpoint_every;
+    o.init = settings.init;
+    o.init_value = settings.init_value;
+    o.init_scale = settings.init_scale;
+    if (settings.init == InitialState::Given)
+      o.given_state = domain == Domain::Primal ? settings.given_primal : settings.given_dual;
+    o.lockstep = 1;  // independent schedules: the split-half estimator needs independent chains
+    CovarianceErrorTracker tracker(domain, model.node_variances(), target, topt);
+    const std::string stage = (label.empty() ? std::string() : label + " ") + to_string(domain);
+    const double lo = domain == Domain::Primal ? 0.0 : 0.5;
+    const auto sweeps = static_cast<double>(settings.sweeps);
+    const EnsembleStats stats = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
+      tracker.observe(cp.sweep, cp.seconds, cp.states);
+      if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);
+    });
+    if (domain == Domain::Primal) {
+      out.primal = tracker.history();
+      out.primal_stats = stats;
+    } else {
+      out.dual = tracker.history();
+      out.dual_stats = stats;
+    }
+    out.kind = tracker.kind();
+  }
+  out.seconds = clock.seconds();
+  return out;
+}
+
+Table convergence_table(const ConvergenceCurves& c) {
+  Table t({"sweep", "Eb_primal", "Eu_primal", "Eb_dual", "Eu_dual", "time_primal", "time_dual", "Eb_floor_primal",
+           "Eb_floor_dual", "Eb_se_primal", "Eb_se_dual", "Eu_se_primal", "Eu_se_dual", "mean_primal", "mean_dual",
+           "mean_floor_primal", "mean_floor_dual", "Eu_norm_primal", "Eu_norm_dual"});
+  std::vector<double> eup, eud;
+  for (const auto& e : c.primal) eup.push_back(e.Eu);
+  for (const auto& e : c.dual) eud.push_back(e.Eu);
+  const auto np = normalise_to_first(eup), nd = normalise_to_first(eud);
+  const std::size_t rows = std::min(c.primal.size(), c.dual.size());
+  for (std::size_t i = 0; i < rows; ++i) {
+    const ErrorEstimate& p = c.primal[i];
+    const ErrorEstimate& d = c.dual[i];
+    t.add_row({static_cast<double>(p.sweep), p.Eb, p.Eu, d.Eb, d.Eu, p.seconds, d.seconds, p.Eb_floor, d.Eb_floor,
+               p.Eb_se, d.Eb_se, p.Eu_se, d.Eu_se, p.mean_norm, d.mean_norm, p.mean_floor, d.mean_floor, np[i], nd[i]});
+  }
+  return t;
+}
+
+ExperimentResult run_convergence(const Model& model, const std::string& name, const std::string& graph,
+                                 const ConvergenceSettings& settings, Index max_full_nodes,
+                                 const ProgressFn& progress) {
+  const detail::Stopwatch total;
+  ExperimentResult res;
+  res.name = name;
+  res.title = "Primal vs dual convergence on " + model.summary();
+  res.parameters.emplace_back("graph", graph);
+  res.parameters.emplace_back("model", model.summary());
+  if (model.is_homogeneous()) {
+    res.parameters.emplace_back("s", number_text(model.s(), 10));
+    res.parameters.emplace_back("sigma", number_text(model.sigma(), 10));
+  }
+  res.parameters.emplace_back("seed", std::to_string(settings.seed));
+  res.parameters.emplace_back("threads_requested", std::to_string(settings.threads));
+  res.parameters.emplace_back("lockstep", "1");
+  detail::add_settings_parameters(res, settings);
+  const detail::Stopwatch exact_clock;
+  const Eigen::MatrixXd target = exact_target(model, max_full_nodes);
+  res.timings.emplace_back("exact", exact_clock.seconds());
+  ExperimentOptions opt;
+  opt.progress = progress;
+  detail::single_model_convergence(res, model, target, settings, opt);
+  return detail::finish(std::move(res), total);
+}
+
+}  // namespace dualgibbs
