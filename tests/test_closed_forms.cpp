@@ -175,6 +175,10 @@ BOOST_AUTO_TEST_CASE(a_spec_that_does_not_describe_the_graph_gives_no_family_for
   BOOST_TEST(!cf.marginal_variance.has_value());
   BOOST_TEST(!cf.rate_dual_effective.has_value());
   BOOST_TEST(cf.rate_dual.has_value());  // Prop. 4 is about the graph itself
+  GraphSpec short_spec;                  // a hand-made spec with too few sizes describes nothing
+  short_spec.family = GraphFamily::Bipartite;
+  short_spec.sizes = {4};
+  BOOST_TEST(!closed_forms(short_spec, Model(make_complete_bipartite(4, 4), 1.0, 0.25)).lambda2_L.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(families_without_a_closed_form) {

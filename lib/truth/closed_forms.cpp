@@ -45,11 +45,15 @@ bool is_star(const Graph& g) {
 }
 
 // True if the graph has the node and edge counts of the spec's family, so that the family's closed forms are
-// about this graph. Families without such forms (ws, er, ba, file) describe nothing here.
+// about this graph. Families without such forms (ws, er, ba, file) and hand-made specs with too few sizes
+// describe nothing here.
 bool spec_describes(const GraphSpec& spec, const Graph& g) {
   const std::vector<Index>& a = spec.sizes;
   double nodes = -1, edges = -1;
-  const auto at = [&](std::size_t i) { return static_cast<double>(a.at(i)); };
+  const bool two = spec.family == GraphFamily::Torus || spec.family == GraphFamily::Grid ||
+                   spec.family == GraphFamily::Bipartite || spec.family == GraphFamily::KRegular;
+  if (a.size() < (two ? 2u : 1u)) return false;
+  const auto at = [&](std::size_t i) { return static_cast<double>(a[i]); };
   switch (spec.family) {
     case GraphFamily::Torus:
       nodes = at(0) * at(1);
@@ -78,7 +82,7 @@ bool spec_describes(const GraphSpec& spec, const Graph& g) {
       nodes = at(0), edges = at(0) * at(1) / 2;
       break;
     case GraphFamily::Hypercube:
-      nodes = std::ldexp(1.0, static_cast<int>(a.at(0)));
+      nodes = std::ldexp(1.0, static_cast<int>(a[0]));
       edges = at(0) * nodes / 2;
       break;
     default:
