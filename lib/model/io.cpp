@@ -3,6 +3,7 @@
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/model/generators.hpp>
 
+#include "core/enum_names.hpp"
 #include "model/parameter_check.hpp"
 
 #include <algorithm>
@@ -340,11 +341,7 @@ Index to_index(const std::string& spec, std::int64_t v, const char* name) {
   return static_cast<Index>(v);
 }
 
-struct FamilyName {
-  GraphFamily family;
-  const char* name;
-};
-constexpr FamilyName kFamilyNames[] = {
+constexpr detail::EnumName<GraphFamily> kFamilyNames[] = {
     {GraphFamily::Torus, "torus"},         {GraphFamily::Grid, "grid"},
     {GraphFamily::Path, "path"},           {GraphFamily::Cycle, "cycle"},
     {GraphFamily::Complete, "complete"},   {GraphFamily::Bipartite, "bipartite"},
@@ -356,11 +353,7 @@ constexpr FamilyName kFamilyNames[] = {
 
 }  // namespace
 
-const char* to_string(GraphFamily family) noexcept {
-  for (const auto& f : kFamilyNames)
-    if (f.family == family) return f.name;
-  return "?";
-}
+const char* to_string(GraphFamily family) noexcept { return detail::enum_name(kFamilyNames, family); }
 
 GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits) {
   const auto colon = spec.find(':');
@@ -369,11 +362,13 @@ GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits) {
   GraphSpec out;
   out.text = spec;
   const auto known = std::find_if(std::begin(kFamilyNames), std::end(kFamilyNames),
-                                  [&](const FamilyName& f) { return family == f.name; });
-  if (known == std::end(kFamilyNames))
-    bad_spec(spec, "unknown graph family '" + family +
-                       "' (torus, grid, path, cycle, complete, bipartite, star, kregular, ws, er, ba, hypercube, file)");
-  out.family = known->family;
+                                  [&](const detail::EnumName<GraphFamily>& f) { return family == f.name; });
+  if (known == std::end(kFamilyNames)) {
+    std::string names;
+    for (const auto& f : kFamilyNames) names += (names.empty() ? "" : ", ") + std::string(f.name);
+    bad_spec(spec, "unknown graph family '" + family + "' (" + names + ")");
+  }
+  out.family = known->value;
   if (out.family == GraphFamily::File) {
     if (rest.empty()) bad_spec(spec, "no path after 'file:'");
     out.path = rest;
