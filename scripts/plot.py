@@ -91,6 +91,15 @@ def convergence(d, js, name, out_dir, title):
         for ax, x in ((axes[0], sw), (axes[1], c[f"time_{dom}"])):
             ax.plot(x, y, color=col, lw=1.6, label=lab)
             ax.fill_between(x, y - se, y + se, color=col, alpha=0.18, lw=0)
+    if "Eu_dual_cv" in c:
+        # The dual chains through the flow control variate, on the dual's scale (normalised by the plug-in's Eu at
+        # sweep 0), so the gap between the two dual curves is the accuracy the control variate buys.
+        e0 = c["Eu_dual"][0]
+        y = c["Eu_dual_cv"] / e0
+        se = c["Eu_se_dual_cv"] / abs(e0)
+        for ax, x in ((axes[0], sw), (axes[1], c["time_dual"])):
+            ax.plot(x, y, color=DUAL, ls="--", lw=1.4, label="Dual Gibbs + flow control variate")
+            ax.fill_between(x, y - se, y + se, color=DUAL, alpha=0.10, lw=0)
     rp = rate(js, "primal")
     rd = rate(js, "dual x~")
     t = np.linspace(0, sw.max(), 200)

@@ -134,12 +134,9 @@ private:
 
 // E and l of every node by dense matrix algebra: Phi = P_k(Q) (the same recurrence on the identity), then
 // E_v = sum_u s_u^2 P_uv^2 + (Phi^T L_sigma Phi)_vv with P = I - L_sigma Phi, and l_v = 2 Phi_vv - (Phi^T Q Phi)_vv.
-void dense_flows(const Model& m, int k, const Chebyshev& c, Eigen::VectorXd& energy, Eigen::VectorXd& lower) {
-  const Eigen::MatrixXd Q = Eigen::MatrixXd(m.primal_precision());
+// Phi = P_k(Q) densely: the Chebyshev recurrence on the identity (column v is node v's potential).
+Eigen::MatrixXd dense_potentials(const Eigen::MatrixXd& Q, int k, const Chebyshev& c) {
   const Eigen::Index n = Q.rows();
-  const Eigen::VectorXd s2 = m.node_variances();
-  Eigen::MatrixXd Ls = Q;
-  Ls.diagonal() -= s2.cwiseInverse();
   Eigen::MatrixXd phi = Eigen::MatrixXd::Zero(n, n), res = Eigen::MatrixXd::Identity(n, n), d = res / c.theta;
   double rho = 1.0 / c.sigma1;
   for (int j = 0; j < k; ++j) {
@@ -149,6 +146,22 @@ void dense_flows(const Model& m, int k, const Chebyshev& c, Eigen::VectorXd& ene
     d = rho_next * rho * d + (2 * rho_next / c.delta) * res;
     rho = rho_next;
   }
+  return phi;
+}
+
+// L_sigma = Q - D_s^-1, dense.
+Eigen::MatrixXd dense_weighted_laplacian(const Eigen::MatrixXd& Q, const Eigen::VectorXd& s2) {
+  Eigen::MatrixXd Ls = Q;
+  Ls.diagonal() -= s2.cwiseInverse();
+  return Ls;
+}
+
+void dense_flows(const Model& m, int k, const Chebyshev& c, Eigen::VectorXd& energy, Eigen::VectorXd& lower) {
+  const Eigen::MatrixXd Q = Eigen::MatrixXd(m.primal_precision());
+  const Eigen::Index n = Q.rows();
+  const Eigen::VectorXd s2 = m.node_variances();
+  const Eigen::MatrixXd Ls = dense_weighted_laplacian(Q, s2);
+  const Eigen::MatrixXd phi = dense_potentials(Q, k, c);
   const Eigen::MatrixXd P = Eigen::MatrixXd::Identity(n, n) - Ls * phi;
   const Eigen::MatrixXd edge = phi.transpose() * Ls * phi, quad = phi.transpose() * Q * phi;
   energy.resize(n);
@@ -231,6 +244,18 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
     m_lower.resize(model.num_nodes());
     for (Index v = 0; v < model.num_nodes(); ++v) local.flow(v, m_degree, c, m_energy[v], m_lower[v]);
   }
+}
+
+Eigen::MatrixXd FlowControlVariate::energy_matrix() const {
+  const Eigen::Index n = m_q.rows();
+  if (n > 5000)
+    throw std::invalid_argument("FlowControlVariate::energy_matrix: dense, for graphs of at most 5000 nodes; this one has " +
+                                std::to_string(n));
+  const Eigen::MatrixXd Q = Eigen::MatrixXd(m_q);
+  const Eigen::MatrixXd Ls = dense_weighted_laplacian(Q, m_s2);
+  const Eigen::MatrixXd phi = dense_potentials(Q, m_degree, Chebyshev(m_alpha, m_beta));
+  const Eigen::MatrixXd P = Eigen::MatrixXd::Identity(n, n) - Ls * phi;
+  return P.transpose() * m_s2.asDiagonal() * P + phi.transpose() * Ls * phi;
 }
 
 Eigen::MatrixXd FlowControlVariate::residual(const Eigen::Ref<const Eigen::MatrixXd>& b) const {

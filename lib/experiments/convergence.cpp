@@ -1,6 +1,7 @@
 // The primal-vs-dual convergence measurement of every experiment, `dualgibbs converge` and the default run:
 // the exact target, both samplers scored at every checkpoint, the paper's table (experiments.hpp).
 #include <dualgibbs/core/number_text.hpp>
+#include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/truth/exact.hpp>
 
@@ -8,6 +9,7 @@
 #include "experiments/seeds.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +38,22 @@ ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd&
   topt.jackknife_groups = settings.jackknife_groups;
   ConvergenceCurves out;
   const detail::Stopwatch clock;
+  // The control variate's estimates E - S_u (S_u the sample second moments of u = r_k(Q) D_s x~) are scored by
+  // the dual tracker's own Woodbury reconstruction D_s - D_s S_w D_s of w = D_s^-1 u against the shifted target
+  // target + D_s - E: the errors (estimate - target) are the same numbers, so Eb and Eu keep their meaning.
+  std::optional<FlowControlVariate> cv;
+  std::optional<CovarianceErrorTracker> cv_tracker;
+  const Eigen::VectorXd s2 = model.node_variances();
+  if (settings.control_variate) {
+    cv.emplace(model);
+    out.cv_degree = cv->degree();
+    Eigen::MatrixXd shifted = target;
+    if (target.cols() == 1)
+      shifted.col(0) += s2 - cv->flow_energy();
+    else
+      shifted += Eigen::MatrixXd(s2.asDiagonal()) - cv->energy_matrix();
+    cv_tracker.emplace(Domain::Dual, s2, shifted, topt);
+  }
   for (Domain domain : {Domain::Primal, Domain::Dual}) {
     EnsembleOptions o;
     o.chains = settings.chains;
@@ -56,6 +74,8 @@ ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd&
     const auto sweeps = static_cast<double>(settings.sweeps);
     const EnsembleStats stats = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
       tracker.observe(cp.sweep, cp.seconds, cp.states);
+      if (cv_tracker && domain == Domain::Dual)
+        cv_tracker->observe(cp.sweep, cp.seconds, s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states));
       if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);
     });
     if (domain == Domain::Primal) {
@@ -67,14 +87,19 @@ ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd&
     }
     out.kind = tracker.kind();
   }
+  if (cv_tracker) out.dual_cv = cv_tracker->history();
   out.seconds = clock.seconds();
   return out;
 }
 
 Table convergence_table(const ConvergenceCurves& c) {
-  Table t({"sweep", "Eb_primal", "Eu_primal", "Eb_dual", "Eu_dual", "time_primal", "time_dual", "Eb_floor_primal",
-           "Eb_floor_dual", "Eb_se_primal", "Eb_se_dual", "Eu_se_primal", "Eu_se_dual", "mean_primal", "mean_dual",
-           "mean_floor_primal", "mean_floor_dual", "Eu_norm_primal", "Eu_norm_dual"});
+  std::vector<std::string> columns{"sweep", "Eb_primal", "Eu_primal", "Eb_dual", "Eu_dual", "time_primal",
+                                   "time_dual", "Eb_floor_primal", "Eb_floor_dual", "Eb_se_primal", "Eb_se_dual",
+                                   "Eu_se_primal", "Eu_se_dual", "mean_primal", "mean_dual", "mean_floor_primal",
+                                   "mean_floor_dual", "Eu_norm_primal", "Eu_norm_dual"};
+  const bool with_cv = !c.dual_cv.empty();
+  if (with_cv) columns.insert(columns.end(), {"Eb_dual_cv", "Eu_dual_cv", "Eb_se_dual_cv", "Eu_se_dual_cv"});
+  Table t(columns);
   std::vector<double> eup, eud;
   for (const auto& e : c.primal) eup.push_back(e.Eu);
   for (const auto& e : c.dual) eud.push_back(e.Eu);
@@ -83,8 +108,14 @@ Table convergence_table(const ConvergenceCurves& c) {
   for (std::size_t i = 0; i < rows; ++i) {
     const ErrorEstimate& p = c.primal[i];
     const ErrorEstimate& d = c.dual[i];
-    t.add_row({static_cast<double>(p.sweep), p.Eb, p.Eu, d.Eb, d.Eu, p.seconds, d.seconds, p.Eb_floor, d.Eb_floor,
-               p.Eb_se, d.Eb_se, p.Eu_se, d.Eu_se, p.mean_norm, d.mean_norm, p.mean_floor, d.mean_floor, np[i], nd[i]});
+    std::vector<double> row{static_cast<double>(p.sweep), p.Eb, p.Eu, d.Eb, d.Eu, p.seconds, d.seconds, p.Eb_floor,
+                            d.Eb_floor, p.Eb_se, d.Eb_se, p.Eu_se, d.Eu_se, p.mean_norm, d.mean_norm, p.mean_floor,
+                            d.mean_floor, np[i], nd[i]};
+    if (with_cv) {
+      const ErrorEstimate& v = c.dual_cv[i];
+      row.insert(row.end(), {v.Eb, v.Eu, v.Eb_se, v.Eu_se});
+    }
+    t.add_row(row);
   }
   return t;
 }

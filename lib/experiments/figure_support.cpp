@@ -116,6 +116,14 @@ void single_model_convergence(ExperimentResult& res, const Model& model, const E
   res.summary.emplace_back("final_Eu_se_dual", d.Eu_se);
   res.summary.emplace_back("initial_Eu_primal", curves.primal.front().Eu);
   res.summary.emplace_back("initial_Eu_dual", curves.dual.front().Eu);
+  if (!curves.dual_cv.empty()) {
+    res.parameters.emplace_back("control_variate_degree", std::to_string(curves.cv_degree));
+    res.summary.emplace_back("final_Eb_primal", p.Eb);
+    res.summary.emplace_back("final_Eb_dual", d.Eb);
+    res.summary.emplace_back("final_Eb_dual_cv", curves.dual_cv.back().Eb);
+    res.summary.emplace_back("final_Eu_dual_cv", curves.dual_cv.back().Eu);
+    res.summary.emplace_back("final_Eu_se_dual_cv", curves.dual_cv.back().Eu_se);
+  }
   note_missing_fits(res);
 }
 

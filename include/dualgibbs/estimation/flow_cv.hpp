@@ -82,6 +82,10 @@ public:
   /// l_v, the certified lower bound on V_v.
   const Eigen::VectorXd& lower_bound() const noexcept { return m_lower; }
 
+  /// E_uv = p_u^T D_s p_v + (B^T phi_u)^T D_sigma^-1 (B^T phi_v) for all pairs (dense; diagonal = flow_energy()), so
+  /// that Cov(X_u, X_v) = E_uv - E[u_u u_v] with u = dual_terms(x~) (the bilinear flow identity).
+  /// \throws std::invalid_argument for more than 5000 nodes.
+  Eigen::MatrixXd energy_matrix() const;
   /// U = r_k(Q) B, column by column (k products of Q with the block). \throws std::invalid_argument for a wrong
   /// number of rows.
   Eigen::MatrixXd residual(const Eigen::Ref<const Eigen::MatrixXd>& b) const;

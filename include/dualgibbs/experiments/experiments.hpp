@@ -188,11 +188,17 @@ struct ConvergenceSettings {
   std::uint64_t seed = 1;
   unsigned threads = 0;
   std::size_t jackknife_groups = 16;
+  /// Also score the dual chains through the Chebyshev potential-flow control variate (estimation/flow_cv.hpp):
+  /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full
+  /// covariance target needs the dense energy matrix (at most 5000 nodes).
+  bool control_variate = false;
 };
 
 /// Both domains' error curves on one model.
 struct ConvergenceCurves {
   std::vector<ErrorEstimate> primal, dual;
+  std::vector<ErrorEstimate> dual_cv;  ///< the dual chains through the flow control variate (if requested)
+  int cv_degree = 0;                   ///< its Chebyshev degree
   EnsembleStats primal_stats{}, dual_stats{};
   MomentKind kind = MomentKind::Full;
   double seconds = 0;  ///< wall time of both runs including the accumulation
@@ -212,7 +218,8 @@ DUALGIBBS_EXPORT ConvergenceCurves measure_convergence(const Model& model, const
 /// inversion (a |V| x 1 matrix); max_full_nodes <= 0 always gives the marginal variances.
 DUALGIBBS_EXPORT Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes = 2000);
 
-/// The paper's convergence table of one model: `sweep, Eb_primal, Eu_primal, Eb_dual, Eu_dual,
+/// The paper's convergence table of one model (with `Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv` after
+/// the other columns when the curves have the control variate): `sweep, Eb_primal, Eu_primal, Eb_dual, Eu_dual,
 /// time_primal, time_dual`, then the uncertainty and mean columns `Eb_floor_*`, `Eb_se_*`, `Eu_se_*`,
 /// `mean_*`, `mean_floor_*` and the normalised `Eu_norm_*` (Eu divided by its sweep-0 value).
 DUALGIBBS_EXPORT Table convergence_table(const ConvergenceCurves& curves);
