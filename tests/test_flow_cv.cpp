@@ -145,6 +145,11 @@ BOOST_AUTO_TEST_CASE(flow_identity_is_exact) {
     const VectorXd primal_gap = (G * cov_x * G.transpose()).diagonal();
     BOOST_TEST((cv.flow_energy() - dual_gap - v).cwiseAbs().maxCoeff() <= 1e-10 * v.maxCoeff(), c.name << ": dual");
     BOOST_TEST((cv.lower_bound() + primal_gap - v).cwiseAbs().maxCoeff() <= 1e-10 * v.maxCoeff(), c.name << ": primal");
+    // Bilinear version: Cov(X) = E - E[u u^T] entry by entry, with the dense energy matrix.
+    const MatrixXd E = cv.energy_matrix();
+    BOOST_TEST((E.diagonal() - cv.flow_energy()).cwiseAbs().maxCoeff() <= 1e-12 * v.maxCoeff(), c.name);
+    BOOST_TEST((E - Gd * cov_xt * Gd.transpose() - cov_x).cwiseAbs().maxCoeff() <= 1e-10 * v.maxCoeff(),
+               c.name << ": bilinear");
   }
 }
 
