@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   CommonOptions common;
   app.add_option("--graph", common.graph,
                  "graph spec: torus:N|torus:NxM, grid:NxM, path:N, cycle:N, complete:N, bipartite:N1,N2, star:N,\n"
-                 "kregular:N,K[,SEED], ws:N,K,P[,SEED], er:N,P[,SEED], ba:N,M[,SEED], hypercube:D, file:PATH")
+                 "kregular:N,K[,SEED], ws:N,K,P[,SEED], er:N,P[,SEED], ba:N,M[,SEED], hypercube:D, torus3:N|torus3:NxMxK,\n"
+                 "file:PATH")
       ->capture_default_str();
   app.add_option("--s", common.s, "node standard deviation s (for every node without a value in --node-file)")
       ->capture_default_str();

@@ -81,6 +81,31 @@ BOOST_AUTO_TEST_CASE(torus_matches_coordinates_and_orientation) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(torus3_is_the_6_regular_3d_torus) {
+  for (auto [a, b, c] : {std::tuple<Index, Index, Index>{3, 3, 3}, {3, 4, 5}, {5, 3, 4}}) {
+    const Graph g = make_torus3(a, b, c);
+    BOOST_TEST(g.num_nodes() == a * b * c);
+    BOOST_TEST(g.num_edges() == 3 * a * b * c);
+    // Every node's neighbours are exactly the six coordinate shifts (mod the sides); heads are the lower-listed end.
+    std::vector<std::set<Index>> nb(static_cast<std::size_t>(g.num_nodes()));
+    for (const Edge& e : g.edges()) {
+      nb[static_cast<std::size_t>(e.head)].insert(e.tail);
+      nb[static_cast<std::size_t>(e.tail)].insert(e.head);
+    }
+    for (Index i = 0; i < a; ++i)
+      for (Index j = 0; j < b; ++j)
+        for (Index k = 0; k < c; ++k) {
+          auto id = [&](Index x, Index y, Index z) { return ((x + a) % a * b + (y + b) % b) * c + (z + c) % c; };
+          const std::set<Index> want{id(i + 1, j, k), id(i - 1, j, k), id(i, j + 1, k),
+                                     id(i, j - 1, k), id(i, j, k + 1), id(i, j, k - 1)};
+          BOOST_TEST((nb[static_cast<std::size_t>(id(i, j, k))] == want), "node " << i << "," << j << "," << k);
+        }
+    BOOST_TEST(g.num_components() == 1);
+  }
+  BOOST_CHECK_EXCEPTION(make_torus3(3, 2, 4), std::invalid_argument, message_has({"torus3", "at least 3", "3x2x4"}));
+  BOOST_CHECK_EXCEPTION(make_torus3(2000, 2000, 2000), std::invalid_argument, message_has({"torus3", "overflow"}));
+}
+
 BOOST_AUTO_TEST_CASE(grid_matches_coordinates) {
   for (auto [r, c] : {std::pair<Index, Index>{1, 1}, {1, 5}, {3, 4}, {7, 2}}) {
     const Graph g = make_grid(r, c);

@@ -243,6 +243,8 @@ BOOST_AUTO_TEST_CASE(every_family_spec_builds_the_generator_graph) {
   BOOST_TEST(same_edges(load_graph("bipartite:2,3").graph, make_complete_bipartite(2, 3)));
   BOOST_TEST(same_edges(load_graph("star:5").graph, make_star(5)));
   BOOST_TEST(same_edges(load_graph("hypercube:3").graph, make_hypercube(3)));
+  BOOST_TEST(same_edges(load_graph("torus3:4").graph, make_torus3(4, 4, 4)));
+  BOOST_TEST(same_edges(load_graph("torus3:3x4x5").graph, make_torus3(3, 4, 5)));
   BOOST_TEST(same_edges(load_graph("kregular:10,3,7").graph, make_random_regular(10, 3, 7)));
   BOOST_TEST(same_edges(load_graph("ws:12,4,0.25,9").graph, make_watts_strogatz(12, 4, 0.25, 9)));
   BOOST_TEST(same_edges(load_graph("er:12,0.3,5").graph, make_erdos_renyi(12, 0.3, 5)));
@@ -337,6 +339,13 @@ BOOST_AUTO_TEST_CASE(parse_graph_spec_gives_family_and_arguments) {
   BOOST_TEST((parse_graph_spec("star:20").sizes == std::vector<Index>{20}));
   BOOST_TEST((parse_graph_spec("bipartite:3,5").sizes == std::vector<Index>{3, 5}));
   BOOST_TEST((parse_graph_spec("hypercube:4").sizes == std::vector<Index>{4}));
+  BOOST_TEST((parse_graph_spec("torus3:50").family == GraphFamily::Torus3));
+  BOOST_TEST((parse_graph_spec("torus3:50").sizes == std::vector<Index>{50, 50, 50}));
+  BOOST_TEST((parse_graph_spec("torus3:3x4x5").sizes == std::vector<Index>{3, 4, 5}));
+  for (const char* bad : {"torus3:4x5", "torus3:3x4x5x6", "torus3:", "torus3:4,4,4"})
+    BOOST_CHECK_EXCEPTION(parse_graph_spec(bad), std::invalid_argument, message_has({"torus3"}));
+  BOOST_CHECK_EXCEPTION(load_graph("torus3:2"), std::invalid_argument, message_has({"torus3", "at least 3"}));
+  BOOST_CHECK_EXCEPTION(load_graph("torus3:1000"), std::invalid_argument, message_has({"over the limit"}));
   const GraphSpec k = parse_graph_spec("kregular:40,4,7");
   BOOST_TEST((k.family == GraphFamily::KRegular));
   BOOST_TEST((k.sizes == std::vector<Index>{40, 4}));
@@ -357,7 +366,7 @@ BOOST_AUTO_TEST_CASE(parse_graph_spec_gives_family_and_arguments) {
   BOOST_TEST(f.sizes.empty());
   // to_string(GraphFamily) gives the spec's own name back.
   for (const char* text : {"torus:4", "grid:3", "path:5", "cycle:5", "complete:5", "bipartite:2,3", "star:5",
-                           "kregular:10,3", "ws:12,4,0.25", "er:12,0.3", "ba:12,2", "hypercube:3", "file:x"}) {
+                           "kregular:10,3", "ws:12,4,0.25", "er:12,0.3", "ba:12,2", "hypercube:3", "torus3:3", "file:x"}) {
     const std::string t = text;
     BOOST_TEST(to_string(parse_graph_spec(t).family) == t.substr(0, t.find(':')));
   }

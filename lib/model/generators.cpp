@@ -58,6 +58,26 @@ Graph make_torus(Index rows, Index cols) {
   return Graph(n, std::move(edges));
 }
 
+Graph make_torus3(Index n0, Index n1, Index n2) {
+  require(n0 >= 3 && n1 >= 3 && n2 >= 3, "torus3: sides must be at least 3 (got " + std::to_string(n0) + "x" +
+                                             std::to_string(n1) + "x" + std::to_string(n2) +
+                                             "); smaller sides give self-loops or duplicate edges");
+  const Index n = checked_count(std::int64_t{n0} * n1 * n2, "nodes", "torus3");
+  checked_count(3 * std::int64_t{n}, "edges", "torus3");
+  std::vector<Edge> edges;
+  edges.reserve(3 * static_cast<std::size_t>(n));
+  auto id = [&](Index i, Index j, Index k) { return (i * n1 + j) * n2 + k; };
+  for (Index i = 0; i < n0; ++i)
+    for (Index j = 0; j < n1; ++j)
+      for (Index k = 0; k < n2; ++k) {
+        const Index v = id(i, j, k);
+        edges.push_back({v, id(i, j, (k + 1) % n2)});
+        edges.push_back({v, id(i, (j + 1) % n1, k)});
+        edges.push_back({v, id((i + 1) % n0, j, k)});
+      }
+  return Graph(n, std::move(edges));
+}
+
 Graph make_grid(Index rows, Index cols) {
   require(rows >= 1 && cols >= 1, "grid: sides must be at least 1 (got " + std::to_string(rows) + "x" + std::to_string(cols) + ")");
   const Index n = checked_count(std::int64_t{rows} * cols, "nodes", "grid");

@@ -348,7 +348,7 @@ constexpr detail::EnumName<GraphFamily> kFamilyNames[] = {
     {GraphFamily::Star, "star"},           {GraphFamily::KRegular, "kregular"},
     {GraphFamily::WattsStrogatz, "ws"},    {GraphFamily::ErdosRenyi, "er"},
     {GraphFamily::BarabasiAlbert, "ba"},   {GraphFamily::Hypercube, "hypercube"},
-    {GraphFamily::File, "file"},
+    {GraphFamily::Torus3, "torus3"},       {GraphFamily::File, "file"},
 };
 
 }  // namespace
@@ -377,7 +377,7 @@ GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits) {
   std::vector<std::string> a;
   {
     std::size_t i = 0;
-    const char sep = family == "torus" || family == "grid" ? 'x' : ',';
+    const char sep = family == "torus" || family == "grid" || family == "torus3" ? 'x' : ',';
     while (true) {
       const auto j = rest.find(sep, i);
       a.push_back(rest.substr(i, j == std::string::npos ? std::string::npos : j - i));
@@ -402,6 +402,16 @@ GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits) {
       check_size(spec, n, 2 * n, limits);
       size(r, "side");
       size(c, "side");
+      break;
+    }
+    case GraphFamily::Torus3: {
+      nargs(1, 3, "torus3:N or torus3:NxMxK");
+      if (a.size() == 2) bad_spec(spec, "expected torus3:N or torus3:NxMxK");
+      std::int64_t s3[3];
+      for (int d = 0; d < 3; ++d) s3[d] = spec_int(spec, a[a.size() == 1 ? 0 : static_cast<std::size_t>(d)], "side");
+      const double n = static_cast<double>(s3[0]) * static_cast<double>(s3[1]) * static_cast<double>(s3[2]);
+      check_size(spec, n, 3 * n, limits);
+      for (int d = 0; d < 3; ++d) size(s3[d], "side");
       break;
     }
     case GraphFamily::Path:
@@ -476,7 +486,8 @@ LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed, const 
     return mtx ? read_matrix_market(in, path, limits) : read_edge_list(in, path, limits);
   }
   const std::vector<Index>& n = spec.sizes;
-  const std::size_t arity = spec.family == GraphFamily::Torus || spec.family == GraphFamily::Grid ||
+  const std::size_t arity = spec.family == GraphFamily::Torus3 ? 3
+                            : spec.family == GraphFamily::Torus || spec.family == GraphFamily::Grid ||
                                     spec.family == GraphFamily::Bipartite || spec.family == GraphFamily::KRegular ||
                                     spec.family == GraphFamily::WattsStrogatz || spec.family == GraphFamily::BarabasiAlbert
                                 ? 2
@@ -495,6 +506,7 @@ LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed, const 
       case GraphFamily::Star: return make_star(n[0]);
       case GraphFamily::Bipartite: return make_complete_bipartite(n[0], n[1]);
       case GraphFamily::Hypercube: return make_hypercube(static_cast<int>(n[0]));
+      case GraphFamily::Torus3: return make_torus3(n[0], n[1], n[2]);
       case GraphFamily::KRegular: return make_random_regular(n[0], n[1], seed);
       case GraphFamily::WattsStrogatz: return make_watts_strogatz(n[0], n[1], spec.probability, seed);
       case GraphFamily::ErdosRenyi: return make_erdos_renyi(n[0], spec.probability, seed);

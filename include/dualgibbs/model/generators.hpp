@@ -20,6 +20,10 @@ namespace dualgibbs {
 DUALGIBBS_EXPORT Graph make_torus(Index rows, Index cols);
 /// rows x cols open grid (rows, cols >= 1).
 DUALGIBBS_EXPORT Graph make_grid(Index rows, Index cols);
+/// The 3-D torus Z_n0 x Z_n1 x Z_n2 (6-regular, 3 n0 n1 n2 edges): node (i, j, k) is (i n1 + j) n2 + k, and its edges
+/// go to (i, j, k+1), (i, j+1, k), (i+1, j, k) (mod the sides), in that order. \throws std::invalid_argument for a
+/// side below 3 (self-loops or duplicate edges) or sizes over the 32-bit index.
+DUALGIBBS_EXPORT Graph make_torus3(Index n0, Index n1, Index n2);
 /// Path 0-1-...-(n-1), n >= 1.
 DUALGIBBS_EXPORT Graph make_path(Index n);
 /// Cycle of n >= 3 nodes.

@@ -64,11 +64,12 @@ enum class GraphFamily {
   ErdosRenyi,
   BarabasiAlbert,
   Hypercube,
+  Torus3,  ///< the 3-D torus torus3:N or torus3:NxMxK
   File
 };
 
 /// The spec's name of a family: "torus", "grid", "path", "cycle", "complete", "bipartite", "star", "kregular",
-/// "ws", "er", "ba", "hypercube", "file".
+/// "ws", "er", "ba", "hypercube", "torus3", "file".
 DUALGIBBS_EXPORT const char* to_string(GraphFamily family) noexcept;
 
 /// A parsed graph spec: the family and its arguments, checked against the limits (parse_graph_spec()); the one
@@ -78,7 +79,7 @@ struct GraphSpec {
   GraphFamily family = GraphFamily::Torus;
   /// The integer arguments, in the spec's order: torus and grid {rows, cols} (`torus:N` gives {N, N}); path,
   /// cycle, complete and star {n}; bipartite {n1, n2}; kregular {n, k}; ws {n, k}; er {n}; ba {n, m};
-  /// hypercube {d}; file {}.
+  /// hypercube {d}; torus3 {n0, n1, n2} (`torus3:N` gives {N, N, N}); file {}.
   std::vector<Index> sizes;
   /// The probability P of ws and er (NaN for the other families).
   double probability = std::numeric_limits<double>::quiet_NaN();
