@@ -11,9 +11,6 @@
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
 
-#include "truth/cholmod_handle.hpp"
-#include "truth/selected_inversion.hpp"
-
 #include <Eigen/Dense>
 
 #include <malloc.h>
@@ -22,7 +19,6 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
-#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -66,68 +62,44 @@ void row(const std::string& matrix, const std::string& ordering, const std::stri
             << st.rss_after_mb << ',' << note << std::endl;
 }
 
-detail::SupernodalFactor view(const cholmod_factor* L) {
-  detail::SupernodalFactor v;
-  v.n = static_cast<std::int64_t>(L->n);
-  v.nsuper = static_cast<std::int64_t>(L->nsuper);
-  v.xsize = static_cast<std::int64_t>(L->xsize);
-  v.super = static_cast<const std::int64_t*>(L->super);
-  v.pi = static_cast<const std::int64_t*>(L->pi);
-  v.px = static_cast<const std::int64_t*>(L->px);
-  v.s = static_cast<const std::int64_t*>(L->s);
-  v.x = static_cast<const double*>(L->x);
-  return v;
-}
-
-// analyze, factorize, selected inversion as three measured steps; returns the variances (original order) and
-// the factorize / selected-inversion times.
+// analyze, factorize, selected inversion as three measured steps of the public CholeskyFactor; returns the
+// variances (original order) and the factorize / selected-inversion times. The factorize rows report CHOLMOD's
+// numeric factorization alone (FactorStats::factorize_seconds; the step's memory includes the input checks).
 struct Run {
   Eigen::VectorXd var;
   double factorize_seconds = 0, si_seconds = 0;
   double total_seconds = 0;  ///< analyze + factorize + selected inversion (not the extra refactorizations)
 };
 Run run_steps(const std::string& name, const SparseMatrix& a, Ordering ordering) {
-  detail::CholmodCommon common;
-  detail::SymmetricView av(a);
-  detail::set_ordering(common.get(), ordering);
-  detail::FactorPtr L(nullptr, detail::FactorDeleter{common.get()});
-  const Step an = measure([&] { L.reset(cholmod_l_analyze(av.get(), common.get())); });
-  common.check("analyze");
-  const double flops = common.get()->fl, lnz = common.get()->lnz;
-  const std::string ord = to_string(detail::ordering_of(L.get()));
+  CholeskyFactor f(ordering);
+  const Step an = measure([&] { f.analyze(a); });
+  const double flops = f.stats().flops, lnz = f.stats().nnz_L;
+  const std::string ord = to_string(f.stats().ordering);
   std::ostringstream note;
   note << "nnz(L)=" << lnz << " flops=" << flops;
   row(name, ord, "analyze", an, note.str());
-  Step fa;
-  {  // as CholeskyFactor does it: OpenBLAS limited to one thread
-    const detail::ScopedBlasThreads one(1);
-    fa = measure([&] { cholmod_l_factorize(av.get(), L.get(), common.get()); });
-  }
-  common.check("factorize");
-  if (L->minor < L->n) throw std::runtime_error("not positive definite");
+  Step fa = measure([&] { f.factorize(a); });  // OpenBLAS limited to one thread, CholeskyFactor's default
+  fa.seconds = f.stats().factorize_seconds;
   std::ostringstream note2;
-  note2 << "supernodes=" << L->nsuper << " stored_L=" << L->xsize << " GFlop/s=" << flops / fa.seconds / 1e9;
+  note2 << "supernodes=" << f.stats().supernodes << " stored_L=" << f.stats().stored_L
+        << " GFlop/s=" << flops / fa.seconds / 1e9;
   row(name, ord, "factorize", fa, note2.str());
-  // The same numeric factorization again (memory already in place), with one BLAS thread and with OpenBLAS's
-  // own thread count, to show what limiting the threads costs or saves on this machine as loaded now.
+  // The same numeric factorization again (a refactorization: the analysis is kept), with one BLAS thread and
+  // with OpenBLAS's own thread count, to show what limiting the threads costs or saves on this machine as loaded.
   for (int threads : {1, 0}) {
-    std::optional<detail::ScopedBlasThreads> limit;
-    if (threads > 0) limit.emplace(threads);
-    const Step again = measure([&] { cholmod_l_factorize(av.get(), L.get(), common.get()); });
+    f.set_blas_threads(threads);
+    Step again = measure([&] { f.factorize(a); });
+    again.seconds = f.stats().factorize_seconds;
     std::ostringstream n1;
     n1 << "GFlop/s=" << flops / again.seconds / 1e9;
     row(name, ord, threads > 0 ? "refactorize_1_blas_thread" : "refactorize_openblas_threads", again, n1.str());
   }
-  std::vector<double> z;
-  const Step si = measure([&] { z = detail::selected_inverse(view(L.get())); });
+  f.set_blas_threads(1);
+  Run r;
+  const Step si = measure([&] { r.var = f.marginal_variances(); });
   std::ostringstream note3;
   note3 << "x factorize=" << si.seconds / fa.seconds;
   row(name, ord, "selected_inversion", si, note3.str());
-  const Eigen::VectorXd d = detail::selected_inverse_diagonal(view(L.get()), z);
-  Run r;
-  r.var.resize(d.size());
-  const auto* perm = static_cast<const std::int64_t*>(L->Perm);
-  for (Eigen::Index k = 0; k < d.size(); ++k) r.var[perm[k]] = d[k];
   r.factorize_seconds = fa.seconds;
   r.si_seconds = si.seconds;
   r.total_seconds = an.seconds + fa.seconds + si.seconds;
@@ -170,7 +142,7 @@ int main(int argc, char** argv) {
   }
   std::string load;
   std::getline(std::ifstream("/proc/loadavg"), load);
-  std::cout << "# BLAS: " << detail::blas_library() << "\n# load average at start: " << load << "\n"
+  std::cout << "# BLAS: " << blas_library() << "\n# load average at start: " << load << "\n"
             << "# peak_extra_MB: peak resident memory during the step minus the resident set at its start\n"
             << "# total = analyze + factorize + selected_inversion (the refactorize rows are extra runs)\n"
             << "matrix,ordering,step,seconds,peak_extra_MB,rss_after_MB,note" << std::endl;

@@ -7,7 +7,7 @@
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
 
-#include "truth/cholmod_handle.hpp"
+#include "truth/cholmod_factor.hpp"
 #include "truth/selected_inversion.hpp"
 
 #include <Eigen/Dense>
@@ -232,26 +232,15 @@ BOOST_DATA_TEST_CASE(covers_the_whole_pattern_of_L, bdata::make(kFamilies) * bda
                      blas_threshold) {
   const Model m = family_model(family, true);
   for (const SparseMatrix& a : {m.primal_precision(), m.dual_precision()}) {
-    detail::CholmodCommon common;
-    detail::SymmetricView view(a);
-    detail::set_ordering(common.get(), Ordering::Amd);
-    detail::FactorPtr f(cholmod_l_analyze(view.get(), common.get()), detail::FactorDeleter{common.get()});
-    BOOST_REQUIRE(f);
-    cholmod_l_factorize(view.get(), f.get(), common.get());
-    BOOST_REQUIRE(f->is_super && f->is_ll && f->minor == f->n);
-    detail::SupernodalFactor v;
-    v.n = static_cast<std::int64_t>(f->n);
-    v.nsuper = static_cast<std::int64_t>(f->nsuper);
-    v.xsize = static_cast<std::int64_t>(f->xsize);
-    v.super = static_cast<const std::int64_t*>(f->super);
-    v.pi = static_cast<const std::int64_t*>(f->pi);
-    v.px = static_cast<const std::int64_t*>(f->px);
-    v.s = static_cast<const std::int64_t*>(f->s);
-    v.x = static_cast<const double*>(f->x);
+    detail::CholmodFactor f(Ordering::Amd);
+    f.analyze(a);
+    f.factorize(a);
+    BOOST_REQUIRE(f.factorized());
+    const detail::SupernodalFactor v = f.view();
     detail::SelectedInversionOptions opt;
     opt.blas_threshold = blas_threshold;
     const std::vector<double> z = detail::selected_inverse(v, opt);
-    const auto* perm = static_cast<const std::int64_t*>(f->Perm);
+    const std::int64_t* perm = f.permutation();
     const Eigen::MatrixXd inv = dense_inverse(Eigen::MatrixXd(a));
     double worst = 0;
     std::int64_t checked = 0;
@@ -275,21 +264,11 @@ BOOST_DATA_TEST_CASE(covers_the_whole_pattern_of_L, bdata::make(kFamilies) * bda
 BOOST_AUTO_TEST_CASE(result_does_not_depend_on_the_number_of_threads) {
   const Model m(make_grid(25, 31), 1.0, 0.3);
   const SparseMatrix a = m.primal_precision();
-  detail::CholmodCommon common;
-  detail::SymmetricView view(a);
-  detail::set_ordering(common.get(), Ordering::Amd);
-  detail::FactorPtr f(cholmod_l_analyze(view.get(), common.get()), detail::FactorDeleter{common.get()});
-  cholmod_l_factorize(view.get(), f.get(), common.get());
-  BOOST_REQUIRE(f->nsuper >= 64);  // below that the inversion runs on one thread
-  detail::SupernodalFactor v;
-  v.n = static_cast<std::int64_t>(f->n);
-  v.nsuper = static_cast<std::int64_t>(f->nsuper);
-  v.xsize = static_cast<std::int64_t>(f->xsize);
-  v.super = static_cast<const std::int64_t*>(f->super);
-  v.pi = static_cast<const std::int64_t*>(f->pi);
-  v.px = static_cast<const std::int64_t*>(f->px);
-  v.s = static_cast<const std::int64_t*>(f->s);
-  v.x = static_cast<const double*>(f->x);
+  detail::CholmodFactor f(Ordering::Amd);
+  f.analyze(a);
+  f.factorize(a);
+  const detail::SupernodalFactor v = f.view();
+  BOOST_REQUIRE(v.nsuper >= 64);  // below that the inversion runs on one thread
   detail::SelectedInversionOptions one, many;
   one.threads = 1;
   const std::vector<double> z1 = detail::selected_inverse(v, one);
@@ -299,7 +278,7 @@ BOOST_AUTO_TEST_CASE(result_does_not_depend_on_the_number_of_threads) {
   }
   const Eigen::MatrixXd inv = dense_inverse(Eigen::MatrixXd(a));
   const Eigen::VectorXd d = detail::selected_inverse_diagonal(v, z1);
-  const auto* perm = static_cast<const std::int64_t*>(f->Perm);
+  const std::int64_t* perm = f.permutation();
   double worst = 0;
   for (Eigen::Index k = 0; k < d.size(); ++k) worst = std::max(worst, std::abs(d[k] - inv(perm[k], perm[k])));
   BOOST_TEST(worst < 1e-12);

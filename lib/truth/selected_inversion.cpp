@@ -1,6 +1,6 @@
 #include "truth/selected_inversion.hpp"
 
-#include "truth/cholmod_handle.hpp"
+#include "core/blas_threads.hpp"
 
 #include <Eigen/Dense>
 

@@ -1,126 +1,167 @@
 #include "truth/spectral_cholesky.hpp"
 
 #include "core/blas_threads.hpp"
+#include "truth/cholmod_factor.hpp"
 
 #include <dualgibbs/truth/spectral.hpp>
 
-#include <Eigen/CholmodSupport>
-#include <Eigen/SparseCore>
-
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 namespace dualgibbs::detail {
 
-using ColMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+namespace {
+// Two value sets closer than this (relative, entrywise) after scaling count as the same matrix. The shifted
+// matrices are computed as differences such as D_s^-1 - tau D whose leading digits cancel (tau sits 1e-3 below
+// the bound), so the same matrix reached by two formulas agrees only to about 1e-13; 1e-11 accepts that and
+// nothing else (distinct parameter sets differ in the leading digits).
+constexpr double kSameMatrix = 1e-11;
+}  // namespace
 
 struct NodePatternCholesky::Impl {
   // One OpenBLAS thread for the factor's whole life: on shared cores OpenBLAS's spinning threads make the
   // supernodal factorization slower, not faster (docs/exact.md, docs/spectral.md). Set once, not per call:
   // switching the thread count around every solve costs system time of its own.
   ScopedBlasThreads one_blas_thread{1};
-  ColMatrix lower;            // lower triangle of K, columns sorted, diagonal first
-  std::vector<int> diag_pos;  // value index of K_vv
-  std::vector<int> edge_pos;  // value index of the (max(u,v), min(u,v)) entry of edge e
-  std::vector<Edge> edges;    // copy of the graph's edges (the graph may not outlive us)
-  Eigen::CholmodSupernodalLLT<ColMatrix, Eigen::Lower> llt;
+  CholmodFactor factor{Ordering::Amd, 0};  // AMD only: METIS costs seconds on 10^6 nodes for ~20% less fill
+  SparseMatrix k;                           // K, full symmetric storage (CSR)
+  std::vector<int> diag_pos;                // value index of K_vv
+  std::vector<int> upper_pos, lower_pos;    // value indices of K_uv and K_vu of edge e
+  std::vector<Edge> edges;                  // copy of the graph's edges (the graph may not outlive us)
+  Eigen::VectorXd d, w;                     // the values of the current factor
+  double scale = 1;                         // K of the last factorize() = scale * (the factorized K)
   bool analyzed = false;
   bool factorized = false;
-  double lnz = std::numeric_limits<double>::infinity();
-  double flops = std::numeric_limits<double>::infinity();
 };
 
 NodePatternCholesky::NodePatternCholesky(const Graph& g) : m_impl(std::make_unique<Impl>()) {
   Impl& im = *m_impl;
   const Index n = g.num_nodes(), m = g.num_edges();
   im.edges = g.edges();
-  // Column j of the lower triangle: the diagonal, then every neighbour i > j in increasing order.
+  // Row v: the diagonal and every neighbour, columns increasing.
   std::vector<int> count(static_cast<std::size_t>(n), 1);
-  for (const Edge& e : im.edges) ++count[std::min(e.head, e.tail)];
-  const std::int64_t nnz = static_cast<std::int64_t>(n) + m;
+  for (const Edge& e : im.edges) {
+    ++count[e.head];
+    ++count[e.tail];
+  }
+  const std::int64_t nnz = static_cast<std::int64_t>(n) + 2 * static_cast<std::int64_t>(m);
   assert(nnz <= std::numeric_limits<int>::max());  // Graph caps |V| + 2|E| at the Index range
-  im.lower.resize(n, n);
-  im.lower.resizeNonZeros(static_cast<Eigen::Index>(nnz));
-  int* outer = im.lower.outerIndexPtr();
-  int* inner = im.lower.innerIndexPtr();
+  im.k.resize(n, n);
+  im.k.resizeNonZeros(static_cast<Eigen::Index>(nnz));
+  int* outer = im.k.outerIndexPtr();
+  int* inner = im.k.innerIndexPtr();
   outer[0] = 0;
-  for (Index j = 0; j < n; ++j) outer[j + 1] = outer[j] + count[j];
-  std::vector<int> next(outer, outer + n);
+  for (Index v = 0; v < n; ++v) outer[v + 1] = outer[v] + count[v];
+  // Entries (row, col, slot): the diagonal as edge -1; sorted by row and column they give the CSR order.
+  struct Entry {
+    Index row, col, edge;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(static_cast<std::size_t>(nnz));
+  for (Index v = 0; v < n; ++v) entries.push_back({v, v, -1});
+  for (Index e = 0; e < m; ++e) {
+    entries.push_back({im.edges[e].head, im.edges[e].tail, e});
+    entries.push_back({im.edges[e].tail, im.edges[e].head, e});
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
   im.diag_pos.resize(static_cast<std::size_t>(n));
-  for (Index j = 0; j < n; ++j) {
-    im.diag_pos[j] = next[j];
-    inner[next[j]++] = j;
+  im.upper_pos.resize(static_cast<std::size_t>(m));
+  im.lower_pos.resize(static_cast<std::size_t>(m));
+  for (std::size_t p = 0; p < entries.size(); ++p) {
+    const Entry& x = entries[p];
+    inner[p] = x.col;
+    if (x.edge < 0)
+      im.diag_pos[x.row] = static_cast<int>(p);
+    else if (x.row < x.col)
+      im.upper_pos[x.edge] = static_cast<int>(p);
+    else
+      im.lower_pos[x.edge] = static_cast<int>(p);
   }
-  // Edges sorted by (column, row) so that each column's rows come out increasing.
-  std::vector<Index> order(static_cast<std::size_t>(m));
-  for (Index e = 0; e < m; ++e) order[e] = e;
-  std::sort(order.begin(), order.end(), [&](Index a, Index b) {
-    const Edge& x = im.edges[a];
-    const Edge& y = im.edges[b];
-    const Index cx = std::min(x.head, x.tail), cy = std::min(y.head, y.tail);
-    return cx != cy ? cx < cy : std::max(x.head, x.tail) < std::max(y.head, y.tail);
-  });
-  im.edge_pos.resize(static_cast<std::size_t>(m));
-  for (Index e : order) {
-    const Index col = std::min(im.edges[e].head, im.edges[e].tail);
-    im.edge_pos[e] = next[col];
-    inner[next[col]++] = std::max(im.edges[e].head, im.edges[e].tail);
-  }
-  std::fill(im.lower.valuePtr(), im.lower.valuePtr() + nnz, 0.0);
-  for (Index j = 0; j < n; ++j) im.lower.valuePtr()[im.diag_pos[j]] = 1.0;
-
-  cholmod_common& c = im.llt.cholmod();
-  c.nmethods = 1;  // AMD only: METIS costs seconds on 10^6 nodes for ~20% less fill
-  c.method[0].ordering = CHOLMOD_AMD;
-  c.postorder = 1;
-  c.print = 0;  // failures are reported through analyzed(), not printed
-  im.llt.analyzePattern(im.lower);
-  im.analyzed = c.status >= CHOLMOD_OK;
-  if (im.analyzed) {
-    im.lnz = c.lnz;
-    im.flops = c.fl;
+  std::fill(im.k.valuePtr(), im.k.valuePtr() + nnz, 0.0);
+  try {
+    im.factor.analyze(im.k);
+    im.analyzed = true;
+  } catch (const FactorizationError&) {
+    im.analyzed = false;  // reported through analyzed(), as the methods' caps need
   }
 }
 
 NodePatternCholesky::~NodePatternCholesky() = default;
 
 bool NodePatternCholesky::analyzed() const noexcept { return m_impl->analyzed; }
-double NodePatternCholesky::factor_nonzeros() const noexcept { return m_impl->lnz; }
-double NodePatternCholesky::factor_flops() const noexcept { return m_impl->flops; }
-Index NodePatternCholesky::size() const noexcept { return static_cast<Index>(m_impl->lower.rows()); }
+double NodePatternCholesky::factor_nonzeros() const noexcept {
+  return m_impl->analyzed ? m_impl->factor.predicted_nonzeros() : std::numeric_limits<double>::infinity();
+}
+double NodePatternCholesky::factor_flops() const noexcept {
+  return m_impl->analyzed ? m_impl->factor.predicted_flops() : std::numeric_limits<double>::infinity();
+}
+Index NodePatternCholesky::size() const noexcept { return static_cast<Index>(m_impl->k.rows()); }
 
-void NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w) {
+namespace {
+// alpha with (d, w) = alpha (d0, w0) entrywise to kSameMatrix, or 0 if there is none.
+double proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w, const Eigen::VectorXd& d0,
+                  const Eigen::VectorXd& w0) {
+  if (d.size() != d0.size() || w.size() != w0.size()) return 0;
+  const double num = d.dot(d0) + w.dot(w0), den = d0.squaredNorm() + w0.squaredNorm();
+  if (!(den > 0)) return 0;
+  const double alpha = num / den;
+  if (!(alpha > 0) || !std::isfinite(alpha)) return 0;
+  const auto close = [&](const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+    for (Eigen::Index i = 0; i < a.size(); ++i)
+      if (std::abs(a[i] - alpha * b[i]) > kSameMatrix * std::max(std::abs(a[i]), alpha * std::abs(b[i]))) return false;
+    return true;
+  };
+  return close(d, d0) && close(w, w0) ? alpha : 0;
+}
+}  // namespace
+
+bool NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w) {
   Impl& im = *m_impl;
   const Index n = size(), m = static_cast<Index>(im.edges.size());
   assert(d.size() == n && w.size() == m);
-  im.factorized = false;
   if (!im.analyzed)
     throw EigensolverError("shift-invert: CHOLMOD could not analyze the " + std::to_string(n) +
                                "-node pattern (factor too large); use the Lanczos method",
                            EigensolverError::Status::NumericalIssue, SpectralMethod::ShiftInvert, 0, 0);
-  double* val = im.lower.valuePtr();
+  if (im.factorized) {
+    const double alpha = proportion(d, w, im.d, im.w);
+    if (alpha > 0) {  // the same matrix up to a factor: K^-1 = (factorized K)^-1 / alpha, no new factorization
+      im.scale = alpha;
+      return false;
+    }
+  }
+  im.factorized = false;
+  double* val = im.k.valuePtr();
   for (Index v = 0; v < n; ++v) val[im.diag_pos[v]] = d[v];
   for (Index e = 0; e < m; ++e) {
     val[im.diag_pos[im.edges[e].head]] += w[e];
     val[im.diag_pos[im.edges[e].tail]] += w[e];
-    val[im.edge_pos[e]] = -w[e];
+    val[im.upper_pos[e]] = -w[e];
+    val[im.lower_pos[e]] = -w[e];
   }
-  im.llt.factorize(im.lower);
-  // Eigen reports NumericalIssue unless CHOLMOD's `minor` reached n, which also catches the indefinite
-  // matrices cholmod_factorize accepts with a true return value.
-  if (im.llt.info() != Eigen::Success || im.llt.cholmod().status < CHOLMOD_OK)
-    throw EigensolverError("shift-invert: CHOLMOD found the shifted " + std::to_string(n) + " x " + std::to_string(n) +
-                               " matrix not positive definite (status " + std::to_string(im.llt.cholmod().status) + ")",
+  try {
+    im.factor.factorize(im.k, false);
+  } catch (const std::exception& e) {  // NotPositiveDefinite, FactorizationError
+    throw EigensolverError(std::string("shift-invert: the shifted ") + std::to_string(n) + " x " + std::to_string(n) +
+                               " matrix could not be factorized: " + e.what(),
                            EigensolverError::Status::NumericalIssue, SpectralMethod::ShiftInvert, 0, 0);
+  }
+  im.d = d;
+  im.w = w;
+  im.scale = 1;
   im.factorized = true;
+  return true;
 }
 
 void NodePatternCholesky::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const {
   assert(m_impl->factorized);
-  x = m_impl->llt.solve(b);
+  m_impl->factor.solve(b, x);
+  if (m_impl->scale != 1) x /= m_impl->scale;
 }
 
 }  // namespace dualgibbs::detail

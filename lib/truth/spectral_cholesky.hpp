@@ -15,8 +15,10 @@ namespace dualgibbs::detail {
 ///
 /// Every matrix the shift-invert methods factor has this form (the grounded Laplacian, Q - tau D, and the
 /// Woodbury core D_s^-1 + B W^-1 B^T of R - tau D), so one symbolic analysis serves them all and each
-/// factorize() only redoes the numeric part. CHOLMOD supernodal LL^T, AMD ordering, through Eigen's
-/// CholmodSupport (CHOLMOD stays private to the library).
+/// factorize() only redoes the numeric part (a refactorization). CHOLMOD supernodal LL^T, AMD ordering, through
+/// the library's one CHOLMOD wrapper (truth/cholmod_factor.hpp). A matrix equal to the factorized one up to a
+/// positive factor is not factorized again: for a homogeneous model on a regular graph the primal Q - tau D and
+/// the dual's Woodbury core are the same matrix up to a factor (docs/spectral.md).
 class NodePatternCholesky {
  public:
   /// Symbolic analysis of g's pattern. Never throws for a large graph: analyzed() says whether it worked.
@@ -32,9 +34,10 @@ class NodePatternCholesky {
   double factor_flops() const noexcept;
   Index size() const noexcept;
 
-  /// Numeric factorization of diag(d) + B diag(w) B^T (d: |V|, w: |E|).
+  /// Numeric factorization of diag(d) + B diag(w) B^T (d: |V|, w: |E|); none if (d, w) is a positive multiple
+  /// of the factorized values (to 1e-11 relative): then solve() scales. Returns whether it factorized.
   /// \throws EigensolverError (NumericalIssue) if the matrix is not positive definite or not analyzed.
-  void factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w);
+  bool factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w);
   /// x = K^-1 b. Requires a successful factorize().
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
 

@@ -74,11 +74,24 @@ struct FactorStats {
   double flops = 0;                   ///< flop count of the numeric factorization (CHOLMOD's estimate)
   std::int64_t supernodes = 0;        ///< number of supernodes
   std::int64_t stored_L = 0;          ///< doubles stored for L (supernodal blocks, padding included)
+  double selected_inversion_seconds = 0;  ///< the last marginal_variances() or selected_inverse() call
   Ordering ordering = Ordering::Amd;  ///< the ordering used (for Auto: the one CHOLMOD chose)
 };
 
 /// Sparse Cholesky factorization P M P^T = L L^T of a symmetric positive definite matrix M (supernodal,
 /// LL^T, fill-reducing permutation P). Owns CHOLMOD's workspace and factor (RAII); movable, not copyable.
+///
+/// Two ways to use it: `CholeskyFactor f(M)` analyzes and factorizes at once; or, for many matrices with one
+/// sparsity pattern (a parameter sweep: new s, sigma on the same graph), analyze the pattern once and
+/// factorize each matrix on it, which redoes only the numeric part:
+/// \code
+/// dualgibbs::CholeskyFactor f;                       // AMD ordering
+/// f.analyze(dualgibbs::Model(g, 1.0, 1.0).primal_precision());
+/// for (double sigma : {0.1, 0.3, 1.0}) {
+///   f.factorize(dualgibbs::Model(g, 1.0, sigma).primal_precision());   // refactorization, same analysis
+///   double logdet = f.log_determinant();
+/// }
+/// \endcode
 /// The dense kernels of the factorization and of the selected inversion run on the system BLAS (OpenBLAS on
 /// Debian with libopenblas0-pthread), limited to one thread while they run: on a machine whose cores are busy
 /// OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md).
@@ -91,6 +104,8 @@ class DUALGIBBS_EXPORT CholeskyFactor {
   ///         1e4 n u M_kk (u the unit roundoff) has fewer than 4 trustworthy digits, as happens when s / sigma
   ///         is too large for double precision; FactorizationError if CHOLMOD fails otherwise.
   explicit CholeskyFactor(const SparseMatrix& spd, Ordering ordering = Ordering::Amd);
+  /// No pattern and no factor yet: call analyze() and factorize().
+  explicit CholeskyFactor(Ordering ordering = Ordering::Amd);
   ~CholeskyFactor();
   /// Moves the factor; the moved-from object may only be destroyed or assigned to.
   CholeskyFactor(CholeskyFactor&&) noexcept;
@@ -99,7 +114,24 @@ class DUALGIBBS_EXPORT CholeskyFactor {
   CholeskyFactor(const CholeskyFactor&) = delete;
   CholeskyFactor& operator=(const CholeskyFactor&) = delete;
 
-  /// Dimension n of M.
+  /// Symbolic analysis (fill-reducing ordering, elimination tree, supernodes) of the pattern of `pattern`
+  /// (square, full symmetric storage; its values are not read). Forgets any previous pattern and factor.
+  /// \throws std::invalid_argument if `pattern` is empty or not square; FactorizationError if CHOLMOD fails.
+  void analyze(const SparseMatrix& pattern);
+  /// Numeric factorization of `spd`, which must have the analyzed pattern; calling it again refactorizes with
+  /// the new values (the analysis is kept). On failure the object keeps its analysis but has no factor.
+  /// \throws std::invalid_argument if nothing was analyzed, the pattern differs, or `spd` is not symmetric or has
+  ///         non-finite entries; NotPositiveDefinite and FactorizationError as for the constructor.
+  void factorize(const SparseMatrix& spd);
+  /// OpenBLAS threads during factorize(): 1 (the default, see the class documentation) or more; 0 leaves
+  /// OpenBLAS's own thread count. \throws std::invalid_argument if negative.
+  void set_blas_threads(int threads);
+  /// True after a successful analyze().
+  bool analyzed() const noexcept;
+  /// True after a successful factorize(). The methods below need a factor and throw std::logic_error without.
+  bool factorized() const noexcept;
+
+  /// Dimension n of M (0 before analyze()).
   Index size() const noexcept;
   /// log det M = 2 sum_k log L_kk.
   double log_determinant() const;
@@ -130,6 +162,10 @@ class DUALGIBBS_EXPORT CholeskyFactor {
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+/// Name of the BLAS library CHOLMOD's supernodal kernels and the selected inversion run on (the target of
+/// libblas.so.3 as resolved by the dynamic loader), for reports and benchmarks.
+DUALGIBBS_EXPORT std::string blas_library();
 
 /// Largest dimension for which dense covariances are formed (a 20000 x 20000 matrix is 3.2 GB).
 inline constexpr Index kMaxDenseDimension = 20000;
