@@ -111,14 +111,15 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
     write_sidecar(opt.marginals, sj);
   }
   if (!opt.edge_marginals.empty()) {
-    // Var(Y_e) = Var(X_u - X_v) from Q^-1 on the pattern of Q; Var(y~_e) = (R^-1)_ee from a factorization of R.
+    // Var(Y_e) = Var(X_u - X_v) from Q^-1 on the pattern of Q; Var(y~_e) = (R^-1)_ee from the same selected
+    // inverse by Woodbury (R is factorized only where that would cancel too many digits).
     const auto t_dual = Clock::now();
     Eigen::VectorXd var_y(m.num_edges()), var_dual(m.num_edges());
     for (Index e = 0; e < m.num_edges(); ++e) {
       const Edge& ed = m.graph().edge(e);
       var_y[e] = var[ed.head] + var[ed.tail] - 2 * z.coeff(ed.head, ed.tail);
     }
-    if (m.num_edges() > 0) var_dual = marginal_variances(m, Domain::Dual, ordering);
+    if (m.num_edges() > 0) var_dual = marginal_variances_dual_from_primal(m, z, ordering);
     if (m.num_edges() > 0 && (!var_y.allFinite() || !var_dual.allFinite() || !(var_dual.array() > 0).all()))
       throw std::runtime_error("exact: an edge variance is not finite and positive: R is numerically singular for "
                                "these parameters");
@@ -179,7 +180,7 @@ std::function<int()> setup_exact(CLI::App& app, CommonOptions& common) {
       ->capture_default_str();
   app.add_option("--marginals", opt.marginals, "write per-node variances Var(X_v) to this CSV file (node,variance)");
   app.add_option("--edge-marginals", opt.edge_marginals,
-                 "also factorize R and write per-edge variances to this CSV file\n"
+                 "also write per-edge variances to this CSV file (both from the selected inverse of Q)\n"
                  "(edge,head,tail,variance_Y,variance_dual: Var(X_u - X_v) and Var(y~_e))");
   return [&common]() { return run_exact(common, opt); };
 }

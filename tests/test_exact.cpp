@@ -302,6 +302,135 @@ BOOST_AUTO_TEST_CASE(heterogeneous_torus_of_900_nodes_matches_dense) {
 BOOST_AUTO_TEST_SUITE_END()
 
 // ------------------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(analyze_and_refactorize)
+
+namespace {
+// The same graph with other parameters (homogeneous or heterogeneous in turn).
+Model other_parameters(const Model& m, bool heterogeneous) {
+  Graph g = m.graph();
+  if (!heterogeneous) return Model(std::move(g), 0.6, 1.7);
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> us(0.3, 3.0), usig(0.05, 2.0);
+  std::vector<double> s(static_cast<std::size_t>(g.num_nodes())), sigma(static_cast<std::size_t>(g.num_edges()));
+  for (double& x : s) x = us(rng);
+  for (double& x : sigma) x = usig(rng);
+  return Model(std::move(g), std::move(s), std::move(sigma));
+}
+
+double rel(double got, double want) { return std::abs(got - want) / std::max(std::abs(want), 1e-300); }
+
+// Largest difference of two sparse matrices with one pattern, relative to the largest entry of `want`.
+double sparse_rel_diff(const SparseMatrix& got, const SparseMatrix& want) {
+  BOOST_REQUIRE_EQUAL(got.nonZeros(), want.nonZeros());
+  double worst = 0, scale = 0;
+  for (Eigen::Index k = 0; k < want.nonZeros(); ++k) scale = std::max(scale, std::abs(want.valuePtr()[k]));
+  for (Eigen::Index k = 0; k < want.nonZeros(); ++k)
+    worst = std::max(worst, std::abs(got.valuePtr()[k] - want.valuePtr()[k]) / scale);
+  return worst;
+}
+}  // namespace
+
+// factorize() on an analyzed pattern with new values (a refactorization) gives what a fresh factorization of the
+// new matrix gives: log-determinant, solves and selected inverse to 1e-12 relative, for Q and for R.
+BOOST_DATA_TEST_CASE(refactorization_equals_a_fresh_factorization, bdata::make(kFamilies) * bdata::make({false, true}),
+                     family, heterogeneous) {
+  const Model a = family_model(family, heterogeneous);
+  const Model b = other_parameters(a, heterogeneous);
+  for (Domain domain : {Domain::Primal, Domain::Dual}) {
+    BOOST_TEST_CONTEXT(family << (heterogeneous ? " heterogeneous " : " homogeneous ")
+                              << (domain == Domain::Primal ? "Q" : "R")) {
+      const SparseMatrix ma = a.precision(domain), mb = b.precision(domain);
+      CholeskyFactor f;
+      f.analyze(ma);
+      BOOST_TEST(f.analyzed());
+      BOOST_TEST(!f.factorized());
+      f.factorize(ma);
+      f.factorize(mb);  // refactorization with the other parameters
+      const CholeskyFactor fresh(mb);
+      BOOST_TEST(rel(f.log_determinant(), fresh.log_determinant()) < 1e-12);
+      const Eigen::VectorXd rhs = Eigen::VectorXd::LinSpaced(mb.rows(), -1.0, 2.0);
+      BOOST_TEST(max_rel_diff(f.solve(rhs), fresh.solve(rhs)) < 1e-12);
+      BOOST_TEST(sparse_rel_diff(f.selected_inverse(mb), fresh.selected_inverse(mb)) < 1e-12);
+      BOOST_TEST(max_rel_diff(f.marginal_variances(), fresh.marginal_variances()) < 1e-12);
+    }
+  }
+}
+
+// A sweep over sigma analyzes once: the analysis (its time and its predicted factor) stays the one of the first
+// call, and every refactorization matches a fresh factorization.
+BOOST_AUTO_TEST_CASE(one_analysis_serves_a_parameter_sweep) {
+  const Graph g = make_torus(12, 15);
+  CholeskyFactor f;
+  f.analyze(Model(g, 1.0, 1.0).primal_precision());
+  const FactorStats first = f.stats();
+  for (double sigma : {0.05, 0.25, 1.0, 4.0}) {
+    const Model m(g, 1.0, sigma);
+    f.factorize(m.primal_precision());
+    BOOST_TEST(f.stats().analyze_seconds == first.analyze_seconds);
+    BOOST_TEST(f.stats().nnz_L == first.nnz_L);
+    const CholeskyFactor fresh(m.primal_precision());
+    BOOST_TEST(rel(f.log_determinant(), fresh.log_determinant()) < 1e-12);
+    BOOST_TEST(max_rel_diff(f.marginal_variances(), fresh.marginal_variances()) < 1e-12);
+  }
+}
+
+// The steps report misuse and numerical failure clearly, and a failed refactorization leaves the analysis usable.
+BOOST_AUTO_TEST_CASE(refactorization_errors) {
+  const Model m(make_cycle(6), 1.0, 0.5);
+  const SparseMatrix q = m.primal_precision();
+  CholeskyFactor f;
+  BOOST_CHECK_THROW(f.factorize(q), std::invalid_argument);  // nothing analyzed
+  BOOST_CHECK_THROW(f.log_determinant(), std::logic_error);  // no factor
+  BOOST_CHECK_THROW(f.solve(Eigen::VectorXd(Eigen::VectorXd::Ones(6))), std::logic_error);
+  BOOST_CHECK_THROW(f.analyze(SparseMatrix(2, 3)), std::invalid_argument);
+  f.analyze(q);
+  BOOST_CHECK_THROW(f.marginal_variances(), std::logic_error);
+  BOOST_CHECK_THROW(f.factorize(Model(make_path(6), 1.0, 0.5).primal_precision()), std::invalid_argument);  // pattern
+  SparseMatrix asym = q;
+  asym.coeffRef(0, 1) = -3.0;  // same pattern, not symmetric
+  BOOST_CHECK_THROW(f.factorize(asym), std::invalid_argument);
+  SparseMatrix indefinite = q;
+  indefinite.coeffRef(3, 3) = -1.0;  // same pattern, not positive definite at node 3
+  try {
+    f.factorize(indefinite);
+    BOOST_FAIL("no exception");
+  } catch (const NotPositiveDefinite& e) {
+    BOOST_TEST(e.column() == 3);
+    BOOST_TEST(std::string(e.what()).find("not positive definite") != std::string::npos);
+  }
+  BOOST_TEST(!f.factorized());
+  BOOST_CHECK_THROW(f.log_determinant(), std::logic_error);
+  f.factorize(q);  // the analysis survived the failure
+  BOOST_TEST(rel(f.log_determinant(), CholeskyFactor(q).log_determinant()) < 1e-12);
+  BOOST_CHECK_THROW(f.set_blas_threads(-1), std::invalid_argument);
+}
+
+// diag(R^-1) from the selected inverse of Q by Woodbury (what `dualgibbs exact --edge-marginals` uses) against a
+// dense inverse of R and against the selected inversion of R (the path it replaces): 1e-12 relative. s >> sigma
+// (Var(Y_e) close to sigma_e^2, the subtraction would cancel) takes the fallback through R and still matches.
+BOOST_DATA_TEST_CASE(dual_variances_from_the_primal_selected_inverse,
+                     bdata::make(kFamilies) * bdata::make({false, true}), family, heterogeneous) {
+  const Model m = family_model(family, heterogeneous);
+  const Model stiff(m.graph(), 100.0, 0.01);
+  for (const Model* model : {&m, &stiff}) {
+    if (model->num_edges() == 0) continue;
+    const SparseMatrix q = model->primal_precision();
+    const SparseMatrix z = CholeskyFactor(q).selected_inverse(q);
+    const Eigen::VectorXd got = marginal_variances_dual_from_primal(*model, z);
+    const Eigen::VectorXd via_r = marginal_variances(*model, Domain::Dual);
+    if (model == &stiff) {  // cond(R) ~ 1e8 here: the dense oracle is off by 1e-8; the fallback is the R path itself
+      BOOST_TEST(((got - via_r).array().abs()).maxCoeff() == 0.0);
+      continue;
+    }
+    BOOST_TEST(max_rel_diff(got, dense_inverse(dense_matrices(*model).R).diagonal()) < 1e-10);
+    BOOST_TEST(((got - via_r).array().abs() / via_r.array().abs()).maxCoeff() < 1e-12);
+  }
+  BOOST_CHECK_THROW(marginal_variances_dual_from_primal(m, SparseMatrix(2, 2)), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------------------
 BOOST_AUTO_TEST_SUITE(closed_forms)
 
 BOOST_AUTO_TEST_CASE(torus_closed_form_matches_dense_inverse_rectangular) {

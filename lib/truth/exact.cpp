@@ -278,6 +278,32 @@ Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ord
   return out;
 }
 
+Eigen::VectorXd marginal_variances_dual_from_primal(const Model& model, const SparseMatrix& primal_inverse,
+                                                   Ordering ordering) {
+  const Index n = model.num_nodes(), m = model.num_edges();
+  if (primal_inverse.rows() != n || primal_inverse.cols() != n)
+    throw std::invalid_argument("marginal_variances_dual_from_primal: the selected inverse is " +
+                                std::to_string(primal_inverse.rows()) + " x " + std::to_string(primal_inverse.cols()) +
+                                ", expected " + std::to_string(n) + " x " + std::to_string(n));
+  // Rounding of Z (relative to its entries) times this factor is the relative error of the result; above it,
+  // factorize R instead.
+  constexpr double kMaxAmplification = 1e3;
+  const Eigen::VectorXd& sigma2 = model.edge_variances();
+  Eigen::VectorXd out(m);
+  bool accurate = true;
+  for (Index e = 0; e < m && accurate; ++e) {
+    const Edge& ed = model.graph().edge(e);
+    const double zuu = primal_inverse.coeff(ed.head, ed.head), zvv = primal_inverse.coeff(ed.tail, ed.tail);
+    const double zuv = primal_inverse.coeff(ed.head, ed.tail);
+    const double var_y = zuu + zvv - 2 * zuv;  // Var(Y_e) = (B^T Q^-1 B)_ee
+    out[e] = (sigma2[e] - var_y) / sigma2[e] / sigma2[e];
+    const double scale = (sigma2[e] + zuu + zvv + 2 * std::abs(zuv)) / sigma2[e] / sigma2[e];
+    accurate = out[e] > 0 && std::isfinite(out[e]) && scale <= kMaxAmplification * out[e];
+  }
+  if (!accurate) return marginal_variances(model, Domain::Dual, ordering);
+  return out;
+}
+
 Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering ordering) {
   const Graph& g = model.graph();
   Eigen::VectorXd out = Eigen::VectorXd::Zero(model.num_nodes());

@@ -189,6 +189,18 @@ DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances(const Model& model, Domain d
 /// Var(Y_e) = Var(X_u - X_v) for every edge e = (u, v), the diagonal of Cov(Y) = B^T Q^-1 B, from the selected
 /// inverse of Q (Q^-1_uu + Q^-1_vv - 2 Q^-1_uv; (u, v) is in the pattern of Q). Length |E| (empty without edges).
 DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ordering = Ordering::Amd);
+/// Var(y~_e) = (R^-1)_ee for every edge (the dual marginal variances, length |E|) from `primal_inverse`, the
+/// selected inverse Z of Q on Q's pattern (CholeskyFactor::selected_inverse(Q)), without factorizing R. Woodbury
+/// (Prop. 3): R^-1 = D_sigma^-1 - D_sigma^-1 B^T Q^-1 B D_sigma^-1, so for e = (u, v)
+/// (R^-1)_ee = (sigma_e^2 - Var(Y_e)) / sigma_e^4 with Var(Y_e) = Z_uu + Z_vv - 2 Z_uv ((u, v) is in Q's pattern).
+/// The subtraction cancels digits when Var(Y_e) is close to sigma_e^2 (s_v much larger than sigma_e); where it
+/// would amplify the rounding of Z by more than 1e3 (leaving fewer than 12 good digits), R is factorized and
+/// selected-inverted instead, as marginal_variances(model, Domain::Dual, ordering) does. Agrees with that path to
+/// about 1e-13 relative (tests/test_exact.cpp). \throws std::invalid_argument unless `primal_inverse` is
+/// |V| x |V|.
+DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_from_primal(const Model& model,
+                                                                     const SparseMatrix& primal_inverse,
+                                                                     Ordering ordering = Ordering::Amd);
 /// Var(x~_v) for every node, the diagonal of Cov(x~) = B R^-1 B^T, from the selected inverse of R
 /// (sum over the edges e, f at v of B_ve B_vf R^-1_ef; such pairs are in the pattern of R). Length |V|;
 /// zero for isolated nodes.
