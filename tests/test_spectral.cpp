@@ -571,6 +571,24 @@ BOOST_AUTO_TEST_CASE(rejects_bad_options) {
 }
 
 // Non-convergence is an exception carrying Spectra's status, never a number.
+// convergence_rates lets lambda_2 share the dual's factorization (d I + w L for a homogeneous model) when the
+// shift c = d/w is at most 10 lambda_2, and falls back to the grounded Laplacian otherwise: both give the dense
+// values, over shifts from far below to far above lambda_2.
+BOOST_AUTO_TEST_CASE(lambda2_on_the_shared_shifted_laplacian_matches_dense) {
+  for (const Graph& g : {make_torus(12, 13), make_grid(10, 12), make_cycle(40)}) {
+    const double l2 = algebraic_connectivity(g, SpectralMethod::Dense);
+    for (const auto& [s, sigma] : {std::pair{1.0, 0.25}, {0.05, 1.0}, {0.01, 1.0}, {10.0, 0.1}}) {
+      BOOST_TEST_CONTEXT(g.num_nodes() << " nodes, s = " << s << ", sigma = " << sigma) {
+        const Model m(g, s, sigma);
+        const Rates r = convergence_rates(m, with(SpectralMethod::ShiftInvert));
+        BOOST_TEST(close_rel(r.lambda2_L, l2, 1e-9));
+        BOOST_TEST(std::abs(r.lambda_max_A_primal - lambda_max_A(m, Domain::Primal, with(SpectralMethod::Dense))) <= 1e-10);
+        BOOST_TEST(std::abs(r.lambda_max_A_dual - lambda_max_A(m, Domain::Dual, with(SpectralMethod::Dense))) <= 1e-10);
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(non_convergence_throws_with_status) {
   SpectralOptions o;
   o.method = SpectralMethod::Lanczos;
