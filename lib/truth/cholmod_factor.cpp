@@ -49,7 +49,8 @@ void check_pivots(const SparseMatrix& spd, const SupernodalFactor& v, const std:
       if (l * l <= tol * diag)
         throw NotPositiveDefinite(
             "CholeskyFactor: matrix is numerically singular (not positive definite in double precision): the pivot "
-            "of column " + std::to_string(col) + " is " + short_number(l * l / diag) +
+            "of column " +
+                std::to_string(col) + " is " + short_number(l * l / diag) +
                 " times its diagonal entry, below the rounding level " + short_number(tol) +
                 " (condition number too large; for a model, s / sigma is too large for the graph)",
             static_cast<Index>(col));
@@ -98,8 +99,7 @@ Ordering ordering_of(const cholmod_factor* L) {
 
 }  // namespace
 
-CholmodFactor::CholmodFactor(Ordering ordering, int blas_threads)
-    : m_ordering(ordering), m_blas_threads(blas_threads) {
+CholmodFactor::CholmodFactor(Ordering ordering, int blas_threads) : m_ordering(ordering), m_blas_threads(blas_threads) {
   if (!cholmod_l_start(&m_common)) throw FactorizationError("CHOLMOD: cholmod_l_start failed");
   m_common.print = 0;  // errors are reported by exceptions, not printed
   m_common.error_handler = nullptr;
@@ -202,8 +202,8 @@ void CholmodFactor::factorize(const SparseMatrix& values, bool pivot_check) {
       !std::equal(m_p.begin(), m_p.end(), values.outerIndexPtr()) ||
       !std::equal(m_i.begin(), m_i.end(), values.innerIndexPtr()))
     throw std::invalid_argument("CholeskyFactor::factorize: the matrix does not have the analyzed pattern (" +
-                                std::to_string(m_n) + " x " + std::to_string(m_n) + ", " +
-                                std::to_string(m_i.size()) + " non-zeros)");
+                                std::to_string(m_n) + " x " + std::to_string(m_n) + ", " + std::to_string(m_i.size()) +
+                                " non-zeros)");
   m_factorized = false;
   cholmod_sparse a = view_of(values);
   const auto t0 = Clock::now();

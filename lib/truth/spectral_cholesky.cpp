@@ -28,12 +28,12 @@ struct NodePatternCholesky::Impl {
   // switching the thread count around every solve costs system time of its own.
   ScopedBlasThreads one_blas_thread{1};
   CholmodFactor factor{Ordering::Amd, 0};  // AMD only: METIS costs seconds on 10^6 nodes for ~20% less fill
-  SparseMatrix k;                           // K, full symmetric storage (CSR)
-  std::vector<int> diag_pos;                // value index of K_vv
-  std::vector<int> upper_pos, lower_pos;    // value indices of K_uv and K_vu of edge e
-  std::vector<Edge> edges;                  // copy of the graph's edges (the graph may not outlive us)
-  Eigen::VectorXd d, w;                     // the values of the current factor
-  double scale = 1;                         // K of the last factorize() = scale * (the factorized K)
+  SparseMatrix k;                          // K, full symmetric storage (CSR)
+  std::vector<int> diag_pos;               // value index of K_vv
+  std::vector<int> upper_pos, lower_pos;   // value indices of K_uv and K_vu of edge e
+  std::vector<Edge> edges;                 // copy of the graph's edges (the graph may not outlive us)
+  Eigen::VectorXd d, w;                    // the values of the current factor
+  double scale = 1;                        // K of the last factorize() = scale * (the factorized K)
   bool analyzed = false;
   bool factorized = false;
 };
