@@ -64,6 +64,14 @@ struct CholeskyFactor::Impl {
   detail::CholmodFactor factor;
   mutable FactorStats stats;  // the wrapper's, plus the time of the last selected inversion
 
+  // factorize() on a compressed matrix already checked for symmetry and finite entries.
+  void factorize_checked(const SparseMatrix& m) {
+    factor.factorize(m);
+    const double analyze_seconds = stats.analyze_seconds;
+    stats = factor.stats();
+    stats.analyze_seconds = analyze_seconds;
+  }
+
   const detail::CholmodFactor& ready(const char* what) const {
     if (!factor.factorized())
       throw std::logic_error(std::string("CholeskyFactor::") + what + ": no factor (call factorize() first)");
@@ -78,7 +86,7 @@ CholeskyFactor::CholeskyFactor(const SparseMatrix& spd, Ordering ordering) : Cho
   const SparseMatrix& m = compressed(spd, copy);
   detail::check_symmetric(m, "CholeskyFactor");  // before the analysis: a bad matrix is rejected at once
   analyze(m);
-  factorize(m);
+  m_impl->factorize_checked(m);
 }
 
 CholeskyFactor::~CholeskyFactor() = default;
@@ -99,10 +107,7 @@ void CholeskyFactor::factorize(const SparseMatrix& spd) {
   SparseMatrix copy;
   const SparseMatrix& m = compressed(spd, copy);
   detail::check_symmetric(m, "CholeskyFactor");
-  m_impl->factor.factorize(m);
-  const double analyze_seconds = m_impl->stats.analyze_seconds;
-  m_impl->stats = m_impl->factor.stats();
-  m_impl->stats.analyze_seconds = analyze_seconds;
+  m_impl->factorize_checked(m);
 }
 
 void CholeskyFactor::set_blas_threads(int threads) {
