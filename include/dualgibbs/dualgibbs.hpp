@@ -26,6 +26,7 @@
 // estimation/: moments, Woodbury, split-half errors, fits
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
+#include <dualgibbs/estimation/validate.hpp>
 // experiments/: the paper's figures as tables
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
