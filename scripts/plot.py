@@ -3,8 +3,8 @@
 
     plot.py FIG DIR      reads DIR/FIG.csv (and DIR/FIG_*.csv, DIR/FIG.json), writes DIR/FIG.png and DIR/FIG.pdf
 
-FIG is fig5 ... fig11, rates, or any convergence table with the columns of fig6 (the `converge`
-subcommand and the default run). Each output is written to a temporary name and then renamed.
+FIG is fig5 ... fig11, rates, validate (`dualgibbs validate --out DIR`), or any convergence table with the
+columns of fig6 (the `converge` subcommand and the default run). Each output is written to a temporary name and then renamed.
 Exit status: 0 on success, 3 if matplotlib/numpy are missing, 2 on bad arguments or unreadable input.
 """
 import csv
@@ -294,6 +294,48 @@ def rates(d, js, out_dir):
     save(fig, out_dir, "rates")
 
 
+def validate(d, js, out_dir):
+    """dualgibbs validate: z-scores per coordinate at the last checkpoint (mean, variance, edges) against the
+    verdict's threshold; with several checkpoints, the error of the marginal variances against sweep: Eb next to
+    its Monte-Carlo floor Eb_floor (the value exact draws would give) and the unbiased Eu +-1 s.e."""
+    _, c, _ = d
+    k = len(c["checkpoint"]) - 1
+    thr = c["z_threshold"][0]
+    _, z, _ = read_csv(os.path.join(out_dir, f"validate_cp{k}.csv"))
+    edges_path = os.path.join(out_dir, f"validate_cp{k}_edges.csv")
+    many = len(c["checkpoint"]) > 1
+    fig, axes = plt.subplots(1, 2 if many else 1, figsize=(12 if many else 7, 4.5), squeeze=False)
+    ax = axes[0, 0]
+    ax.plot(z["coordinate"], z["mean_z"], ".", ms=4, color=PRIMAL, label="mean z")
+    ax.plot(z["coordinate"], z["variance_z"], ".", ms=4, color=DUAL, label="variance z")
+    if os.path.exists(edges_path):
+        _, e, _ = read_csv(edges_path)
+        ax.plot(e["head"], e["edge_z"], ".", ms=3, color="#7f7f7f", alpha=0.5, label="edge z (at its head)")
+    for s in (-1, 1):
+        ax.axhline(s * thr, color="k", ls="--", lw=0.8)
+    ax.set_xlabel("coordinate (node or edge id)")
+    ax.set_ylabel(f"z (dashed: verdict threshold |z| = {thr:.2f})")
+    sw = c["sweep"][k]
+    ax.set_title(f"checkpoint {k}" + ("" if math.isnan(sw) else f" (sweep {sw:g})") +
+                 f", global z = {c['global_z'][k]:.2f}", fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, ls=":")
+    if many:
+        ax = axes[0, 1]
+        x = c["sweep"] if np.all(np.isfinite(c["sweep"])) else c["checkpoint"]
+        ax.plot(x, c["Eb"], color=PRIMAL, lw=1.6, label=r"$E_b$ (biased)")
+        ax.plot(x, c["Eb_floor"], color="k", ls=":", lw=1.2, label=r"$E_b$ floor (exact draws' level)")
+        ax.plot(x, c["Eu"], color=DUAL, lw=1.6, label=r"$E_u$ (unbiased) $\pm 1$ s.e.")
+        ax.fill_between(x, c["Eu"] - c["Eu_se"], c["Eu"] + c["Eu_se"], color=DUAL, alpha=0.18, lw=0)
+        symlog(ax, c["Eb"], c["Eu"], c["Eb_floor"])
+        ax.set_xlabel("sweep" if np.all(np.isfinite(c["sweep"])) else "checkpoint")
+        ax.set_ylabel("error of the marginal variances")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, ls=":")
+    fig.suptitle(js.get("title", "validate"), fontsize=9)
+    save(fig, out_dir, "validate")
+
+
 def main(argv):
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -306,7 +348,8 @@ def main(argv):
         print(f"plot.py: cannot read {path}: {exc}", file=sys.stderr)
         return 2
     js = read_json(os.path.join(out_dir, f"{name}.json"))
-    handlers = {"fig5": fig5, "fig7": fig7, "fig8": fig8, "fig9": fig9, "fig10": fig10, "rates": rates}
+    handlers = {"fig5": fig5, "fig7": fig7, "fig8": fig8, "fig9": fig9, "fig10": fig10, "rates": rates,
+                "validate": validate}
     if name in handlers:
         handlers[name](d, js, out_dir)
     elif "Eu_primal" in d[1] and "Eu_dual" in d[1]:
