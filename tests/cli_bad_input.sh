@@ -358,6 +358,76 @@ DUALGIBBS_OUT_DIR="$tmp/afile" expect_error "cannot write into '.*afile': Not a 
 expect_usage_error --seed -1
 expect_usage_error --no-such-option
 
+# ---- validate: bad draws files (issue 17); .npy bytes written here, without numpy ---------------------------------
+v="--graph torus:3 --sigma 0.5"
+"$exe" sample $v --domain primal --chains 8 --sweeps 5 -o "$tmp/v.csv" 2>/dev/null
+npy() {  # npy FILE DESCR SHAPE FORTRAN COUNT [TRUNCATE]: a version-1 .npy of COUNT zeros of 8 bytes, cut to TRUNCATE bytes
+  python3 - "$@" <<'PYEOF'
+import struct, sys
+path, descr, shape, fortran, count = sys.argv[1:6]
+h = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+b = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + bytes(8 * int(count))
+if len(sys.argv) > 6: b = b[: int(sys.argv[6])]
+open(path, "wb").write(b)
+PYEOF
+}
+expect_error "--draws FILE is required" validate $v --domain primal
+expect_error "--domain primal\|dual-y\|dual-x is required" validate $v --draws "$tmp/v.csv"
+expect_error "unknown draw domain 'dual'" validate $v --draws "$tmp/v.csv" --domain dual
+cp "$tmp/v.csv" "$tmp/vv.csv"  # no sidecar
+expect_error "the draws have 9 coordinates, but dual-y draws of this model have 18 \(one per edge\)" \
+  validate $v --draws "$tmp/vv.csv" --domain dual-y
+expect_error "v.csv.json says the draws are 'x' \(--domain primal\)" validate $v --draws "$tmp/v.csv" --domain dual-x
+expect_error "unknown --layout 'iid'" validate $v --draws "$tmp/v.csv" --domain primal --layout iid
+expect_error "--alpha must be in \(0, 1\)" validate $v --draws "$tmp/v.csv" --domain primal --alpha 2
+expect_error "missing.npy': cannot open it" validate $v --draws "$tmp/missing.npy" --domain primal
+head -n 6 "$tmp/v.csv" >"$tmp/v5.csv"
+expect_error "5 draws, need at least 6" validate $v --draws "$tmp/v5.csv" --domain primal
+sed '3s/,[^,]*$/,nan/' "$tmp/v.csv" >"$tmp/vn.csv"
+expect_error "line 3, field 11 is nan \(not finite\)" validate $v --draws "$tmp/vn.csv" --domain primal
+sed '4s/,[^,]*$//' "$tmp/v.csv" >"$tmp/vr.csv"
+expect_error "line 4 has 10 fields, expected 11" validate $v --draws "$tmp/vr.csv" --domain primal
+printf 'c0,c1\n1,abc\n' >"$tmp/vx.csv"
+expect_error "line 2, field 2: 'abc' is not a number" validate $v --draws "$tmp/vx.csv" --domain primal
+: >"$tmp/empty.csv"
+expect_error "the file is empty" validate $v --draws "$tmp/empty.csv" --domain primal
+"$exe" sample $v --domain primal --chains 8 --sweeps 5 -o "$tmp/v.bin" 2>/dev/null
+head -c 100 "$tmp/v.bin" >"$tmp/vt.bin"
+expect_error "binary header promises 616 bytes .* the file has 100 \(truncated\)" validate $v --draws "$tmp/vt.bin" --domain primal
+head -c 20 "$tmp/v.bin" >"$tmp/vh.bin"
+expect_error "truncated binary header" validate $v --draws "$tmp/vh.bin" --domain primal
+npy "$tmp/ok.npy" '<f8' '(10, 9)' False 90
+run validate $v --draws "$tmp/ok.npy" --domain primal --layout independent  # zeros: a valid file, not consistent
+[ $rc -eq 3 ] && grep -q "NOT CONSISTENT" "$tmp/out" && ok || bad "validate on zeros -> exit $rc (expected 3)"
+npy "$tmp/i4.npy" '<i4' '(10, 9)' False 45
+expect_error "unsupported .npy dtype '<i4' \(float64 '<f8' or float32 '<f4' expected\)" validate $v --draws "$tmp/i4.npy" --domain primal
+npy "$tmp/c16.npy" '<c16' '(10, 9)' False 180
+expect_error "unsupported .npy dtype '<c16'" validate $v --draws "$tmp/c16.npy" --domain primal
+npy "$tmp/th.npy" '<f8' '(10, 9)' False 90 40
+expect_error "truncated .npy header \(118 header bytes announced, 30 in the file\)" validate $v --draws "$tmp/th.npy" --domain primal
+npy "$tmp/tm.npy" '<f8' '(10, 9)' False 90 4
+expect_error "truncated or malformed .npy magic" validate $v --draws "$tmp/tm.npy" --domain primal
+npy "$tmp/td.npy" '<f8' '(10, 9)' False 89
+expect_error "promises 720 data bytes, the file has 712 \(truncated\)" validate $v --draws "$tmp/td.npy" --domain primal
+npy "$tmp/tl.npy" '<f8' '(10, 9)' False 91
+expect_error "promises 720 data bytes, the file has 728" validate $v --draws "$tmp/tl.npy" --domain primal
+npy "$tmp/huge.npy" '<f8' '(4294967296, 4294967296)' False 1
+expect_error "the .npy shape overflows" validate $v --draws "$tmp/huge.npy" --domain primal
+npy "$tmp/d1.npy" '<f8' '(90,)' False 90
+expect_error ".npy array has 1 dimensions" validate $v --draws "$tmp/d1.npy" --domain primal
+npy "$tmp/d0.npy" '<f8' '(0, 9)' False 0
+expect_error ".npy array is empty" validate $v --draws "$tmp/d0.npy" --domain primal
+npy "$tmp/f5.npy" '<f8' '(5, 9)' False 45
+expect_error "5 draws, need at least 6" validate $v --draws "$tmp/f5.npy" --domain primal
+npy "$tmp/w.npy" '<f8' '(10, 8)' False 80
+expect_error "the draws have 8 coordinates, but primal draws of this model have 9" validate $v --draws "$tmp/w.npy" --domain primal
+python3 -c "
+import struct
+h = \"{'descr': '<f8', 'fortran_order': False, 'shape': (6, 9), }\".ljust(117) + '\\n'
+open('$tmp/nan.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode() + struct.pack('<54d', *([0.0] * 20 + [float('inf')] + [0.0] * 33)))"
+expect_error "element \[2, 2\] is inf \(not finite\)" validate $v --draws "$tmp/nan.npy" --domain primal
+
 expect_ok --help
 expect_ok --version
 grep -q "[0-9]\.[0-9]" "$tmp/out" || bad "--version prints no version: $(cat "$tmp/out")"
