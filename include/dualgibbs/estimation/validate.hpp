@@ -19,15 +19,18 @@
 ///    Var = var_u + var_v - 2 Cov(u, v), tested the same way (chi^2_{n-1}); the covariance error
 ///    Cov^(u, v) - Cov(u, v) is reported next to it.
 ///  - global (one per checkpoint): g = mean over draws and coordinates of (c_v - mu_v)^2 / var_v, minus 1, which
-///    is 0 under the null whatever the correlations; t test from 64 groups of draws (batch means). It sees a
-///    defect spread thinly over every coordinate (an unconverged sampler's too-small variances) long after
-///    every single coordinate looks fine.
+///    is 0 under the null whatever the correlations. Its draws are cut into up to 64 groups (at least 16 draws
+///    each); the second half's mean is tested against the scale estimated from the first half (independent of it),
+///    after Wilson–Hilferty's cube root (Satterthwaite's chi^2_nu / nu), with Student t. It sees a defect spread
+///    thinly over every coordinate (an unconverged sampler's too-small variances) long after every single
+///    coordinate looks fine. Approximate: its calibration is measured (docs/validate.md).
 /// Draws that are successive states of chains (DrawCheckpoint::chain_offsets) are not independent: there the
 /// same statistics are tested by batch means (contiguous batches inside each chain, Student t with B - 1
 /// degrees of freedom), and the effective sample size per coordinate is reported.
 /// Every p-value is reported as the equivalent two-sided normal score z (|z| large = suspicious), and the
 /// verdict is Bonferroni over all tests of all checkpoints: "not consistent" iff some p < alpha / tests, so
-/// a correct sampler is called inconsistent with probability at most alpha.
+/// a correct sampler is called inconsistent with probability at most alpha (exactly so for the per-coordinate
+/// tests of independent draws; the global test and batch means are approximations, calibrated by measurement).
 ///
 /// \code
 /// dualgibbs::Model m(dualgibbs::make_torus(10, 10), 1.0, 0.1);
