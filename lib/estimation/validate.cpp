@@ -3,6 +3,8 @@
 // validate.hpp and docs/validate.md.
 #include <dualgibbs/estimation/validate.hpp>
 
+#include "core/enum_names.hpp"
+
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
@@ -53,10 +55,11 @@ Outcome normal_test(double z) {
 Outcome chi2_test(double ratio, double dof) {
   const boost::math::chi_squared dist(dof);
   const double x = ratio * dof;
-  const double lower = boost::math::cdf(dist, x);
-  const double upper = boost::math::cdf(boost::math::complement(dist, x));
-  const double p = std::min(1.0, 2 * std::min(lower, upper));
-  return {p, normal_score(p, ratio > 1)};
+  // One tail only: the smaller one is on the side of the ratio (below or above the median, about dof - 2/3).
+  const bool above = x > dof - 2.0 / 3.0;
+  const double tail = above ? boost::math::cdf(boost::math::complement(dist, x)) : boost::math::cdf(dist, x);
+  const double p = std::min(1.0, 2 * tail);
+  return {p, normal_score(p, above)};
 }
 
 // Student t with `dof` degrees of freedom (batch means); two-sided.
@@ -189,44 +192,24 @@ bool worse(const ValidationOffender& a, const ValidationOffender& b) {
 
 }  // namespace
 
-const char* to_string(DrawKind kind) noexcept {
-  switch (kind) {
-    case DrawKind::Primal:
-      return "primal";
-    case DrawKind::DualEdges:
-      return "dual-y";
-    case DrawKind::DualNodes:
-      return "dual-x";
-  }
-  return "?";
-}
+namespace {
+constexpr detail::EnumName<DrawKind> kDrawKindNames[] = {
+    {DrawKind::Primal, "primal"}, {DrawKind::DualEdges, "dual-y"}, {DrawKind::DualNodes, "dual-x"}};
+constexpr detail::EnumName<ValidationTest> kValidationTestNames[] = {{ValidationTest::Mean, "mean"},
+                                                                     {ValidationTest::Variance, "variance"},
+                                                                     {ValidationTest::EdgeDifference, "edge"},
+                                                                     {ValidationTest::Global, "global"}};
+}  // namespace
 
-DrawKind parse_draw_kind(const std::string& name) {
-  if (name == "primal") return DrawKind::Primal;
-  if (name == "dual-y") return DrawKind::DualEdges;
-  if (name == "dual-x") return DrawKind::DualNodes;
-  throw std::invalid_argument("unknown draw domain '" + name +
-                              "' (expected primal (x over nodes), dual-y (y~ over edges) or dual-x (x~ = B y~ over "
-                              "nodes))");
-}
+const char* to_string(DrawKind kind) noexcept { return detail::enum_name(kDrawKindNames, kind); }
+
+DrawKind parse_draw_kind(const std::string& name) { return detail::parse_enum(kDrawKindNames, name, "draw domain"); }
 
 Index draw_dimension(const Model& model, DrawKind kind) noexcept {
   return kind == DrawKind::DualEdges ? model.num_edges() : model.num_nodes();
 }
 
-const char* to_string(ValidationTest test) noexcept {
-  switch (test) {
-    case ValidationTest::Mean:
-      return "mean";
-    case ValidationTest::Variance:
-      return "variance";
-    case ValidationTest::EdgeDifference:
-      return "edge";
-    case ValidationTest::Global:
-      return "global";
-  }
-  return "?";
-}
+const char* to_string(ValidationTest test) noexcept { return detail::enum_name(kValidationTestNames, test); }
 
 ExactTruth node_truth_from_selected_inverse(const Model& model, const SparseMatrix& inverse_on_pattern) {
   const Index n = model.num_nodes();
