@@ -139,17 +139,29 @@ bool starts_with_matrix_market_banner(std::istream& in) {
 
 }  // namespace
 
+namespace {
+
+// Calls record(lineno, fields) for every line of `in` that has fields before a '#' comment (lines counted from 1;
+// blank and comment-only lines skipped): the loop of the edge-list and node-file readers.
+template <class Record>
+void for_each_record(std::istream& in, const std::string& source, Record&& record) {
+  std::string line;
+  std::int64_t lineno = 0;
+  while (next_line(in, line, source, lineno + 1)) {
+    ++lineno;
+    const std::vector<std::string_view> fields = split_fields(line, '#');
+    if (!fields.empty()) record(lineno, fields);
+  }
+}
+
+}  // namespace
+
 LoadedGraph read_edge_list(std::istream& in, const std::string& source, const ReadLimits& limits) {
   std::vector<Edge> edges;
   std::vector<double> sigma;
   std::unordered_map<std::uint64_t, std::int64_t> seen;  // edge -> line
   std::int64_t max_id = -1;
-  std::string line;
-  std::int64_t lineno = 0;
-  while (next_line(in, line, source, lineno + 1)) {
-    ++lineno;
-    const auto f = split_fields(line, '#');
-    if (f.empty()) continue;
+  for_each_record(in, source, [&](std::int64_t lineno, const std::vector<std::string_view>& f) {
     if (f.size() < 2 || f.size() > 3)
       fail_at(source, lineno, "expected 'u v [sigma_e]', found " + std::to_string(f.size()) + " fields");
     std::int64_t u, v;
@@ -174,7 +186,7 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
     edges.push_back({static_cast<Index>(u), static_cast<Index>(v)});
     sigma.push_back(sg);
     max_id = std::max({max_id, u, v});
-  }
+  });
   if (edges.empty()) throw std::invalid_argument(source + ": no edges (empty graph)");
   return {Graph(static_cast<Index>(max_id + 1), std::move(edges)), std::move(sigma)};
 }
@@ -182,12 +194,7 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
 std::vector<double> read_node_file(std::istream& in, Index num_nodes, const std::string& source) {
   std::vector<double> s(static_cast<std::size_t>(std::max<Index>(num_nodes, 0)), std::numeric_limits<double>::quiet_NaN());
   std::vector<std::int64_t> line_of(s.size(), 0);
-  std::string line;
-  std::int64_t lineno = 0;
-  while (next_line(in, line, source, lineno + 1)) {
-    ++lineno;
-    const auto f = split_fields(line, '#');
-    if (f.empty()) continue;
+  for_each_record(in, source, [&](std::int64_t lineno, const std::vector<std::string_view>& f) {
     if (f.size() != 2) fail_at(source, lineno, "expected 'v s_v', found " + std::to_string(f.size()) + " fields");
     std::int64_t v;
     double sv;
@@ -200,7 +207,7 @@ std::vector<double> read_node_file(std::istream& in, Index num_nodes, const std:
       fail_at(source, lineno, "node " + std::to_string(v) + " given twice (first on line " + std::to_string(line_of[v]) + ")");
     line_of[v] = lineno;
     s[v] = sv;
-  }
+  });
   return s;
 }
 

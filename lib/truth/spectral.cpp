@@ -651,24 +651,25 @@ Rates convergence_rates(const Model& model, const SpectralOptions& options) {
   }
   r.lambda2_L = g.num_nodes() == 1 ? kNaN : g.num_components() > 1 ? 0.0 : l2.front().value;
 
-  t0 = Clock::now();
-  const Outcome primal = scaled_lambda_min(model, Domain::Primal, plan, options);
-  r.seconds_primal = seconds_since(t0);
-  r.method_primal = primal.method;
-  r.lambda_max_A_primal = lambda_max_from(primal.value);
-  r.rate_primal = random_sweep_rate(r.lambda_max_A_primal, g.num_nodes());
-  r.rate_primal_asymptotic = random_sweep_rate_asymptotic(r.lambda_max_A_primal);
+  // lambda_max(A) of one domain and its finite and asymptotic random-sweep rates [eqn:primalrate, eqn:dualrate].
+  auto domain_rates = [&](Domain d, double& seconds, SpectralMethod& method, double& lambda_max, double& rate,
+                          double& rate_asymptotic) {
+    t0 = Clock::now();
+    const Outcome outcome = scaled_lambda_min(model, d, plan, options);
+    seconds = seconds_since(t0);
+    method = outcome.method;
+    lambda_max = lambda_max_from(outcome.value);
+    rate = random_sweep_rate(lambda_max, model.dimension(d));
+    rate_asymptotic = random_sweep_rate_asymptotic(lambda_max);
+  };
+  domain_rates(Domain::Primal, r.seconds_primal, r.method_primal, r.lambda_max_A_primal, r.rate_primal,
+               r.rate_primal_asymptotic);
 
   r.lambda_max_A_dual = r.rate_dual = r.rate_dual_asymptotic = kNaN;
   r.rate_dual_effective = r.rate_dual_effective_asymptotic = kNaN;
   if (g.num_edges() > 0) {
-    t0 = Clock::now();
-    const Outcome dual = scaled_lambda_min(model, Domain::Dual, plan, options);
-    r.seconds_dual = seconds_since(t0);
-    r.method_dual = dual.method;
-    r.lambda_max_A_dual = lambda_max_from(dual.value);
-    r.rate_dual = random_sweep_rate(r.lambda_max_A_dual, g.num_edges());
-    r.rate_dual_asymptotic = random_sweep_rate_asymptotic(r.lambda_max_A_dual);
+    domain_rates(Domain::Dual, r.seconds_dual, r.method_dual, r.lambda_max_A_dual, r.rate_dual,
+                 r.rate_dual_asymptotic);
     if (model.is_homogeneous() && g.has_cycles()) {
       // Prop. 5: x~ = B y~ sees only the cut space, where the largest eigenvalue of A is
       // s^2 (2 - lambda) / (sigma^2 + 2 s^2) with lambda the smallest non-zero eigenvalue of L.
