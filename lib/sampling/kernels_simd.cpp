@@ -8,7 +8,6 @@
 // a multiply and an add. test_sampler checks every available path against update() bit for bit.
 #include <dualgibbs/sampling/sampler.hpp>
 
-#include <cstring>
 #include <string>
 
 namespace dualgibbs {
@@ -161,6 +160,17 @@ Path best_path() noexcept {
 }
 
 Path g_path = best_path();
+bool g_auto = true;  // the path is the automatic choice (not forced by select_update_path)
+
+// The path one kernel and width runs on. W = 1 gains nothing from wider registers: the scalar path. Under the
+// automatic choice, the CSR kernel's AVX2 loop is skipped for W >= 8: measured on AMD EPYC Zen 4 (bench_sampler
+// --paths, 100x100 torus, random scan), it ran 2.3x (W = 8) and 1.25x (W = 16) slower than the baseline loop,
+// where the dual kernel's AVX2 loop is faster than its baseline; docs/sampler.md section 8 has the table.
+Path path_for(bool csr, int width) noexcept {
+  if (width == 1) return Path::Scalar;
+  if (csr && g_auto && g_path == Path::Avx2 && width >= 8) return Path::Scalar;
+  return g_path;
+}
 
 }  // namespace
 
@@ -182,6 +192,7 @@ const char* select_update_path(const std::string& name) {
     return nullptr;
   }
   g_path = p;
+  g_auto = name == "auto";
   switch (p) {
     case Path::Avx512: return "avx512";
     case Path::Avx2: return "avx2";
@@ -192,28 +203,27 @@ const char* select_update_path(const std::string& name) {
 
 }  // namespace detail
 
-// W = 1 gains nothing from wider registers: one scalar path.
 #ifdef DUALGIBBS_HAVE_VECTOR_PATHS
-#define DUALGIBBS_DISPATCH(NAME, W, ...)                                    \
-  switch (W == 1 ? Path::Scalar : g_path) {                                 \
+#define DUALGIBBS_DISPATCH(NAME, CSR, W, ...)                               \
+  switch (path_for(CSR, W)) {                                               \
     case Path::Avx512: NAME##_avx512<W>(__VA_ARGS__); return;               \
     case Path::Avx2: NAME##_avx2<W>(__VA_ARGS__); return;                   \
     case Path::Scalar: NAME##_scalar<W>(__VA_ARGS__); return;               \
   }
 #else
-#define DUALGIBBS_DISPATCH(NAME, W, ...) NAME##_scalar<W>(__VA_ARGS__);
+#define DUALGIBBS_DISPATCH(NAME, CSR, W, ...) NAME##_scalar<W>(__VA_ARGS__);
 #endif
 
 #define DUALGIBBS_RUN_UPDATES(_, W)                                                                                 \
   template <>                                                                                                    \
   void CsrKernel::run_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps)    \
       const noexcept {                                                                                           \
-    DUALGIBBS_DISPATCH(csr, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(), sites, count, z, eps) \
+    DUALGIBBS_DISPATCH(csr, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(), sites, count, z, eps) \
   }                                                                                                              \
   template <>                                                                                                    \
   void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,           \
                                            const double* eps) const noexcept {                                   \
-    DUALGIBBS_DISPATCH(dual, W, m_edges.data(), sites, count, y, x, eps)                                          \
+    DUALGIBBS_DISPATCH(dual, false, W, m_edges.data(), sites, count, y, x, eps)                                          \
   }
 DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
 #undef DUALGIBBS_RUN_UPDATES
