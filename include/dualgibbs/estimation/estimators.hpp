@@ -61,10 +61,12 @@ struct SampleMoments {
 /// add and subtract, which is how groups are combined and deleted.
 /// Adding or subtracting sums of different shapes throws std::invalid_argument.
 struct DUALGIBBS_EXPORT MomentSums {
-  double count = 0;
-  Eigen::VectorXd sum;
-  Eigen::VectorXd scatter;
+  double count = 0;        ///< n, the number of draws summed
+  Eigen::VectorXd sum;     ///< s = sum (x - c), length dim
+  Eigen::VectorXd scatter; ///< P = sum (x - c)(x - c)^T column-major (dim*dim), or its diagonal (dim)
+  /// Adds the sums of other draws about the same centre (joins two groups).
   MomentSums& operator+=(const MomentSums& other);
+  /// Subtracts the sums of draws about the same centre (deletes a group, for the jackknife).
   MomentSums& operator-=(const MomentSums& other);
 };
 
@@ -86,8 +88,11 @@ public:
   /// `groups` contiguous groups of near-equal size (1 <= groups <= number of columns).
   GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind);
 
+  /// Full covariance or diagonal only, as constructed.
   MomentKind kind() const noexcept { return m_kind; }
+  /// dim, the length of one draw (the number of rows of the draws).
   Index dimension() const noexcept { return static_cast<Index>(m_center.size()); }
+  /// The number of groups.
   std::size_t num_groups() const noexcept { return m_groups.size(); }
   /// Total number of draws.
   double count() const noexcept { return m_total.count; }
@@ -173,7 +178,7 @@ inline constexpr std::size_t kMinSplitHalfChains = 6;
 
 /// Errors of one checkpoint (all chains at one sweep). Values are in the primal metric (target Cov(X)).
 struct ErrorEstimate {
-  std::size_t sweep = 0;
+  std::size_t sweep = 0;     ///< the checkpoint's sweep
   double seconds = 0;        ///< sampling wall-clock time at this checkpoint
   double Eb = 0;             ///< ||S^ - S||_F^2 from all chains (biased)
   double Eb_floor = 0;       ///< estimated Monte-Carlo bias of Eb: ||S^1 - S^2||_F^2 / 4
@@ -199,7 +204,9 @@ public:
   CovarianceErrorTracker(Domain observed, Eigen::VectorXd node_variances, Eigen::MatrixXd target,
                          ErrorTrackerOptions options = {});
 
+  /// Full covariance or marginal variances only: follows the target's shape.
   MomentKind kind() const noexcept { return m_kind; }
+  /// The domain of the observed states (primal x or dual x~ = B y~).
   Domain domain() const noexcept { return m_domain; }
 
   /// Scores the states (dim x L, L >= kMinSplitHalfChains) of one checkpoint and appends the result to
@@ -209,6 +216,7 @@ public:
   /// kMinSplitHalfChains chains, non-finite states or non-finite `seconds`.
   ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states);
 
+  /// Every checkpoint's estimate so far, in the order observed.
   const std::vector<ErrorEstimate>& history() const noexcept { return m_history; }
 
   /// The last checkpoint's estimate of Cov(X) from all chains (dim x dim, or dim x 1 for Diagonal).
@@ -232,8 +240,8 @@ DUALGIBBS_EXPORT std::vector<double> normalise_to_first(const std::vector<double
 /// Theil–Sen line fit: the slope is the median of the pairwise slopes (y_j - y_i)/(x_j - x_i), i < j,
 /// x_i != x_j; the intercept is the median of y_i - slope x_i. Robust to up to 29% outliers. O(n^2 log n).
 struct LineFit {
-  double slope = std::numeric_limits<double>::quiet_NaN();
-  double intercept = std::numeric_limits<double>::quiet_NaN();
+  double slope = std::numeric_limits<double>::quiet_NaN();      ///< median pairwise slope
+  double intercept = std::numeric_limits<double>::quiet_NaN();  ///< median of y_i - slope x_i
 };
 /// \throws std::invalid_argument if sizes differ, fewer than 2 points, or no two distinct x.
 DUALGIBBS_EXPORT LineFit theil_sen(const std::vector<double>& x, const std::vector<double>& y);
@@ -261,9 +269,10 @@ struct RateFit {
   double neg_log_rate = std::numeric_limits<double>::quiet_NaN();  ///< -ln r per sweep
   double rate = std::numeric_limits<double>::quiet_NaN();          ///< r = exp(-neg_log_rate)
   double first_sweep = std::numeric_limits<double>::quiet_NaN();   ///< window [first_sweep, last_sweep]
-  double last_sweep = std::numeric_limits<double>::quiet_NaN();
+  double last_sweep = std::numeric_limits<double>::quiet_NaN();   ///< end of the window
   std::size_t points = 0;  ///< points in the window
   std::string note;        ///< why there is no fit, if there is none
+  /// True if there is a fit (points in the window and a finite rate).
   bool ok() const noexcept { return points > 0 && neg_log_rate == neg_log_rate; }
 };
 

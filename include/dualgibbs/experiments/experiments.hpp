@@ -57,8 +57,11 @@ public:
   const std::vector<std::string>& columns() const noexcept { return m_columns; }
   /// The text column's name ("" if none).
   const std::string& label_column() const noexcept { return m_label_column; }
+  /// The number of rows.
   std::size_t num_rows() const noexcept { return m_rows.size(); }
+  /// The numeric values, row by row (each row as long as columns()).
   const std::vector<std::vector<double>>& rows() const noexcept { return m_rows; }
+  /// The text column's value of each row (empty if the table has no label column).
   const std::vector<std::string>& labels() const noexcept { return m_labels; }
   /// Appends a row. \throws std::invalid_argument if its length differs from the number of columns.
   void add_row(std::vector<double> row);
@@ -66,6 +69,7 @@ public:
   void add_row(std::string label, std::vector<double> row);
   /// Index of a numeric column. \throws std::invalid_argument if there is no such column.
   std::size_t column_index(const std::string& name) const;
+  /// True if there is a numeric column called `name`.
   bool has_column(const std::string& name) const noexcept;
   /// All values of a numeric column.
   std::vector<double> column(const std::string& name) const;
@@ -176,18 +180,18 @@ DUALGIBBS_EXPORT ExperimentResult run_rates(const ExperimentOptions& options);
 
 /// Settings of a primal-vs-dual convergence measurement.
 struct ConvergenceSettings {
-  std::size_t chains = 10000;
-  std::size_t sweeps = 200;
-  std::size_t checkpoint_every = 1;
-  ScanOrder scan = ScanOrder::Random;
-  InitialState init = InitialState::Constant;
-  double init_value = 1.0;
-  double init_scale = 1.0;       ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1)
+  std::size_t chains = 10000;                  ///< chains per domain (at least kMinSplitHalfChains)
+  std::size_t sweeps = 200;                    ///< sweeps per chain
+  std::size_t checkpoint_every = 1;            ///< errors are scored every this many sweeps (and at the last)
+  ScanOrder scan = ScanOrder::Random;          ///< scan order of both samplers
+  InitialState init = InitialState::Constant;  ///< initial state of every chain
+  double init_value = 1.0;                     ///< InitialState::Constant: every coordinate's value
+  double init_scale = 1.0;                     ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1)
   Eigen::VectorXd given_primal;  ///< InitialState::Given: the primal chains' state x (length |V|)
   Eigen::VectorXd given_dual;    ///< InitialState::Given: the dual chains' state y~ (length |E|)
-  std::uint64_t seed = 1;
-  unsigned threads = 0;
-  std::size_t jackknife_groups = 16;
+  std::uint64_t seed = 1;             ///< the ensembles' seed (the results do not depend on the thread count)
+  unsigned threads = 0;               ///< threads (0 = all hardware threads)
+  std::size_t jackknife_groups = 16;  ///< jackknife groups per half, for the standard errors
   /// Also score the dual chains through the Chebyshev potential-flow control variate (estimation/flow_cv.hpp):
   /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full
   /// covariance target needs the dense energy matrix (at most 5000 nodes).
@@ -196,11 +200,13 @@ struct ConvergenceSettings {
 
 /// Both domains' error curves on one model.
 struct ConvergenceCurves {
-  std::vector<ErrorEstimate> primal, dual;
+  std::vector<ErrorEstimate> primal;   ///< the primal sampler's errors, one per checkpoint
+  std::vector<ErrorEstimate> dual;     ///< the dual sampler's errors (through Woodbury), one per checkpoint
   std::vector<ErrorEstimate> dual_cv;  ///< the dual chains through the flow control variate (if requested)
   int cv_degree = 0;                   ///< its Chebyshev degree
-  EnsembleStats primal_stats{}, dual_stats{};
-  MomentKind kind = MomentKind::Full;
+  EnsembleStats primal_stats{};        ///< timing of the primal ensemble
+  EnsembleStats dual_stats{};          ///< timing of the dual ensemble
+  MomentKind kind = MomentKind::Full;  ///< full covariance or marginal variances, as the target
   double seconds = 0;  ///< wall time of both runs including the accumulation
 };
 

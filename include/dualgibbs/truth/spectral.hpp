@@ -59,6 +59,7 @@ DUALGIBBS_EXPORT SpectralMethod parse_spectral_method(const std::string& name);
 
 /// Solver settings. The defaults give about 1e-10 relative accuracy or better.
 struct SpectralOptions {
+  /// The solver; Auto chooses by size and predicted Cholesky fill (choose_spectral_method()).
   SpectralMethod method = SpectralMethod::Auto;
   /// Spectra's convergence test: residual norm <= tolerance * |Ritz value| (a relative bound on the error).
   double tolerance = 1e-10;
@@ -74,8 +75,11 @@ class DUALGIBBS_EXPORT EigensolverError : public std::runtime_error {
  public:
   /// Spectra's CompInfo values that mean failure.
   enum class Status { NotComputed, NotConverging, NumericalIssue };
+  /// The message `what`, the failure's status, the method that failed and the work it did.
   EigensolverError(const std::string& what, Status status, SpectralMethod method, long restarts, long operations);
+  /// Why Spectra stopped.
   Status status() const noexcept { return m_status; }
+  /// The method that failed (never Auto).
   SpectralMethod method() const noexcept { return m_method; }
   /// Restarts (Spectra's num_iterations()) done before giving up.
   long restarts() const noexcept { return m_restarts; }
@@ -118,6 +122,7 @@ DUALGIBBS_EXPORT double algebraic_connectivity(const Graph& g, const SpectralOpt
 /// Auto chooses the method per component by its size. \throws EigensolverError as above.
 DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const Graph& g,
                                                                           SpectralMethod method = SpectralMethod::Auto);
+/// As above with full solver settings.
 DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const Graph& g,
                                                                           const SpectralOptions& options);
 
@@ -127,37 +132,50 @@ DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const 
 /// \throws std::invalid_argument for the dual of a graph without edges (no coordinates).
 /// \throws EigensolverError if an iterative solve does not converge.
 DUALGIBBS_EXPORT double lambda_max_A(const Model& model, Domain domain);
+/// As above with full solver settings.
 DUALGIBBS_EXPORT double lambda_max_A(const Model& model, Domain domain, const SpectralOptions& options);
 
 /// Spectra and rates of a model, as printed by `dualgibbs info`.
 struct Rates {
+  /// The value of a quantity that was not computed (or does not exist for this model): NaN.
   static constexpr double kNotComputed = std::numeric_limits<double>::quiet_NaN();
   /// lambda_2(L); 0 for a disconnected graph, NaN for a single node. See lambda2_L_per_component.
-  double lambda2_L = kNotComputed, lambda_max_A_primal = kNotComputed, lambda_max_A_dual = kNotComputed;
-  /// Finite-size rates [eqn:primalrate, eqn:dualrate]. rate_dual_effective [eqn:effectiverate1] is NaN
-  /// unless the model is homogeneous and the graph has cycles; it uses lambda_min_nonzero_L, which is
-  /// lambda_2(L) for a connected graph. Everything about the dual is NaN for a graph without edges.
-  double rate_primal = kNotComputed, rate_dual = kNotComputed, rate_dual_effective = kNotComputed;
+  double lambda2_L = kNotComputed;
+  double lambda_max_A_primal = kNotComputed;  ///< lambda_max(A) of the primal (M = Q)
+  double lambda_max_A_dual = kNotComputed;    ///< lambda_max(A) of the dual (M = R); NaN without edges
+  /// Finite-size rates [eqn:primalrate, eqn:dualrate]. Everything about the dual is NaN for a graph without
+  /// edges.
+  double rate_primal = kNotComputed;
+  double rate_dual = kNotComputed;  ///< the dual's finite-size rate [eqn:dualrate]
+  /// [eqn:effectiverate1]: NaN unless the model is homogeneous and the graph has cycles; it uses
+  /// lambda_min_nonzero_L, which is lambda_2(L) for a connected graph.
+  double rate_dual_effective = kNotComputed;
   /// Limits as the number of coordinates grows: exp(-(1 - lambda_max_A)) [eqn:primalrate3, eqn:dualrate3]
   /// and exp(-(sigma^2 + s^2 lambda_2) / (sigma^2 + 2 s^2)) [eq:r_eff_final].
-  double rate_primal_asymptotic = kNotComputed, rate_dual_asymptotic = kNotComputed,
-         rate_dual_effective_asymptotic = kNotComputed;
+  double rate_primal_asymptotic = kNotComputed;
+  double rate_dual_asymptotic = kNotComputed;            ///< exp(-(1 - lambda_max_A_dual)) [eqn:dualrate3]
+  double rate_dual_effective_asymptotic = kNotComputed;  ///< [eq:r_eff_final]; NaN as rate_dual_effective
 
   /// Number of connected components and lambda_2 of each (NaN for single nodes).
   Index components = 1;
+  /// lambda_2 of each component, in the order of Graph::component_labels() (NaN for single nodes).
   std::vector<double> lambda2_L_per_component;
   /// The smallest non-zero eigenvalue of L: the minimum over components of their lambda_2 (NaN if no edges).
   double lambda_min_nonzero_L = 0.0;
   /// The method that actually ran for each problem (Auto resolved).
-  SpectralMethod method_lambda2 = SpectralMethod::Auto, method_primal = SpectralMethod::Auto,
-                 method_dual = SpectralMethod::Auto;
+  SpectralMethod method_lambda2 = SpectralMethod::Auto;
+  SpectralMethod method_primal = SpectralMethod::Auto;  ///< the method of lambda_max_A_primal
+  SpectralMethod method_dual = SpectralMethod::Auto;    ///< the method of lambda_max_A_dual
   /// Wall-clock time of each problem, seconds.
-  double seconds_lambda2 = 0.0, seconds_primal = 0.0, seconds_dual = 0.0;
+  double seconds_lambda2 = 0.0;
+  double seconds_primal = 0.0;  ///< seconds for lambda_max_A_primal
+  double seconds_dual = 0.0;    ///< seconds for lambda_max_A_dual
 };
 
 /// All of Rates for a model. The three problems share one symbolic analysis.
 /// \throws EigensolverError if an iterative solve does not converge.
 DUALGIBBS_EXPORT Rates convergence_rates(const Model& model);
+/// As above with full solver settings.
 DUALGIBBS_EXPORT Rates convergence_rates(const Model& model, const SpectralOptions& options);
 
 }  // namespace dualgibbs
