@@ -2,11 +2,12 @@
 # Builds the library, the command and the tests with AddressSanitizer + UndefinedBehaviorSanitizer
 # (Debug build type, -O1 so that Eigen-heavy statistical tests finish, frame pointers kept) in a separate
 # build directory, and runs the default test suite under them. Any sanitizer report fails the run.
+# Extra CMake arguments come from $DUALGIBBS_CMAKE_ARGS (.ci/run passes -DDUALGIBBS_WERROR=ON), as in test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${DUALGIBBS_ASAN_BUILD_DIR:-build-asan}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DDUALGIBBS_SANITIZE=ON \
-  -DDUALGIBBS_BUILD_BENCH=OFF
+  -DDUALGIBBS_BUILD_BENCH=OFF ${DUALGIBBS_CMAKE_ARGS:-}
 # Only what the default suite runs: the long tests (tests/test_*_long.cpp, label "long") are not built here.
 targets=(dualgibbs_cli)
 for src in tests/test_*.cpp; do
