@@ -7,6 +7,7 @@
 #include <dualgibbs/model/model.hpp>
 
 #include <boost/math/distributions/normal.hpp>
+#include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <Eigen/Dense>
@@ -276,5 +277,25 @@ inline std::map<std::size_t, MatrixXd> collect(const Model& model, Domain d, con
   dualgibbs::run_ensemble(model, d, o, [&](const dualgibbs::Checkpoint& cp) { out[cp.sweep] = cp.states; });
   return out;
 }
+
+// ---- the shipped kernels, for BOOST_AUTO_TEST_CASE_TEMPLATE ----
+
+/// The kernels a kernel-generic test runs over: CSR on the primal precision Q, the O(1) dual kernel on R.
+using Kernels = boost::mpl::list<dualgibbs::CsrKernel, dualgibbs::DualIncidenceKernel>;
+
+/// How a kernel-generic test builds `Kernel` for a model; `domain` names the precision it samples (Q or R),
+/// whose dense oracle is precision(model, domain). The tally of the dual kernel is x~ = B y~ (incidence()).
+template <class Kernel>
+struct KernelFor;
+template <>
+struct KernelFor<dualgibbs::CsrKernel> {
+  static constexpr Domain domain = Domain::Primal;
+  static dualgibbs::CsrKernel make(const Model& m) { return dualgibbs::CsrKernel(m.primal_precision()); }
+};
+template <>
+struct KernelFor<dualgibbs::DualIncidenceKernel> {
+  static constexpr Domain domain = Domain::Dual;
+  static dualgibbs::DualIncidenceKernel make(const Model& m) { return dualgibbs::DualIncidenceKernel(m); }
+};
 
 }  // namespace oracle

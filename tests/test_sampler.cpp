@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
 
 using namespace dualgibbs;
 using Eigen::MatrixXd;
@@ -215,80 +216,59 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(kernels)
 
-BOOST_AUTO_TEST_CASE(csr_conditional_mean_and_sd_match_dense_formulas) {
-  const Model model = oracle::small_model();
-  const MatrixXd Q = oracle::primal_precision(model);
-  const CsrKernel k(model.primal_precision());
-  BOOST_REQUIRE_EQUAL(k.dimension(), model.num_nodes());
-  std::vector<VectorXd> lanes = {random_vector(6, 1), random_vector(6, 2), random_vector(6, 3), random_vector(6, 4)};
-  const std::vector<double> z = interleave<4>(lanes);
-  for (Index i = 0; i < 6; ++i) {
-    BOOST_TEST(std::abs(k.conditional_sd(i) - 1.0 / std::sqrt(Q(i, i))) <= 1e-12 / std::sqrt(Q(i, i)));
-    double mean[4];
-    k.conditional_mean<4>(i, z.data(), nullptr, mean);
-    for (int c = 0; c < 4; ++c) {
-      // mu_i = -Q_ii^-1 sum_{j != i} Q_ij z_j [eqn:sampling_general]
+// The conditional mean mu_i = -M_ii^-1 sum_{j != i} M_ij z_j [eqn:sampling_general] and sd M_ii^-1/2 of every
+// site, for lanes of width 2 and 4 (the dual kernel reads the tally x~ = B y~). Deterministic.
+template <int W, class Kernel>
+void check_conditionals(const Kernel& k, const MatrixXd& M, const MatrixXd& B) {
+  const Index n = M.rows();
+  std::vector<VectorXd> lanes, tallies;
+  for (int c = 0; c < W; ++c) {
+    lanes.push_back(random_vector(n, 1 + static_cast<std::uint64_t>(c)));
+    if (k.tally_dimension() > 0) tallies.push_back(B * lanes.back());
+  }
+  const std::vector<double> z = interleave<W>(lanes);
+  const std::vector<double> t = tallies.empty() ? std::vector<double>() : interleave<W>(tallies);
+  for (Index i = 0; i < n; ++i) {
+    BOOST_TEST(std::abs(k.conditional_sd(i) - 1.0 / std::sqrt(M(i, i))) <= 1e-12 / std::sqrt(M(i, i)));
+    double mean[W];
+    k.template conditional_mean<W>(i, z.data(), t.empty() ? nullptr : t.data(), mean);
+    for (int c = 0; c < W; ++c) {
       double s = 0;
-      for (Index j = 0; j < 6; ++j)
-        if (j != i) s += Q(i, j) * lanes[c][j];
-      const double expect = -s / Q(i, i);
-      BOOST_TEST(std::abs(mean[c] - expect) <= 1e-12 * std::max(1.0, std::abs(expect)));
+      for (Index j = 0; j < n; ++j)
+        if (j != i) s += M(i, j) * lanes[c][j];
+      const double expect = -s / M(i, i);
+      BOOST_TEST(std::abs(mean[c] - expect) <= 1e-12 * std::max(1.0, std::abs(expect)), "site " << i << " lane " << c);
     }
   }
 }
 
-BOOST_AUTO_TEST_CASE(dual_conditional_mean_and_sd_match_dense_formulas) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(conditional_mean_and_sd_match_dense_formulas, Kernel, oracle::Kernels) {
   const Model model = oracle::small_model();
-  const MatrixXd R = oracle::dual_precision(model);
+  const MatrixXd M = oracle::precision(model, oracle::KernelFor<Kernel>::domain);
   const MatrixXd B = oracle::incidence(model);
-  const DualIncidenceKernel k(model);
-  BOOST_REQUIRE_EQUAL(k.dimension(), 8);
-  BOOST_REQUIRE_EQUAL(k.tally_dimension(), 6);
-  std::vector<VectorXd> ys = {random_vector(8, 5), random_vector(8, 6)};
-  std::vector<VectorXd> xs = {B * ys[0], B * ys[1]};
-  const std::vector<double> y = interleave<2>(ys), x = interleave<2>(xs);
-  for (Index e = 0; e < 8; ++e) {
-    BOOST_TEST(std::abs(k.conditional_sd(e) - 1.0 / std::sqrt(R(e, e))) <= 1e-12 / std::sqrt(R(e, e)));
-    double mean[2];
-    k.conditional_mean<2>(e, y.data(), x.data(), mean);
-    for (int c = 0; c < 2; ++c) {
-      double s = 0;
-      for (Index j = 0; j < 8; ++j)
-        if (j != e) s += R(e, j) * ys[c][j];
-      const double expect = -s / R(e, e);
-      BOOST_TEST(std::abs(mean[c] - expect) <= 1e-12 * std::max(1.0, std::abs(expect)));
-    }
-  }
+  const Kernel k = oracle::KernelFor<Kernel>::make(model);
+  BOOST_REQUIRE_EQUAL(k.dimension(), M.rows());
+  BOOST_REQUIRE_EQUAL(k.tally_dimension(), (std::is_same<Kernel, DualIncidenceKernel>::value ? 6 : 0));
+  check_conditionals<2>(k, M, B);
+  check_conditionals<4>(k, M, B);
 }
 
-BOOST_AUTO_TEST_CASE(dual_update_keeps_the_tally_and_adds_scaled_noise) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(update_adds_scaled_noise_and_keeps_the_tally, Kernel, oracle::Kernels) {
+  // z_i <- mu_i + M_ii^-1/2 eps; the dual kernel's tally stays x~ = B y~. Deterministic.
   const Model model = oracle::small_model();
-  const MatrixXd R = oracle::dual_precision(model);
+  const MatrixXd M = oracle::precision(model, oracle::KernelFor<Kernel>::domain);
   const MatrixXd B = oracle::incidence(model);
-  const DualIncidenceKernel k(model);
-  VectorXd y = random_vector(8, 9);
-  VectorXd x = B * y;
-  for (Index e = 0; e < 8; ++e) {
+  const Kernel k = oracle::KernelFor<Kernel>::make(model);
+  const bool tally = k.tally_dimension() > 0;
+  VectorXd z = random_vector(M.rows(), 9);
+  VectorXd x = tally ? VectorXd(B * z) : VectorXd();
+  for (Index i = 0; i < M.rows(); ++i) {
     double mean;
-    k.conditional_mean<1>(e, y.data(), x.data(), &mean);
-    const double eps = 0.37 * (e - 3);
-    k.update<1>(e, y.data(), x.data(), &eps);
-    BOOST_TEST(std::abs(y[e] - (mean + eps / std::sqrt(R(e, e)))) <= 1e-12);
-    BOOST_TEST(rel_diff(x, B * y) <= 1e-12);
-  }
-}
-
-BOOST_AUTO_TEST_CASE(csr_update_adds_scaled_noise) {
-  const Model model = oracle::small_model();
-  const MatrixXd Q = oracle::primal_precision(model);
-  const CsrKernel k(model.primal_precision());
-  VectorXd z = random_vector(6, 10);
-  for (Index i = 0; i < 6; ++i) {
-    double mean;
-    k.conditional_mean<1>(i, z.data(), nullptr, &mean);
-    const double eps = -1.3 + 0.5 * i;
-    k.update<1>(i, z.data(), nullptr, &eps);
-    BOOST_TEST(std::abs(z[i] - (mean + eps / std::sqrt(Q(i, i)))) <= 1e-12);
+    k.template conditional_mean<1>(i, z.data(), tally ? x.data() : nullptr, &mean);
+    const double eps = 0.37 * static_cast<double>(i - 3);
+    k.template update<1>(i, z.data(), tally ? x.data() : nullptr, &eps);
+    BOOST_TEST(std::abs(z[i] - (mean + eps / std::sqrt(M(i, i)))) <= 1e-12, "site " << i);
+    if (tally) BOOST_TEST(rel_diff(x, B * z) <= 1e-12, "site " << i);
   }
 }
 
@@ -316,29 +296,28 @@ BOOST_AUTO_TEST_CASE(dual_kernel_matches_csr_on_explicit_R) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(lanes_of_a_block_equal_single_chains_with_the_block_schedule) {
-  // Lane c of a width-4 block with first chain f uses the noise stream of chain f + c and the schedule of chain f:
-  // with a fixed scan (no schedule randomness) it is exactly the width-1 chain f + c. Deterministic.
-  const Model model = oracle::small_model();
-  const DualIncidenceKernel dual(model);
-  GibbsSampler<DualIncidenceKernel, 4> block(dual, ScanOrder::Fixed, 5, 20);
-  block.set_constant_state(0.5);
+// Lane c of a width-W block with first chain f uses the noise stream of chain f + c and the schedule of chain f:
+// with a fixed scan (no schedule randomness) it is exactly the width-1 chain f + c. Deterministic.
+template <int W, class Kernel>
+void check_lanes_equal_single_chains(const Kernel& k, std::uint64_t seed, std::uint64_t first, bool random_start) {
+  GibbsSampler<Kernel, W> block(k, ScanOrder::Fixed, seed, first);
+  random_start ? block.set_random_state() : block.set_constant_state(0.5);
   block.sweep(7);
-  for (int c = 0; c < 4; ++c) {
-    GibbsSampler<DualIncidenceKernel, 1> one(dual, ScanOrder::Fixed, 5, 20 + static_cast<std::uint64_t>(c));
-    one.set_constant_state(0.5);
+  for (int c = 0; c < W; ++c) {
+    GibbsSampler<Kernel, 1> one(k, ScanOrder::Fixed, seed, first + static_cast<std::uint64_t>(c));
+    random_start ? one.set_random_state() : one.set_constant_state(0.5);
     one.sweep(7);
-    BOOST_TEST(rel_diff(block.state(c), one.state(0)) == 0.0);
+    BOOST_TEST(rel_diff(block.state(c), one.state(0)) == 0.0, "W = " << W << " lane " << c);
+    if (k.tally_dimension() > 0) BOOST_TEST(rel_diff(block.tally(c), one.tally(0)) == 0.0, "W = " << W << " lane " << c);
   }
-  const CsrKernel csr(oracle::primal_precision(model).sparseView());
-  GibbsSampler<CsrKernel, 8> wide(csr, ScanOrder::Fixed, 6, 3);
-  wide.set_random_state();
-  wide.sweep(5);
-  for (int c = 0; c < 8; ++c) {
-    GibbsSampler<CsrKernel, 1> one(csr, ScanOrder::Fixed, 6, 3 + static_cast<std::uint64_t>(c));
-    one.set_random_state();
-    one.sweep(5);
-    BOOST_TEST(rel_diff(wide.state(c), one.state(0)) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(lanes_of_a_block_equal_single_chains_with_the_block_schedule, Kernel, oracle::Kernels) {
+  const Model model = oracle::small_model();
+  const Kernel k = oracle::KernelFor<Kernel>::make(model);
+  for (bool random_start : {false, true}) {
+    check_lanes_equal_single_chains<4>(k, 5, 20, random_start);
+    check_lanes_equal_single_chains<8>(k, 6, 3, random_start);
   }
 }
 
@@ -440,30 +419,18 @@ BOOST_AUTO_TEST_CASE(user_kernels_without_run_updates_run_the_same_chain) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(noise_free_fixed_scan_is_dense_gauss_seidel) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(noise_free_fixed_scan_is_dense_gauss_seidel, Kernel, oracle::Kernels) {
   // Deterministic: compare with Gauss–Seidel written against the dense precision.
   const Model model = oracle::small_model();
-  for (Domain d : {Domain::Primal, Domain::Dual}) {
-    const MatrixXd M = d == Domain::Primal ? oracle::primal_precision(model) : oracle::dual_precision(model);
-    VectorXd z = VectorXd::Constant(M.rows(), 1.0);
-    for (int s = 0; s < 5; ++s)
-      for (Index i = 0; i < M.rows(); ++i) z[i] -= M.row(i).dot(z) / M(i, i);
-    VectorXd got;
-    if (d == Domain::Primal) {
-      const CsrKernel k(model.primal_precision());
-      GibbsSampler<CsrKernel> g(k, ScanOrder::Fixed, 1, 0, false);
-      g.set_constant_state(1.0);
-      g.sweep(5);
-      got = g.state(0);
-    } else {
-      const DualIncidenceKernel k(model);
-      GibbsSampler<DualIncidenceKernel> g(k, ScanOrder::Fixed, 1, 0, false);
-      g.set_constant_state(1.0);
-      g.sweep(5);
-      got = g.state(0);
-    }
-    BOOST_TEST(rel_diff(got, z) <= 1e-12, to_string(d));
-  }
+  const MatrixXd M = oracle::precision(model, oracle::KernelFor<Kernel>::domain);
+  VectorXd z = VectorXd::Constant(M.rows(), 1.0);
+  for (int s = 0; s < 5; ++s)
+    for (Index i = 0; i < M.rows(); ++i) z[i] -= M.row(i).dot(z) / M(i, i);
+  const Kernel k = oracle::KernelFor<Kernel>::make(model);
+  GibbsSampler<Kernel> g(k, ScanOrder::Fixed, 1, 0, false);
+  g.set_constant_state(1.0);
+  g.sweep(5);
+  BOOST_TEST(rel_diff(g.state(0), z) <= 1e-12);
 }
 
 BOOST_AUTO_TEST_CASE(tally_stays_exact_over_many_sweeps) {
