@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <stdexcept>
@@ -36,6 +35,7 @@ struct SampleOptions {
   bool noise_free = false;
   std::string draws = "x";  // dual: "x" (x~ = B y~, |V|) or "y" (y~, |E|)
   std::string output;
+  std::string sidecar;  // empty: OUTPUT.json next to a regular file, none for standard output, a device or FIFO
   std::string format;  // csv | binary; default from the extension
   bool json = false;
 };
@@ -66,6 +66,14 @@ void put_f64(std::ostream& out, double x) {
 
 int run_sample(const CommonOptions& common, const SampleOptions& so) {
   if (so.output.empty()) throw std::invalid_argument("sample: --output FILE is required");
+  // The sidecar sits next to a file; standard output, a device or a FIFO has none unless --sidecar names one.
+  const std::string sidecar =
+      !so.sidecar.empty() ? so.sidecar : is_stream_destination(so.output) ? "" : sidecar_path(so.output);
+  if (int(so.output == "-") + int(sidecar == "-") + int(so.json) > 1)
+    throw std::invalid_argument("sample: more than one of --output -, --sidecar - and --json would write to "
+                                "standard output");
+  if (!sidecar.empty() && sidecar == so.output)
+    throw std::invalid_argument("sample: --sidecar and --output name the same file '" + sidecar + "'");
   const Domain domain = parse_domain(so.domain);
   EnsembleOptions o;
   o.chains = so.chains;
@@ -91,24 +99,29 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   const std::string format = format_of(so);
   const Model model = common.model();
 
-  // The draws and the sidecar go to temporary files renamed into place at the end (apps/output.hpp): a failed or
-  // interrupted run leaves no partial file.
+  // The binary header comes first, so its counts are known before the run (no seeking back: the output may be a
+  // pipe). Checkpoints are at sweeps k, 2k, ..., and the last sweep (only sweep 0 if there are no sweeps).
+  const Eigen::Index dim = o.observe_edges ? model.num_edges() : model.num_nodes();
+  const std::uint64_t checkpoints =
+      so.sweeps == 0 || so.every == 0 ? 1 : so.sweeps / so.every + (so.sweeps % so.every != 0 ? 1 : 0);
+
+  // The draws and the sidecar go to temporary files renamed into place at the end, or directly to standard output
+  // or a device or FIFO (apps/output_file.hpp): a failed or interrupted run leaves no partial file.
   AtomicOutput file(so.output);
-  std::ofstream& out = file.stream();
+  std::ostream& out = file.stream();
   std::uint64_t written = 0;
-  Eigen::Index dim = 0;
   if (format == "binary") {
     out.write("DGSAMPL1", 8);
-    put_u64(out, 0);  // dim, chains and checkpoints are filled in at the end
-    put_u64(out, 0);
-    put_u64(out, 0);
+    put_u64(out, static_cast<std::uint64_t>(dim));
+    put_u64(out, so.chains);
+    put_u64(out, checkpoints);
   } else {
     out << std::setprecision(17);
   }
   const EnsembleStats st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
     if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
     if (so.every == 0 && cp.sweep != o.sweeps) return;
-    dim = cp.states.rows();
+    if (cp.states.rows() != dim) throw std::logic_error("sample: a checkpoint of unexpected dimension");
     if (!cp.states.allFinite())
       throw std::runtime_error("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
                                " (the model is numerically degenerate); nothing was written");
@@ -129,14 +142,11 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
       }
     }
     ++written;
-    if (!out) throw std::runtime_error("sample: error while writing '" + so.output + "' (disk full?)");
+    file.check();  // a failed write (disk full) ends the run now
   });
-  if (format == "binary") {
-    out.seekp(8);
-    put_u64(out, static_cast<std::uint64_t>(dim));
-    put_u64(out, so.chains);
-    put_u64(out, written);
-  }
+  if (written != checkpoints)
+    throw std::logic_error("sample: " + std::to_string(written) + " checkpoints written, " +
+                           std::to_string(checkpoints) + " announced");
 
   nlohmann::json j = sidecar_base("sample", common, o.threads);
   j["nodes"] = model.num_nodes();
@@ -159,16 +169,21 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   j["seconds"] = st.seconds;
   j["ns_per_update"] = st.ns_per_update;
   j["file"] = so.output;
-  AtomicOutput side(sidecar_path(so.output));
-  side.stream() << j.dump(2) << '\n';
-  file.commit();
-  side.commit();
+  if (sidecar.empty()) {
+    file.commit();
+  } else {
+    AtomicOutput side(sidecar);
+    side.stream() << j.dump(2) << '\n';
+    file.commit();
+    side.commit();
+  }
   if (so.json) {
     print_json(j);
   } else if (!common.quiet) {
     std::cerr << "dualgibbs sample: " << written << " checkpoint(s) of " << o.chains << " chains x " << dim
-              << " values written to " << so.output << " (" << format << "), parameters in "
-              << sidecar_path(so.output) << "; " << st.seconds << " s, " << st.ns_per_update << " ns per update\n";
+              << " values written to " << (so.output == "-" ? "standard output" : so.output) << " (" << format
+              << "), parameters " << (sidecar.empty() ? "not written (no --sidecar)" : "in " + sidecar) << "; "
+              << st.seconds << " s, " << st.ns_per_update << " ns per update\n";
   }
   return 0;
 }
@@ -197,7 +212,11 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   app.add_option("--draws", opt.draws, "dual domain: x (x~ = B y~ over nodes) or y (y~ over edges)")
       ->capture_default_str();
   app.add_option("--output,-o", opt.output,
-                 "output file (written to a temporary file, renamed when complete; parameters in FILE.json)");
+                 "output file (written to a temporary file, renamed when complete; parameters in FILE.json);\n"
+                 "'-' = standard output; a device or FIFO (/dev/null, a named pipe) is written directly.\n"
+                 "A symbolic link to a file is refused (docs/hardening.md, section 3)");
+  app.add_option("--sidecar", opt.sidecar,
+                 "write the JSON sidecar here (default: FILE.json; none when --output is '-', a device or FIFO)");
   app.add_option("--format", opt.format, "csv or binary (default: binary for *.bin, csv otherwise)");
   app.add_flag("--json", opt.json, "print the run's parameters and timing as JSON on stdout");
   return [&common]() { return run_sample(common, opt); };

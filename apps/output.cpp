@@ -1,4 +1,4 @@
-// Atomic result files, JSON sidecars, experiment results and progress; see output.hpp.
+// JSON sidecars, experiment results and progress; see output.hpp.
 #include "output.hpp"
 
 #include <dualgibbs/version.hpp>
@@ -8,10 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,115 +23,12 @@
 namespace dualgibbs::cli {
 namespace {
 
-// Temporary files to remove if the process is killed by SIGINT, SIGTERM or SIGHUP. The handler may only make
-// async-signal-safe calls, so the paths live in fixed buffers and a slot is claimed with an atomic flag.
-constexpr int kSlots = 16;
-constexpr std::size_t kPathMax = 4096;
-struct Slot {
-  std::atomic<bool> claimed{false};  // owned by an AtomicOutput
-  std::atomic<bool> ready{false};    // path filled in: the handler may read it
-  char path[kPathMax];
-};
-Slot g_slots[kSlots];
-std::atomic<bool> g_handlers_installed{false};
-
-extern "C" void remove_temporaries_and_die(int sig) {
-  for (Slot& s : g_slots)
-    if (s.ready.load()) ::unlink(s.path);
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
-void install_handlers() {
-  if (g_handlers_installed.exchange(true)) return;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;  // keep an ignored SIGHUP ignored
-    struct sigaction sa {};
-    sa.sa_handler = remove_temporaries_and_die;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(sig, &sa, nullptr);
-  }
-}
-
-int register_temporary(const std::string& path) {
-  if (path.size() >= kPathMax) return -1;  // still removed on exceptions, only not on signals
-  install_handlers();
-  for (int i = 0; i < kSlots; ++i) {
-    bool expected = false;
-    if (!g_slots[i].claimed.compare_exchange_strong(expected, true)) continue;
-    std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
-    g_slots[i].ready.store(true);
-    return i;
-  }
-  return -1;  // more than kSlots files open at once: the others are removed on exceptions, not on signals
-}
-
-void unregister_temporary(int slot) {
-  if (slot < 0) return;
-  g_slots[slot].ready.store(false);
-  g_slots[slot].claimed.store(false);
-}
-
 bool is_directory(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::atomic<unsigned> g_counter{0};
-
 }  // namespace
-
-AtomicOutput::AtomicOutput(std::string path) : m_path(std::move(path)) {
-  if (m_path.empty()) throw std::invalid_argument("cannot write an output file with an empty name");
-  if (is_directory(m_path)) throw std::invalid_argument("cannot write '" + m_path + "': it is a directory");
-  // Same directory as the destination, unique per process and per file.
-  m_tmp = m_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
-  m_slot = register_temporary(m_tmp);
-  errno = 0;
-  m_out.open(m_tmp, std::ios::out | std::ios::binary | std::ios::trunc);
-  if (!m_out) {
-    const int err = errno;
-    unregister_temporary(m_slot);
-    m_slot = -1;
-    m_done = true;
-    throw std::invalid_argument("cannot write '" + m_path + "': " + (err ? std::strerror(err) : "cannot create a file there"));
-  }
-}
-
-AtomicOutput::~AtomicOutput() { discard(); }
-
-void AtomicOutput::discard() noexcept {
-  if (m_done) return;
-  m_done = true;
-  if (m_out.is_open()) m_out.close();
-  std::remove(m_tmp.c_str());
-  unregister_temporary(m_slot);
-}
-
-void AtomicOutput::commit() {
-  if (m_done) throw std::logic_error("AtomicOutput::commit: '" + m_path + "' already committed or discarded");
-  m_out.flush();
-  const bool ok = static_cast<bool>(m_out);
-  m_out.close();
-  if (!ok || m_out.fail()) {
-    discard();
-    throw std::runtime_error("error while writing '" + m_path + "' (disk full?): nothing was written");
-  }
-  if (std::rename(m_tmp.c_str(), m_path.c_str()) != 0) {
-    const int err = errno;
-    discard();
-    throw std::invalid_argument("cannot write '" + m_path + "': " + std::strerror(err));
-  }
-  m_done = true;
-  unregister_temporary(m_slot);
-}
-
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
-  AtomicOutput out(path);
-  fill(out.stream());
-  out.commit();
-}
 
 std::string sidecar_path(const std::string& result_path) { return result_path + ".json"; }
 
@@ -162,6 +57,7 @@ void write_json(const std::string& path, const nlohmann::json& j) {
 }
 
 void write_sidecar(const std::string& result_path, nlohmann::json sidecar) {
+  if (is_stream_destination(result_path)) return;
   sidecar["file"] = result_path;
   write_json(sidecar_path(result_path), sidecar);
 }
@@ -282,6 +178,8 @@ nlohmann::json result_json(const ExperimentResult& r, double wall_seconds, unsig
 
 void prepare_output_directory(const std::string& dir) {
   if (dir.empty()) throw std::invalid_argument("cannot write into an output directory with an empty name");
+  if (dir == "-")
+    throw std::invalid_argument("cannot write an experiment's files to standard output ('-'): give a directory");
   std::error_code ec;
   fs::create_directories(fs::path(dir), ec);
   if (!is_directory(dir))
@@ -299,9 +197,9 @@ WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, dou
   const fs::path csv = d / (r.name + ".csv");
   write_atomically(csv.string(), [&](std::ostream& o) { r.table.write_csv(o); });
   w.files.push_back(csv.string());
-  for (const auto& [suffix, table] : r.extra_tables) {
-    const fs::path p = d / (r.name + "_" + suffix + ".csv");
-    write_atomically(p.string(), [&](std::ostream& o) { table.write_csv(o); });
+  for (const auto& extra : r.extra_tables) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
+    const fs::path p = d / (r.name + "_" + extra.first + ".csv");
+    write_atomically(p.string(), [&](std::ostream& o) { extra.second.write_csv(o); });
     w.files.push_back(p.string());
   }
   nlohmann::json j = result_json(r, wall_seconds, threads, command_line);

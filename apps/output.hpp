@@ -3,18 +3,22 @@
 // plots through scripts/plot.py) and progress on stderr. One writer for every command (sample, exact,
 // reproduce, converge and the default run):
 //
-// Result files are never written half-way. Every output goes to a temporary file in the same directory as its
-// destination (same file system, so the final rename is atomic) and is renamed into place only once it is
-// complete and flushed without error. On failure, on an exception and on SIGINT, SIGTERM or SIGHUP the
-// temporary file is removed, so an interrupted or failed run leaves neither a truncated result nor a stray
-// temporary behind. Every result gets a JSON sidecar (seed, version, parameters, thread count) written the same
-// way: PATH.json next to a single result file, DIR/NAME.json for an experiment's files.
+// Result files are never written half-way and never replace what is not a regular file (output_file.hpp has the
+// whole policy): a new or regular-file destination is written to an exclusively created temporary file in its
+// directory and renamed into place only once complete and flushed without error (removed on failure, on an
+// exception and on SIGINT, SIGTERM or SIGHUP); "-" is standard output; an existing device or FIFO (/dev/null,
+// /dev/stdout, a named pipe) is written directly, never renamed over or removed; a directory or a symbolic
+// link to a file is refused. Every result written to a file gets a JSON sidecar (seed, version, parameters,
+// thread count) written the same way: PATH.json next to a single result file, DIR/NAME.json for an
+// experiment's files. A result on standard output or a device or FIFO has no sidecar (nothing sits "next to"
+// it): commands that can write one elsewhere take an explicit path (sample --sidecar FILE).
 //
-// Errors: a destination that cannot be created (missing directory, no permission, a directory in the way, an
-// output directory that is a file) is std::invalid_argument naming the path and the system's reason (exit 2 in
-// the command); a write that fails part-way (disk full) is std::runtime_error (exit 1).
+// Errors: a destination that cannot be created or is refused (missing directory, no permission, a directory in
+// the way, a link to a file, an output directory that is a file) is std::invalid_argument naming the path and
+// the reason (exit 2 in the command); a write that fails part-way (disk full) is std::runtime_error (exit 1).
 
 #include "cli.hpp"
+#include "output_file.hpp"
 
 #include <dualgibbs/experiments/experiments.hpp>
 
@@ -30,41 +34,6 @@
 
 namespace dualgibbs::cli {
 
-/// One output file being written: a stream on a temporary file that becomes `path` on commit().
-class AtomicOutput {
-public:
-  /// Opens a fresh temporary file next to `path` (binary mode: the bytes written are the bytes stored).
-  /// \throws std::invalid_argument if it cannot be created or `path` is an existing directory.
-  explicit AtomicOutput(std::string path);
-  /// Removes the temporary file unless commit() succeeded.
-  ~AtomicOutput();
-  AtomicOutput(const AtomicOutput&) = delete;
-  AtomicOutput& operator=(const AtomicOutput&) = delete;
-
-  /// The stream to write to (seekable).
-  std::ofstream& stream() noexcept { return m_out; }
-  /// The final path.
-  const std::string& path() const noexcept { return m_path; }
-  /// The temporary path (for messages and tests).
-  const std::string& temporary_path() const noexcept { return m_tmp; }
-  /// Flushes, checks that every write succeeded, closes and renames the file into place.
-  /// \throws std::runtime_error on a write error, std::invalid_argument if the rename fails; either way the
-  ///         temporary file is removed.
-  void commit();
-  /// Closes and removes the temporary file now (also done by the destructor).
-  void discard() noexcept;
-
-private:
-  std::string m_path;
-  std::string m_tmp;
-  std::ofstream m_out;
-  int m_slot = -1;  // index in the signal-cleanup table, -1 if not registered
-  bool m_done = false;
-};
-
-/// Writes `fill`'s output to `path` atomically (see AtomicOutput).
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
-
 /// The sidecar of a result file: PATH.json.
 std::string sidecar_path(const std::string& result_path);
 
@@ -72,7 +41,8 @@ std::string sidecar_path(const std::string& result_path);
 /// hardware_threads, graph spec, s, sigma, node_file (if any). Callers add their own parameters.
 nlohmann::json sidecar_base(const std::string& command, const CommonOptions& common, unsigned threads);
 
-/// Writes the JSON `sidecar` plus {"file": result_path} to sidecar_path(result_path), atomically.
+/// Writes the JSON `sidecar` plus {"file": result_path} to sidecar_path(result_path), atomically; does nothing
+/// if `result_path` is standard output or a device or FIFO (is_stream_destination(): no file to sit next to).
 void write_sidecar(const std::string& result_path, nlohmann::json sidecar);
 
 /// Writes `j` (indented, one trailing newline) to `path` atomically: the one JSON writer of every sidecar.
@@ -121,7 +91,8 @@ nlohmann::json result_json(const ExperimentResult& r, double wall_seconds, unsig
 
 /// Creates the output directory DIR (and its parents) if needed and checks that files can be created in it,
 /// so that a bad --out fails before a long run rather than after it.
-/// \throws std::invalid_argument naming DIR and the reason (not a directory, permission denied, ...).
+/// \throws std::invalid_argument naming DIR and the reason (not a directory, permission denied, "-": an
+///         experiment writes several files, so it cannot go to standard output).
 void prepare_output_directory(const std::string& dir);
 
 /// Writes DIR/NAME.csv, DIR/NAME_<extra>.csv and DIR/NAME.json, each through AtomicOutput, then draws

@@ -226,6 +226,8 @@ for sig in INT TERM; do
   pid=$!
   for _ in $(seq 50); do ls -A "$o" | grep -q '^big\.csv\.tmp\.' && break; sleep 0.1; done
   ls -A "$o" | grep -q '^big\.csv\.tmp\.' || bad "sample: no temporary file while running (the SIG$sig check would be vacuous)"
+  # An unpredictable temporary name (12 random letters and digits), not PATH.tmp.PID.N.
+  ls -A "$o" | grep -qE '^big\.csv\.tmp\.[A-Za-z0-9]{12}$' || bad "sample: a predictable temporary name: $(ls -A "$o")"
   kill -s $sig $pid; wait $pid; rc=$?
   [ $rc -ne 0 ] || bad "sample survived SIG$sig"
   only_files "$o"
@@ -241,6 +243,47 @@ done
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j['seed'] == 7 and j['threads'] == 2 and j['chains'] == 3 else 1)" \
   "$o/a.csv.json" || bad "sample sidecar: wrong seed, threads or chains"
 rm -f "$o"/*
+
+# Safe outputs (issue 11): what is not a regular file is written directly and never replaced; "-" is standard
+# output; a link to a file is refused; a result that is not a file has no sidecar unless one is named.
+expect_ok --graph torus:4 --seed 3 sample --chains 3 --sweeps 2 -o "$o/ref.csv"
+mkfifo "$o/pipe"
+timeout 60 cat "$o/pipe" >"$tmp/from_pipe" &  # a child process reads the FIFO
+reader=$!
+expect_ok --graph torus:4 --seed 3 sample --chains 3 --sweeps 2 -o "$o/pipe"
+wait $reader
+cmp -s "$tmp/from_pipe" "$o/ref.csv" || bad "sample -o FIFO: the reader did not receive the whole CSV"
+[ -p "$o/pipe" ] || bad "sample -o FIFO: the FIFO was replaced by $(stat -c %F "$o/pipe")"
+only_files "$o" pipe ref.csv ref.csv.json
+run --graph torus:4 --seed 3 sample --chains 3 --sweeps 2 -o -
+[ $rc -eq 0 ] && cmp -s "$tmp/out" "$o/ref.csv" || bad "sample -o -: exit $rc, stdout is not the CSV: $(head -c 200 "$tmp/out")"
+run --graph torus:4 --seed 3 sample --chains 3 --sweeps 2 -o /dev/stdout  # standard output is a file here
+[ $rc -eq 0 ] && cmp -s "$tmp/out" "$o/ref.csv" || bad "sample -o /dev/stdout: exit $rc: $(head -c 200 "$tmp/err")"
+expect_ok --graph torus:4 --seed 3 sample --chains 3 --sweeps 2 -o - --sidecar "$o/side.json" --quiet
+cmp -s "$tmp/out" "$o/ref.csv" || bad "sample -o - --sidecar: stdout is not the CSV"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j['seed'] == 3 and j['file'] == '-' else 1)" \
+  "$o/side.json" || bad "sample --sidecar: wrong sidecar: $(cat "$o/side.json")"
+null_json_before=$([ -e /dev/null.json ] && echo yes || echo no)
+expect_ok --graph torus:4 sample --chains 3 --sweeps 2 -o /dev/null
+[ -c /dev/null ] || bad "sample -o /dev/null: /dev/null is no longer a character device"
+[ $null_json_before = yes ] || [ ! -e /dev/null.json ] || bad "sample -o /dev/null: wrote a sidecar /dev/null.json"
+if [ -c /dev/full ]; then
+  expect_error "error while writing '/dev/full': No space left on device" --graph torus:10 sample --chains 100 --sweeps 2 -o /dev/full
+  [ $rc -eq 1 ] || bad "sample -o /dev/full: exit $rc, expected 1"
+  [ -c /dev/full ] || bad "sample -o /dev/full: /dev/full is no longer a character device"
+fi
+echo precious >"$o/victim"; ln -s victim "$o/link.csv"; ln -s nowhere "$o/dangling.csv"
+expect_error "cannot write '.*link\.csv': it is a symbolic link to a file" sample --graph torus:3 -o "$o/link.csv"
+expect_error "cannot write '.*link\.csv': it is a symbolic link to a file" exact --graph cycle:5 --marginals "$o/link.csv"
+expect_error "cannot write '.*dangling\.csv': it is a symbolic link that leads nowhere" sample --graph torus:3 -o "$o/dangling.csv"
+[ "$(cat "$o/victim")" = precious ] && [ -L "$o/link.csv" ] && [ ! -e "$o/nowhere" ] || bad "a refused link was written through"
+expect_error "more than one of --output -, --sidecar - and --json" sample --graph torus:3 -o - --json
+expect_error "--sidecar and --output name the same file" sample --graph torus:3 -o "$o/x.csv" --sidecar "$o/x.csv"
+expect_error "cannot write an experiment's files to standard output" reproduce fig10 --quick --out -
+expect_ok exact --graph cycle:5 --marginals -  # the CSV on stdout, and no sidecar named '-.json'
+head -1 "$tmp/out" | grep -q '^node,variance$' || bad "exact --marginals -: no CSV on stdout: $(head -c 200 "$tmp/out")"
+[ ! -e ./-.json ] || bad "exact --marginals -: wrote a sidecar './-.json'"
+rm -f "$o"/*; only_files "$o"
 
 # Parameters at the edge of double precision: correct or a clear error, never NaN printed.
 for p in "1e-150 1e-150" "1e150 1e150" "1e-150 1e150"; do

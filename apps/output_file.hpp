@@ -1,0 +1,141 @@
+#pragma once
+// One output file of the dualgibbs command, written safely (shared/DESIGN.md section 4, "Safe outputs"). Depends
+// on POSIX and the standard library only, so that tests/test_output_file.cpp can test it without the command.
+//
+// Where the bytes go depends on what the destination PATH is when the file is opened:
+//
+//   PATH                                   written                                       on failure or signal
+//   does not exist, or a regular file      to a new temporary file in PATH's directory,  the temporary file is
+//                                          renamed over PATH once complete (atomic)      removed; PATH untouched
+//   "-" or "/dev/stdout"                   to standard output (descriptor 1), directly,  nothing is removed
+//                                          whatever it is (a terminal, a pipe, a file)
+//   a character or block device, a FIFO    directly: opened for writing (no truncation,  nothing is removed
+//   (also through a link: /dev/fd/2)       never renamed over, never removed)
+//   a directory                            refused (std::invalid_argument)
+//   a symbolic link to a regular file, a   refused (std::invalid_argument): dualgibbs never writes a file
+//   dangling link, a link loop             through a link; name the target itself, or remove the link
+//   a socket                               refused by the system (open() gives ENXIO)
+//
+// The temporary file is PATH.tmp.XXXXXXXXXXXX (12 random letters and digits, about 71 bits), created with
+// O_CREAT | O_EXCL | O_NOFOLLOW: if anything (a file, a planted symbolic link) already has that name, the
+// creation fails and another random name is tried, so no write ever follows a link planted at a temporary name
+// and no existing file is ever truncated. Its permissions are those of a new file (0666 minus the umask).
+// SIGINT, SIGTERM and SIGHUP remove the temporary files of the process before it dies.
+
+#include <cstddef>
+#include <functional>
+#include <ostream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+namespace dualgibbs::cli {
+
+/// How a destination path is written (see the table at the top of this file).
+enum class Destination {
+  NewFile,  ///< does not exist or is a regular file: temporary file + rename
+  Stdout,   ///< "-" or "/dev/stdout": standard output
+  Special,  ///< an existing device or FIFO (possibly reached through a link): written directly
+};
+
+/// Classifies `path` (see the table at the top of this file).
+/// \throws std::invalid_argument for an empty path, a directory, or a symbolic link to anything but a device or
+///         FIFO.
+Destination classify_destination(const std::string& path);
+
+/// True if `path` is standard output ("-", "/dev/stdout") or an existing device or FIFO (no sidecar can sit
+/// "next to" it). Never throws: a path that classify_destination() would refuse is not a stream.
+bool is_stream_destination(const std::string& path);
+
+/// A new file created exclusively: the open descriptor and its path.
+struct ExclusiveFile {
+  int fd = -1;       ///< open for writing, close-on-exec
+  std::string path;  ///< prefix + suffix
+};
+
+/// 12 random letters and digits from the system's random source (std::random_device).
+std::string random_name_suffix();
+
+/// Creates the new file `prefix + suffix()` with open(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666):
+/// a name that already exists (whatever it is: a file, a symbolic link, dangling or not) is never opened; another
+/// suffix is drawn, at most `attempts` times. `suffix` is a parameter so that tests can choose the names.
+/// \throws std::invalid_argument naming `what` if every name is taken or on any other error (the system's reason:
+///         no such directory, permission denied, ...).
+ExclusiveFile create_exclusive_file(const std::string& prefix, const std::string& what,
+                                    const std::function<std::string()>& suffix = random_name_suffix,
+                                    int attempts = 100);
+
+/// An output stream buffer on a file descriptor (64 KiB buffer, write(2) retried on EINTR and short writes).
+/// A failed write makes sync()/overflow() fail (the stream's badbit) and keeps the error number.
+class FdStreambuf : public std::streambuf {
+ public:
+  FdStreambuf();
+  /// Writes to `fd` from now on (the descriptor is not owned: the caller closes it).
+  void attach(int fd) noexcept { m_fd = fd; }
+  /// The errno of the first failed write, 0 if none.
+  int error() const noexcept { return m_error; }
+  /// Drops the buffered bytes without writing them.
+  void drop() noexcept { setp(m_buffer.data(), m_buffer.data() + m_buffer.size()); }
+
+ protected:
+  int_type overflow(int_type c) override;
+  int sync() override;
+  std::streamsize xsputn(const char* s, std::streamsize n) override;
+
+ private:
+  bool write_all(const char* p, std::size_t n) noexcept;
+  bool flush_buffer() noexcept;
+  int m_fd = -1;
+  int m_error = 0;
+  std::vector<char> m_buffer;
+};
+
+/// One output file being written (see the table at the top of this file): to a temporary file that becomes
+/// `path` on commit(), or directly to standard output, a device or a FIFO.
+class AtomicOutput {
+ public:
+  /// Opens the destination: creates the temporary file next to `path`, or opens the device or FIFO for writing
+  /// (which waits for a reader of a FIFO, as a shell redirection does), or takes standard output for "-" and
+  /// "/dev/stdout".
+  /// \throws std::invalid_argument naming `path` if it cannot be written or is refused (classify_destination()).
+  explicit AtomicOutput(std::string path);
+  /// discard() unless commit() succeeded.
+  ~AtomicOutput();
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  /// The stream to write to (binary: the bytes written are the bytes stored; not seekable).
+  std::ostream& stream() noexcept { return m_out; }
+  /// The final path (as given; "-" for standard output).
+  const std::string& path() const noexcept { return m_path; }
+  /// How the destination is written.
+  Destination destination() const noexcept { return m_kind; }
+  /// The temporary path (for messages and tests); empty if the destination is written directly.
+  const std::string& temporary_path() const noexcept { return m_tmp; }
+  /// \throws std::runtime_error naming the path and the system's reason if a write has failed so far.
+  void check() const;
+  /// Flushes and checks that every write succeeded, then renames the temporary file into place (or, for a direct
+  /// destination, closes it).
+  /// \throws std::runtime_error on a write error (disk full), std::invalid_argument if the rename fails; either
+  ///         way a temporary file is removed.
+  void commit();
+  /// Closes and removes the temporary file now (also done by the destructor); a direct destination is closed,
+  /// never removed, and the bytes still buffered are dropped.
+  void discard() noexcept;
+
+ private:
+  void close_fd() noexcept;
+  std::string m_path;
+  std::string m_tmp;
+  Destination m_kind = Destination::NewFile;
+  int m_fd = -1;
+  FdStreambuf m_buf;
+  std::ostream m_out;
+  int m_slot = -1;  // index in the signal-cleanup table, -1 if not registered
+  bool m_done = false;
+};
+
+/// Writes `fill`'s output to `path` through AtomicOutput (atomically for a regular file).
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+}  // namespace dualgibbs::cli
