@@ -41,7 +41,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-constexpr double kPi = 3.141592653589793238462643383279502884;
 
 // VmRSS or VmHWM of this process in MB, from /proc/self/status.
 double proc_status_mb(const char* key) {

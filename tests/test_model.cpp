@@ -217,7 +217,7 @@ BOOST_AUTO_TEST_CASE(example1_torus_primal_precision) {
   const double s = 1.0, sigma = 0.1;
   const Model m(make_torus(r, c), s, sigma);
   const Eigen::MatrixXd Q(m.primal_precision());
-  auto id = [c](Index i, Index j) { return i * c + j; };
+  auto id = [=](Index i, Index j) { return i * c + j; };
   for (Index i = 0; i < r; ++i)
     for (Index j = 0; j < c; ++j)
       for (Index k = 0; k < r; ++k)
