@@ -45,6 +45,8 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   o.degree = c.degree;
   o.seed = common.seed;
   o.threads = resolved_threads(c.threads);
+  if (c.json && (c.out == "-" || c.out == "/dev/stdout"))
+    throw std::invalid_argument("marginals: --out - and --json would both write to standard output");
   std::optional<AtomicOutput> file;
   if (!c.out.empty()) file.emplace(c.out);  // a bad path fails before the run
   ProgressPrinter progress(common.quiet || c.json);
@@ -80,10 +82,14 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
       file->stream() << '\n';
     }
     j["file"] = c.out;
-    AtomicOutput side(sidecar_path(c.out));
-    side.stream() << j.dump(2) << '\n';
-    file->commit();
-    side.commit();
+    if (is_stream_destination(c.out)) {  // standard output, a device or FIFO: no file for a sidecar to sit next to
+      file->commit();
+    } else {
+      AtomicOutput side(sidecar_path(c.out));
+      side.stream() << j.dump(2) << '\n';
+      file->commit();
+      side.commit();
+    }
   }
   if (c.json) {
     print_json(j);
@@ -123,7 +129,8 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   app.add_option("--degree", c.degree, "Chebyshev degree of the control variates (-1: automatic)")
       ->capture_default_str();
   add_count(app, "--threads", c.threads, "sampler threads (0 = all cores)")->capture_default_str();
-  app.add_option("--out,-o", c.out, "CSV: v, estimate, std_error, lower, upper (JSON sidecar FILE.json)");
+  app.add_option("--out,-o", c.out, "CSV: v, estimate, std_error, lower, upper (JSON sidecar FILE.json; '-' = standard output,\n"
+                 "no sidecar then nor for a device or FIFO)");
   app.add_flag("--json", c.json, "print the result's summary as JSON on stdout");
   return [&common]() { return run_marginals(common, c); };
 }

@@ -283,6 +283,10 @@ expect_error "cannot write an experiment's files to standard output" reproduce f
 expect_ok exact --graph cycle:5 --marginals -  # the CSV on stdout, and no sidecar named '-.json'
 head -1 "$tmp/out" | grep -q '^node,variance$' || bad "exact --marginals -: no CSV on stdout: $(head -c 200 "$tmp/out")"
 [ ! -e ./-.json ] || bad "exact --marginals -: wrote a sidecar './-.json'"
+expect_ok --graph cycle:6 marginals --method exact --out - --quiet
+head -1 "$tmp/out" | grep -q '^v,estimate,std_error,lower,upper$' || bad "marginals --out -: no CSV on stdout: $(head -c 200 "$tmp/out")"
+[ ! -e ./-.json ] || bad "marginals --out -: wrote a sidecar './-.json'"
+expect_error "marginals: --out - and --json would both write to standard output" --graph cycle:6 marginals --out - --json
 rm -f "$o"/*; only_files "$o"
 
 # Parameters at the edge of double precision: correct or a clear error, never NaN printed.
