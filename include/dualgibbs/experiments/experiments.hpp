@@ -134,7 +134,7 @@ struct ExperimentOptions {
 struct Figure {
   std::string name;         ///< "fig6"
   std::string description;  ///< one line: what it reproduces
-  ExperimentResult (*run)(const ExperimentOptions& options) = nullptr;
+  ExperimentResult (*run)(const ExperimentOptions& options) = nullptr;  ///< runs the figure (run_fig6, ...)
 };
 
 /// The figure table, in the paper's order (fig5, fig6, fig7, fig8, fig9, fig10, fig11, rates): the one list

@@ -76,7 +76,7 @@ DUALGIBBS_EXPORT const char* to_string(GraphFamily family) noexcept;
 /// place that reads spec text. What the family's generator itself rejects (a torus side below 3, k >= n, ...)
 /// is left to load_graph(), which reports it as the generator does.
 struct GraphSpec {
-  GraphFamily family = GraphFamily::Torus;
+  GraphFamily family = GraphFamily::Torus;  ///< the family named before the colon
   /// The integer arguments, in the spec's order: torus and grid {rows, cols} (`torus:N` gives {N, N}); path,
   /// cycle, complete and star {n}; bipartite {n1, n2}; kregular {n, k}; ws {n, k}; er {n}; ba {n, m};
   /// hypercube {d}; torus3 {n0, n1, n2} (`torus3:N` gives {N, N, N}); file {}.

@@ -29,8 +29,8 @@ namespace dualgibbs {
 
 /// One closed form: its value and where it comes from in the paper (the text `dualgibbs info` prints).
 struct ClosedForm {
-  double value = std::numeric_limits<double>::quiet_NaN();
-  std::string source;
+  double value = std::numeric_limits<double>::quiet_NaN();  ///< the closed form's value
+  std::string source;  ///< where it comes from, e.g. "Prop. 4"
 };
 
 /// Every closed form that applies to one model; each is empty where none does. The names follow Rates
@@ -38,9 +38,14 @@ struct ClosedForm {
 struct ClosedForms {
   /// lambda_2(L) of the spec's family (Table I; the standard spectra of path, cycle, grid, hypercube).
   std::optional<ClosedForm> lambda2_L;
-  std::optional<ClosedForm> lambda_max_A_primal, lambda_max_A_dual;
-  std::optional<ClosedForm> rate_primal, rate_dual, rate_dual_effective;
-  std::optional<ClosedForm> rate_primal_asymptotic, rate_dual_asymptotic, rate_dual_effective_asymptotic;
+  std::optional<ClosedForm> lambda_max_A_primal;  ///< Prop. 1 or appendix A
+  std::optional<ClosedForm> lambda_max_A_dual;    ///< Prop. 4, the Prop. 5 spectrum (trees) or appendix A
+  std::optional<ClosedForm> rate_primal;          ///< r_p [eqn:primalrate]
+  std::optional<ClosedForm> rate_dual;            ///< r_d [eqn:dualrate]
+  std::optional<ClosedForm> rate_dual_effective;  ///< r_d^eff, Prop. 5 [eqn:effectiverate1]
+  std::optional<ClosedForm> rate_primal_asymptotic;          ///< r_p as |V| -> infinity [eqn:primalrate3]
+  std::optional<ClosedForm> rate_dual_asymptotic;            ///< r_d as |E| -> infinity [eqn:dualrate3]
+  std::optional<ClosedForm> rate_dual_effective_asymptotic;  ///< r_d^eff as |E| -> infinity [eq:r_eff_final]
   /// The marginal variance Var(X_v) shared by every node of a homogeneous torus [eq:torus_true_var].
   std::optional<ClosedForm> marginal_variance;
 };
@@ -115,6 +120,7 @@ DUALGIBBS_EXPORT double star_dual_rate_asymptotic(double s, double sigma);
 /// \name lambda_2(L) of graph families (Table I and the standard spectra of the other generators)
 /// Each throws std::invalid_argument for sizes outside the family (as the generators do).
 /// @{
+
 /// Complete graph K_n (n >= 2): n.
 DUALGIBBS_EXPORT double lambda2_complete(Index n);
 /// Complete bipartite K_{n1,n2} (n1, n2 >= 1): min(n1, n2), or 2 for K_{1,1}; Table I: K_{n,n} gives n.
