@@ -2,8 +2,8 @@
 // runs). For the full grid of the figures with their baseline, see bench/bench_sampler.cpp.
 #include "cli.hpp"
 
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -47,8 +47,9 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   // A block never spans the two halves of the chains (split-half estimates), so full-width blocks need
   // 2 x lockstep chains per thread.
   o.chains = bo.chains ? bo.chains : 2 * o.lockstep * o.threads;
-  o.sweeps = bo.sweeps ? bo.sweeps
-                       : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * static_cast<std::size_t>(n)));
+  o.sweeps = bo.sweeps
+                 ? bo.sweeps
+                 : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * static_cast<std::size_t>(n)));
   o.checkpoint_every = o.sweeps;
   const std::string load_before = load_average();
   EnsembleStats best{};
@@ -86,8 +87,8 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   }
   std::cout << "model: " << model.summary() << "\n"
             << "  " << to_string(domain) << " domain, " << to_string(o.scan) << " scan, " << o.chains << " chains ("
-            << o.lockstep << " per lock-step block, widest " << widest << "), " << o.threads << " thread(s), " << o.sweeps << " sweeps, best of "
-            << bo.repeat << "\n"
+            << o.lockstep << " per lock-step block, widest " << widest << "), " << o.threads << " thread(s), "
+            << o.sweeps << " sweeps, best of " << bo.repeat << "\n"
             << "  ns per chain-update   " << best.ns_per_update << "   (CPU time per update " << best_cpu << " ns)\n"
             << "  updates per second    " << j["updates_per_second"].get<double>() << "\n"
             << "  load average          " << load_before << "\n";
@@ -99,10 +100,12 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
   static BenchOptions opt;
   app.add_option("--domain", opt.domain, "primal or dual")->capture_default_str();
   app.add_option("--scan", opt.scan, "random, permutation or fixed")->capture_default_str();
-  add_count(app, "--chains", opt.chains, "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");
+  add_count(app, "--chains", opt.chains,
+            "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");
   add_count(app, "--sweeps", opt.sweeps, "sweeps per run (default: about 5e7 updates)");
   add_count(app, "--threads", opt.threads, "threads (0 = all cores)")->capture_default_str();
-  add_count(app, "--lockstep", opt.lockstep, "chains per shared-schedule block: 1, 2, 4, 8 or 16")->capture_default_str();
+  add_count(app, "--lockstep", opt.lockstep, "chains per shared-schedule block: 1, 2, 4, 8 or 16")
+      ->capture_default_str();
   add_count(app, "--repeat", opt.repeat, "runs; the best is reported")->capture_default_str();
   app.add_flag("--json", opt.json,
                "machine-readable output: ns_per_update, updates_per_second, cpu_ns_per_update, domain, scan,\n"

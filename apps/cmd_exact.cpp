@@ -121,8 +121,9 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
     }
     if (m.num_edges() > 0) var_dual = marginal_variances_dual_from_primal(m, z, ordering);
     if (m.num_edges() > 0 && (!var_y.allFinite() || !var_dual.allFinite() || !(var_dual.array() > 0).all()))
-      throw std::runtime_error("exact: an edge variance is not finite and positive: R is numerically singular for "
-                               "these parameters");
+      throw std::runtime_error(
+          "exact: an edge variance is not finite and positive: R is numerically singular for "
+          "these parameters");
     j["dual_seconds"] = since(t_dual);
     if (m.num_edges() > 0) {
       j["dual_marginal_variance_mean"] = accurate_mean(var_dual);

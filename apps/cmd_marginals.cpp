@@ -77,8 +77,10 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
     file->stream() << "v,estimate,std_error,lower,upper\n" << std::setprecision(17);
     for (Eigen::Index v = 0; v < r.estimate.size(); ++v) {
       file->stream() << v << ',' << r.estimate[v] << ',' << r.std_error[v] << ',';
-      if (bracket) file->stream() << r.lower[v] << ',' << r.upper[v];
-      else file->stream() << ',';
+      if (bracket)
+        file->stream() << r.lower[v] << ',' << r.upper[v];
+      else
+        file->stream() << ',';
       file->stream() << '\n';
     }
     j["file"] = c.out;
@@ -97,9 +99,13 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
     std::cout << "marginal variances of " << model.num_nodes() << " nodes by " << to_string(r.method) << ": mean "
               << r.estimate.mean() << ", min " << r.estimate.minCoeff() << ", max " << r.estimate.maxCoeff() << "\n"
               << "relative standard error (RMS over nodes) " << r.rel_se_rms
-              << (r.reached_target ? " (target reached)" : o.rel_rmse > 0 ? " (target NOT reached)" : "") << "\n";
+              << (r.reached_target ? " (target reached)"
+                  : o.rel_rmse > 0 ? " (target NOT reached)"
+                                   : "")
+              << "\n";
     if (r.method != MarginalMethod::Exact)
-      std::cout << r.samples << " samples (" << r.chains << (r.method == MarginalMethod::Cholesky ? " draws per batch" : " chains")
+      std::cout << r.samples << " samples (" << r.chains
+                << (r.method == MarginalMethod::Cholesky ? " draws per batch" : " chains")
                 << (r.sweeps ? ", " + std::to_string(r.sweeps) + " sweeps, burn-in " + std::to_string(r.burn_in) : "")
                 << (r.degree ? ", Chebyshev degree " + std::to_string(r.degree) : "") << ")\n";
     if (bracket && r.method != MarginalMethod::Exact)
@@ -129,7 +135,8 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   app.add_option("--degree", c.degree, "Chebyshev degree of the control variates (-1: automatic)")
       ->capture_default_str();
   add_count(app, "--threads", c.threads, "sampler threads (0 = all cores)")->capture_default_str();
-  app.add_option("--out,-o", c.out, "CSV: v, estimate, std_error, lower, upper (JSON sidecar FILE.json; '-' = standard output,\n"
+  app.add_option("--out,-o", c.out,
+                 "CSV: v, estimate, std_error, lower, upper (JSON sidecar FILE.json; '-' = standard output,\n"
                  "no sidecar then nor for a device or FIFO)");
   app.add_flag("--json", c.json, "print the result's summary as JSON on stdout");
   return [&common]() { return run_marginals(common, c); };

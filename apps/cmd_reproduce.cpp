@@ -70,8 +70,8 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
       const ExperimentResult r = figure->run(eo);
       progress.finish();
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::string cmd = "dualgibbs reproduce " + fig + (o.quick ? " --quick" : "") + " --out " + o.out +
-                        " --seed " + std::to_string(common.seed);
+      std::string cmd = "dualgibbs reproduce " + fig + (o.quick ? " --quick" : "") + " --out " + o.out + " --seed " +
+                        std::to_string(common.seed);
       if (o.chains) cmd += " --chains " + std::to_string(o.chains);
       if (o.sweeps) cmd += " --sweeps " + std::to_string(o.sweeps);
       if (o.threads) cmd += " --threads " + std::to_string(o.threads);

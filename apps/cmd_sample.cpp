@@ -7,8 +7,8 @@
 #include "cli.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -36,7 +36,7 @@ struct SampleOptions {
   std::string draws = "x";  // dual: "x" (x~ = B y~, |V|) or "y" (y~, |E|)
   std::string output;
   std::string sidecar;  // empty: OUTPUT.json next to a regular file, none for standard output, a device or FIFO
-  std::string format;  // csv | binary; default from the extension
+  std::string format;   // csv | binary; default from the extension
   bool json = false;
 };
 
@@ -67,11 +67,13 @@ void put_f64(std::ostream& out, double x) {
 int run_sample(const CommonOptions& common, const SampleOptions& so) {
   if (so.output.empty()) throw std::invalid_argument("sample: --output FILE is required");
   // The sidecar sits next to a file; standard output, a device or a FIFO has none unless --sidecar names one.
-  const std::string sidecar =
-      !so.sidecar.empty() ? so.sidecar : is_stream_destination(so.output) ? "" : sidecar_path(so.output);
+  const std::string sidecar = !so.sidecar.empty()                ? so.sidecar
+                              : is_stream_destination(so.output) ? ""
+                                                                 : sidecar_path(so.output);
   if (int(so.output == "-") + int(sidecar == "-") + int(so.json) > 1)
-    throw std::invalid_argument("sample: more than one of --output -, --sidecar - and --json would write to "
-                                "standard output");
+    throw std::invalid_argument(
+        "sample: more than one of --output -, --sidecar - and --json would write to "
+        "standard output");
   if (!sidecar.empty() && sidecar == so.output)
     throw std::invalid_argument("sample: --sidecar and --output name the same file '" + sidecar + "'");
   const Domain domain = parse_domain(so.domain);
@@ -200,8 +202,8 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   add_count(app, "--threads", opt.threads, "threads (0 = all cores); the output does not depend on it")
       ->capture_default_str();
   add_count(app, "--lockstep", opt.lockstep,
-                 "chains per shared-schedule block: 1, 2, 4, 8 or 16 (faster, but chains of a block are dependent;\n"
-                 "see docs/sampler.md)")
+            "chains per shared-schedule block: 1, 2, 4, 8 or 16 (faster, but chains of a block are dependent;\n"
+            "see docs/sampler.md)")
       ->capture_default_str();
   app.add_option("--init", opt.init, "initial state: constant (every coordinate = --init-value) or random")
       ->capture_default_str();

@@ -37,18 +37,22 @@ void print_theory(const Model& m, const GraphSpec& spec) {
                cl_d = value_or_nan(cf.lambda_max_A_dual);
   auto line = [](const std::string& name, double spectral, double closed, const std::string& where) {
     std::cout << "  " << std::left << std::setw(26) << name << std::right << std::setw(14) << fmt(spectral)
-              << std::setw(14) << fmt(closed) << std::setw(12) << (std::isnan(spectral) ? "-" : fmt(-std::log(spectral)))
-              << "   " << where << "\n";
+              << std::setw(14) << fmt(closed) << std::setw(12)
+              << (std::isnan(spectral) ? "-" : fmt(-std::log(spectral))) << "   " << where << "\n";
   };
   std::cout << "theory (spectra of the model beside the paper's closed forms)\n"
             << "  " << std::left << std::setw(26) << "" << std::right << std::setw(14) << "spectral" << std::setw(14)
-            << "closed form" << std::setw(12) << "-ln r" << "\n";
+            << "closed form" << std::setw(12) << "-ln r"
+            << "\n";
   std::cout << "  " << std::left << std::setw(26) << "lambda_2(L)" << std::right << std::setw(14) << fmt(r.lambda2_L)
-            << std::setw(14) << "" << std::setw(12) << "" << "   algebraic connectivity (Table I)\n";
+            << std::setw(14) << "" << std::setw(12) << ""
+            << "   algebraic connectivity (Table I)\n";
   std::cout << "  " << std::left << std::setw(26) << "lambda_max(A) primal" << std::right << std::setw(14)
-            << fmt(r.lambda_max_A_primal) << std::setw(14) << fmt(cl_p) << std::setw(12) << "" << "   [eqn:AGen]\n";
+            << fmt(r.lambda_max_A_primal) << std::setw(14) << fmt(cl_p) << std::setw(12) << ""
+            << "   [eqn:AGen]\n";
   std::cout << "  " << std::left << std::setw(26) << "lambda_max(A) dual" << std::right << std::setw(14)
-            << fmt(r.lambda_max_A_dual) << std::setw(14) << fmt(cl_d) << std::setw(12) << "" << "   [eqn:AD]\n";
+            << fmt(r.lambda_max_A_dual) << std::setw(14) << fmt(cl_d) << std::setw(12) << ""
+            << "   [eqn:AD]\n";
   line("r_p  primal rate", r.rate_primal, c1, "Prop. 1 [eqn:primalrate]");
   line("r_d  dual rate (y~)", r.rate_dual, c4, "Prop. 4 [eqn:dualrate2]");
   line("r_d^eff  dual rate (x~)", r.rate_dual_effective, c5, "Prop. 5 [eqn:effectiverate1]");

@@ -41,10 +41,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", DUALGIBBS_VERSION_STRING);
   app.fallthrough();
   CommonOptions common;
-  app.add_option("--graph", common.graph,
-                 "graph spec: torus:N|torus:NxM, grid:NxM, path:N, cycle:N, complete:N, bipartite:N1,N2, star:N,\n"
-                 "kregular:N,K[,SEED], ws:N,K,P[,SEED], er:N,P[,SEED], ba:N,M[,SEED], hypercube:D, torus3:N|torus3:NxMxK,\n"
-                 "file:PATH")
+  app.add_option(
+         "--graph", common.graph,
+         "graph spec: torus:N|torus:NxM, grid:NxM, path:N, cycle:N, complete:N, bipartite:N1,N2, star:N,\n"
+         "kregular:N,K[,SEED], ws:N,K,P[,SEED], er:N,P[,SEED], ba:N,M[,SEED], hypercube:D, torus3:N|torus3:NxMxK,\n"
+         "file:PATH")
       ->capture_default_str();
   app.add_option("--s", common.s, "node standard deviation s (for every node without a value in --node-file)")
       ->capture_default_str();
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", common.seed, "seed for random graphs and samplers (a non-negative integer)")
       ->capture_default_str()
       ->check([](const std::string& text) {
-        return text.find('-') == std::string::npos ? std::string() : "--seed must be a non-negative integer, got " + text;
+        return text.find('-') == std::string::npos ? std::string()
+                                                   : "--seed must be a non-negative integer, got " + text;
       });
   app.add_flag("--quiet", common.quiet, "no progress on stderr");
 

@@ -47,14 +47,20 @@ int main(int argc, char** argv) {
   double budget = 0;
   std::string only, methods_arg;
   for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--quick")) quick = true;
-    else if (!std::strcmp(argv[a], "--replicates") && a + 1 < argc) replicates = std::max(2, std::atoi(argv[++a]));
-    else if (!std::strcmp(argv[a], "--budget") && a + 1 < argc) budget = std::atof(argv[++a]);
-    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
-    else if (!std::strcmp(argv[a], "--methods") && a + 1 < argc) methods_arg = argv[++a];
+    if (!std::strcmp(argv[a], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[a], "--replicates") && a + 1 < argc)
+      replicates = std::max(2, std::atoi(argv[++a]));
+    else if (!std::strcmp(argv[a], "--budget") && a + 1 < argc)
+      budget = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc)
+      only = argv[++a];
+    else if (!std::strcmp(argv[a], "--methods") && a + 1 < argc)
+      methods_arg = argv[++a];
     else {
-      std::fprintf(stderr, "usage: bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
-                           "[--methods primal,dual,dual-cv,primal-cv,cholesky]\n");
+      std::fprintf(stderr,
+                   "usage: bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
+                   "[--methods primal,dual,dual-cv,primal-cv,cholesky]\n");
       return 2;
     }
   }
@@ -73,8 +79,9 @@ int main(int argc, char** argv) {
   const std::vector<double> targets = quick ? std::vector<double>{0.01} : std::vector<double>{0.01, 0.001};
 
   std::printf("# bench_accuracy: one thread, %d replicates, budget %.0f s per run\n", replicates, budget);
-  std::printf("graph,nodes,method,target,replicates,reached,cpu_seconds_median,achieved_rel_rmse,estimated_rel_se,"
-              "achieved_over_target,exact_cpu_seconds,note\n");
+  std::printf(
+      "graph,nodes,method,target,replicates,reached,cpu_seconds_median,achieved_rel_rmse,estimated_rel_se,"
+      "achieved_over_target,exact_cpu_seconds,note\n");
   for (const GraphCase& gc : graphs) {
     if (!only.empty() && only != gc.spec) continue;
     const Model model = load_model(gc.spec, gc.s, gc.sigma);

@@ -6,10 +6,10 @@
 // selected inversion is reported as a multiple of its factorization time).
 //
 // Usage: bench_exact [N=1000] [orderings=amd,metis,nesdis,auto]   (CSV on stdout, '#' lines are context)
-#include <dualgibbs/truth/closed_forms.hpp>
-#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
+#include <dualgibbs/truth/exact.hpp>
 
 #include <Eigen/Dense>
 

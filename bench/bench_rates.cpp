@@ -25,9 +25,7 @@ using namespace dualgibbs;
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
@@ -85,13 +83,11 @@ void accumulation_benchmark(bool quick) {
             << 1e3 * ours << " ms\n"
             << "     of which the rank-k updates (32 groups)              " << std::setw(8) << 1e3 * syrk << " ms\n"
             << "   baseline: naive per-chain rank-1 update (Eu only)      " << std::setw(8) << 1e3 * naive << " ms   ("
-            << std::setprecision(3) << naive / ours << "x slower; Eu of both " << (sink != 0 ? "agree" : "?")
-            << ")\n"
+            << std::setprecision(3) << naive / ours << "x slower; Eu of both " << (sink != 0 ? "agree" : "?") << ")\n"
             << "   fig6 has 2 x 201 checkpoints: " << std::setprecision(3) << 402 * ours << " s with ours, "
             << 402 * naive << " s with the baseline\n\n";
   std::cout << "json: {\"part\":\"accumulation\",\"ms_per_checkpoint\":" << 1e3 * ours
-            << ",\"ms_rank_k_updates\":" << 1e3 * syrk << ",\"baseline_ms_per_checkpoint\":" << 1e3 * naive
-            << "}\n\n";
+            << ",\"ms_rank_k_updates\":" << 1e3 * syrk << ",\"baseline_ms_per_checkpoint\":" << 1e3 * naive << "}\n\n";
 }
 
 void figure_benchmark(const std::string& name, double target_seconds) {
@@ -110,10 +106,10 @@ void figure_benchmark(const std::string& name, double target_seconds) {
     if (k == "graph" || k == "chains" || k == "sweeps" || k == "moments") params += k + "=" + v + " ";
   std::cout << "2. " << name << " at full scale (" << params << ")\n"
             << "   end to end " << std::setprecision(3) << wall << " s wall (" << cpu << " s CPU, "
-            << std::thread::hardware_concurrency() << " hardware threads; target <= " << target_seconds << " s: "
-            << (wall <= target_seconds ? "met" : "NOT met") << ")\n"
-            << "   sampling primal " << sp << " s + dual " << sd << " s; accumulation and scoring "
-            << acc - sp - sd << " s\n";
+            << std::thread::hardware_concurrency() << " hardware threads; target <= " << target_seconds
+            << " s: " << (wall <= target_seconds ? "met" : "NOT met") << ")\n"
+            << "   sampling primal " << sp << " s + dual " << sd << " s; accumulation and scoring " << acc - sp - sd
+            << " s\n";
   std::cout << format_rate_table(r.rates) << "\n";
   std::cout << "json: {\"part\":\"" << name << "\",\"wall_seconds\":" << wall << ",\"cpu_seconds\":" << cpu
             << ",\"sampling_primal\":" << sp << ",\"sampling_dual\":" << sd << ",\"accumulation\":" << acc - sp - sd
@@ -149,10 +145,14 @@ void rates_benchmark(bool quick) {
 int main(int argc, char** argv) {
   bool quick = false, acc = true, figs = true, rates = true;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--skip-accumulation")) acc = false;
-    else if (!std::strcmp(argv[i], "--skip-figures")) figs = false;
-    else if (!std::strcmp(argv[i], "--skip-rates")) rates = false;
+    if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--skip-accumulation"))
+      acc = false;
+    else if (!std::strcmp(argv[i], "--skip-figures"))
+      figs = false;
+    else if (!std::strcmp(argv[i], "--skip-rates"))
+      rates = false;
     else {
       std::cerr << "usage: bench_rates [--quick] [--skip-accumulation] [--skip-figures] [--skip-rates]\n";
       return 2;

@@ -1,8 +1,8 @@
 // Sampler throughput: nanoseconds per chain-update of run_ensemble for primal and dual, on the 100x100 and
 // 1000x1000 tori and a random 32-regular graph on 1000 nodes; random and fixed scan; 1 and 2 threads; two
-// independent chains per thread (lockstep 1) or two lock-step blocks of 8 or 16 chains per thread (a block never spans the two halves
-// of the chains, so 2 x lockstep chains per thread give full-width blocks). Every row carries a plain baseline
-// measured in the same process: one chain, std::mt19937_64 + std::normal_distribution +
+// independent chains per thread (lockstep 1) or two lock-step blocks of 8 or 16 chains per thread (a block never spans
+// the two halves of the chains, so 2 x lockstep chains per thread give full-width blocks). Every row carries a plain
+// baseline measured in the same process: one chain, std::mt19937_64 + std::normal_distribution +
 // std::uniform_int_distribution, the CSR update on the explicit precision (Q, or R for the dual), so each figure is
 // also a ratio. ns_per_update is wall time per chain-update (all threads together); cpu_ns_per_update is the CPU
 // time the sampling threads spent per update, which stays meaningful when other work shares the machine.
@@ -13,9 +13,9 @@
 // --paths: instead, every combination of the deviate path (NormalStream) and the update path (run_updates) on
 // the 100x100 torus, one thread, random scan, lockstep 1, 8 and 16, rounds interleaved so that load drift hits
 // every combination alike; each row is also a ratio to the paths "auto" picks on this CPU.
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -96,7 +96,8 @@ EnsembleStats timed_run(const Model& model, Domain domain, ScanOrder scan, unsig
                         std::size_t updates) {
   EnsembleOptions o;
   o.chains = 2 * threads * lockstep;  // two full blocks per thread (a block never spans the halves)
-  o.sweeps = std::max<std::size_t>(1, updates * threads / (o.chains * static_cast<std::size_t>(model.dimension(domain))));
+  o.sweeps =
+      std::max<std::size_t>(1, updates * threads / (o.chains * static_cast<std::size_t>(model.dimension(domain))));
   o.checkpoint_every = o.sweeps;
   o.scan = scan;
   o.threads = threads;
@@ -154,12 +155,17 @@ int main(int argc, char** argv) {
   std::string only;
   bool paths = false;
   for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--quick")) quick = true;
-    else if (!std::strcmp(argv[a], "--paths")) paths = true;
-    else if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
-    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
+    if (!std::strcmp(argv[a], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[a], "--paths"))
+      paths = true;
+    else if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc)
+      repeat = std::max(1, std::atoi(argv[++a]));
+    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc)
+      only = argv[++a];
     else {
-      std::fprintf(stderr, "usage: bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32] [--paths]\n");
+      std::fprintf(stderr,
+                   "usage: bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32] [--paths]\n");
       return 2;
     }
   }
@@ -167,10 +173,12 @@ int main(int argc, char** argv) {
   if (paths) return compare_paths(repeat, quick);
   std::printf("# bench_sampler: ns per chain-update (best of %d); load average at start: %s\n", repeat,
               load_average().c_str());
-  std::printf("# reference: the paper's numba kernels, 100x100 torus, ns per update: dual 24, primal 46 (Intel, issue 3; "
-              "1000x1000: dual 77, primal 983); dual 25, primal 47 (AMD EPYC Zen 4, issue 10)\n");
-  std::printf("graph,domain,scan,threads,lockstep,chains,ns_per_update,cpu_ns_per_update,updates_per_second,"
-              "baseline_ns,speedup_vs_baseline\n");
+  std::printf(
+      "# reference: the paper's numba kernels, 100x100 torus, ns per update: dual 24, primal 46 (Intel, issue 3; "
+      "1000x1000: dual 77, primal 983); dual 25, primal 47 (AMD EPYC Zen 4, issue 10)\n");
+  std::printf(
+      "graph,domain,scan,threads,lockstep,chains,ns_per_update,cpu_ns_per_update,updates_per_second,"
+      "baseline_ns,speedup_vs_baseline\n");
 
   struct GraphSpec {
     std::string name;
@@ -229,12 +237,13 @@ int main(int argc, char** argv) {
     bool best_width;  // best of lockstep 8 and 16, else lockstep 1
     double ns;
   };
-  for (const Target& t : {Target{"torus100", Domain::Dual, true, 2.5}, Target{"torus100", Domain::Primal, true, 3.0},
-                          Target{"torus100", Domain::Dual, false, 3.5}, Target{"torus100", Domain::Primal, false, 4.0},
-                          Target{"torus1000", Domain::Dual, false, 10.0},
-                          Target{"torus1000", Domain::Primal, false, 12.0}}) {
+  for (const Target& t :
+       {Target{"torus100", Domain::Dual, true, 2.5}, Target{"torus100", Domain::Primal, true, 3.0},
+        Target{"torus100", Domain::Dual, false, 3.5}, Target{"torus100", Domain::Primal, false, 4.0},
+        Target{"torus1000", Domain::Dual, false, 10.0}, Target{"torus1000", Domain::Primal, false, 12.0}}) {
     std::size_t l = 1;
-    if (t.best_width) l = get(t.graph, t.domain, ScanOrder::Random, 1, 8) <= get(t.graph, t.domain, ScanOrder::Random, 1, 16) ? 8 : 16;
+    if (t.best_width)
+      l = get(t.graph, t.domain, ScanOrder::Random, 1, 8) <= get(t.graph, t.domain, ScanOrder::Random, 1, 16) ? 8 : 16;
     const double v = get(t.graph, t.domain, ScanOrder::Random, 1, l);
     if (v < 0) continue;
     std::printf("# %-10s %-6s %.2f ns [cpu %.2f] with lockstep %2zu (target <= %.1f): %s\n", t.graph,

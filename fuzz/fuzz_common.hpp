@@ -22,7 +22,8 @@ inline void check_graph(const Graph& g) {
   for (Index v = 0; v < g.num_nodes(); ++v) degree_sum += g.degree(v);
   if (degree_sum != 2 * static_cast<std::int64_t>(g.num_edges())) std::abort();
   for (const Edge& e : g.edges())
-    if (e.head == e.tail || e.head < 0 || e.tail < 0 || e.head >= g.num_nodes() || e.tail >= g.num_nodes()) std::abort();
+    if (e.head == e.tail || e.head < 0 || e.tail < 0 || e.head >= g.num_nodes() || e.tail >= g.num_nodes())
+      std::abort();
 }
 
 }  // namespace dualgibbs::fuzz

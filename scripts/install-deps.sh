@@ -11,7 +11,7 @@ packages=(
   libopenblas0-pthread
   python3 python3-matplotlib python3-numpy
   doxygen
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev clang-format-14
 )
 missing=()
 for p in "${packages[@]}"; do

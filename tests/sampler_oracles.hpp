@@ -2,9 +2,9 @@
 // Dense, independent oracles for the sampler tests: the matrices of the model built from the edge list (not
 // from Model's sparse builders), the exact linear evolution of the mean and second moment of a Gibbs chain,
 // and z-score checks with a Bonferroni threshold.
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include <boost/math/distributions/normal.hpp>
 #include <boost/mpl/list.hpp>
@@ -46,7 +46,8 @@ inline VectorXd edge_var(const dualgibbs::Model& m) {
 // Q = D_s^-1 + B D_sigma^-1 B^T [eqn:QPNH]
 inline MatrixXd primal_precision(const dualgibbs::Model& m) {
   const MatrixXd B = incidence(m);
-  return MatrixXd(node_var(m).cwiseInverse().asDiagonal()) + B * edge_var(m).cwiseInverse().asDiagonal() * B.transpose();
+  return MatrixXd(node_var(m).cwiseInverse().asDiagonal()) +
+         B * edge_var(m).cwiseInverse().asDiagonal() * B.transpose();
 }
 // R = D_sigma + B^T D_s B [eqn:QPNHDual]
 inline MatrixXd dual_precision(const dualgibbs::Model& m) {
@@ -142,8 +143,8 @@ inline double check_moments(const MatrixXd& X, const Moments& exact, double z_ma
     const double m = Xt.col(i).mean();
     const double z = (m - exact.mean[i]) / std::sqrt(std::max(cov(i, i), 1e-300) / N);
     worst = std::max(worst, std::abs(z));
-    BOOST_TEST(std::abs(z) < z_max, what << ": mean of coordinate " << i << " = " << m << ", exact "
-                                          << exact.mean[i] << ", z = " << z);
+    BOOST_TEST(std::abs(z) < z_max,
+               what << ": mean of coordinate " << i << " = " << m << ", exact " << exact.mean[i] << ", z = " << z);
   }
   for (Index i = 0; i < d; ++i)
     for (Index j = i; j < d; ++j) {
@@ -153,7 +154,7 @@ inline double check_moments(const MatrixXd& X, const Moments& exact, double z_ma
       const double z = (m - exact.second(i, j)) / std::sqrt(var / N);
       worst = std::max(worst, std::abs(z));
       BOOST_TEST(std::abs(z) < z_max, what << ": E[z_" << i << " z_" << j << "] = " << m << ", exact "
-                                            << exact.second(i, j) << ", z = " << z);
+                                           << exact.second(i, j) << ", z = " << z);
     }
   return worst;
 }
@@ -175,17 +176,19 @@ inline MatrixXd precision(const Model& model, Domain d) {
 
 inline Moments initial_moments(const MatrixXd& M, const EnsembleOptions& o) {
   const Eigen::Index n = M.rows();
-  if (o.init == InitialState::Random)
-    return {VectorXd::Zero(n), MatrixXd(M.diagonal().cwiseInverse().asDiagonal())};
+  if (o.init == InitialState::Random) return {VectorXd::Zero(n), MatrixXd(M.diagonal().cwiseInverse().asDiagonal())};
   const VectorXd z0 = o.init == InitialState::Given ? o.given_state : VectorXd::Constant(n, o.init_value);
   return {z0, z0 * z0.transpose()};
 }
 
 inline Moments advance(const MatrixXd& M, const Moments& mo, ScanOrder scan, bool noise) {
   switch (scan) {
-    case ScanOrder::Fixed: return sweep_fixed(M, mo, noise);
-    case ScanOrder::Random: return sweep_random(M, mo, noise);
-    case ScanOrder::Permutation: return sweep_permutation(M, mo, noise);
+    case ScanOrder::Fixed:
+      return sweep_fixed(M, mo, noise);
+    case ScanOrder::Random:
+      return sweep_random(M, mo, noise);
+    case ScanOrder::Permutation:
+      return sweep_permutation(M, mo, noise);
   }
   return mo;
 }

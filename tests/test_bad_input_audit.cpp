@@ -4,12 +4,12 @@
 #define BOOST_TEST_MODULE bad_input_audit
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/sampling/ensemble.hpp>
-#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/sampling/sampler.hpp>
+#include <dualgibbs/truth/exact.hpp>
 
 #include "test_support.hpp"
 
@@ -34,17 +34,17 @@ namespace {
 // An endless stream: `head` once, then `fill` forever, never a newline. Counts the bytes handed out, so a test
 // can check that a reader gave up after a bounded amount.
 class EndlessBuf : public std::streambuf {
-public:
+ public:
   EndlessBuf(std::string head, char fill) : m_head(std::move(head)), m_block(4096, fill) { next(); }
   std::size_t served() const noexcept { return m_served; }
 
-protected:
+ protected:
   int_type underflow() override {
     next();
     return traits_type::to_int_type(*gptr());
   }
 
-private:
+ private:
   void next() {
     std::string& s = (!m_head_done && !m_head.empty()) ? m_head : m_block;
     m_head_done = true;

@@ -7,8 +7,8 @@
 #define BOOST_TEST_MODULE ensemble
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/normal_distribution.hpp>

@@ -42,7 +42,8 @@ Eigen::MatrixXd exact_cov_x_tilde(const Model& m) {
 }
 
 /// count exact draws of N(0, M^-1) by a dense Cholesky M = L L^T: z = L^-T eps.
-Eigen::MatrixXd draws_from_precision(const Eigen::MatrixXd& precision, std::size_t count, boost::random::mt19937_64& rng) {
+Eigen::MatrixXd draws_from_precision(const Eigen::MatrixXd& precision, std::size_t count,
+                                     boost::random::mt19937_64& rng) {
   boost::random::normal_distribution<double> normal;
   const Eigen::LLT<Eigen::MatrixXd> llt(precision);
   Eigen::MatrixXd eps(precision.rows(), static_cast<Eigen::Index>(count));
@@ -107,8 +108,9 @@ BOOST_AUTO_TEST_CASE(rejects_mismatched_sizes) {
                     std::invalid_argument);
   BOOST_CHECK_THROW(woodbury_primal_variances(Eigen::VectorXd::Ones(3), Eigen::VectorXd::Zero(4)),
                     std::invalid_argument);
-  BOOST_CHECK_THROW(unbiased_error(Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(3, 3)),
-                    std::invalid_argument);
+  BOOST_CHECK_THROW(
+      unbiased_error(Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(3, 3)),
+      std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -205,7 +207,8 @@ BOOST_AUTO_TEST_CASE(tracker_numbers_match_naive_formulas) {
   const Eigen::MatrixXd x = draws_from_precision(dense(m.primal_precision()), 41, rng);
   CovarianceErrorTracker track(Domain::Primal, m.node_variances(), target);
   const ErrorEstimate e = track.observe(3, 0.5, x);
-  const Eigen::MatrixXd s = naive_covariance(x), s1 = naive_covariance(x.leftCols(20)), s2 = naive_covariance(x.rightCols(21));
+  const Eigen::MatrixXd s = naive_covariance(x), s1 = naive_covariance(x.leftCols(20)),
+                        s2 = naive_covariance(x.rightCols(21));
   BOOST_TEST(e.sweep == 3u);
   BOOST_TEST(e.Eb == (s - target).squaredNorm(), boost::test_tools::tolerance(1e-10));
   BOOST_TEST(e.Eu == ((s1 - target).array() * (s2 - target).array()).sum(), boost::test_tools::tolerance(1e-10));
@@ -327,8 +330,10 @@ BOOST_AUTO_TEST_CASE(dual_estimate_carries_more_variance_on_a_stiff_model) {
 BOOST_AUTO_TEST_CASE(tracker_rejects_bad_input) {
   const Eigen::VectorXd ds = Eigen::VectorXd::Ones(3);
   BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, ds, Eigen::MatrixXd::Identity(2, 2)), std::invalid_argument);
-  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, Eigen::VectorXd(), Eigen::MatrixXd()), std::invalid_argument);
-  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, -ds, Eigen::MatrixXd::Identity(3, 3)), std::invalid_argument);
+  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, Eigen::VectorXd(), Eigen::MatrixXd()),
+                    std::invalid_argument);
+  BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, -ds, Eigen::MatrixXd::Identity(3, 3)),
+                    std::invalid_argument);
   Eigen::MatrixXd nan_target = Eigen::MatrixXd::Identity(3, 3);
   nan_target(0, 1) = std::nan("");
   BOOST_CHECK_THROW(CovarianceErrorTracker(Domain::Primal, ds, nan_target), std::invalid_argument);

@@ -2,10 +2,10 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/truth/closed_forms.hpp>
-#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
+#include <dualgibbs/truth/exact.hpp>
 
 #include "truth/cholmod_factor.hpp"
 #include "truth/selected_inversion.hpp"

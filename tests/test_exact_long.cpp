@@ -2,10 +2,10 @@
 #define BOOST_TEST_MODULE exact_long
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/truth/closed_forms.hpp>
-#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
+#include <dualgibbs/truth/exact.hpp>
 
 #include <cmath>
 #include <random>

@@ -38,9 +38,9 @@ void check_columns(const Table& t, const std::vector<std::string>& documented, c
 }
 
 const std::vector<std::string> kConvergenceColumns{
-    "sweep",         "Eb_primal",     "Eu_primal",       "Eb_dual",         "Eu_dual",        "time_primal",
-    "time_dual",     "Eb_floor_primal", "Eb_floor_dual", "Eb_se_primal",    "Eb_se_dual",     "Eu_se_primal",
-    "Eu_se_dual",    "mean_primal",   "mean_dual",       "mean_floor_primal", "mean_floor_dual", "Eu_norm_primal",
+    "sweep",       "Eb_primal",       "Eu_primal",     "Eb_dual",           "Eu_dual",         "time_primal",
+    "time_dual",   "Eb_floor_primal", "Eb_floor_dual", "Eb_se_primal",      "Eb_se_dual",      "Eu_se_primal",
+    "Eu_se_dual",  "mean_primal",     "mean_dual",     "mean_floor_primal", "mean_floor_dual", "Eu_norm_primal",
     "Eu_norm_dual"};
 
 /// The CSV text of a table parses back to the same header.
@@ -267,7 +267,8 @@ BOOST_AUTO_TEST_CASE(fig5_variance_conservation) {
   BOOST_TEST(r.table.num_rows() == 1000u);
   BOOST_REQUIRE(r.extra_tables.size() == 1u);
   const Table& m = r.extra_tables[0].second;
-  check_columns(m, {"i", "j", "primal", "dual", "residual", "dual_exact"}, {"primal", "dual", "residual", "dual_exact"});
+  check_columns(m, {"i", "j", "primal", "dual", "residual", "dual_exact"},
+                {"primal", "dual", "residual", "dual_exact"});
   BOOST_TEST(m.num_rows() == 64u * 64u);
   double exact_identity = -1, boot = -1, expected = -1;
   for (const auto& [k, v] : r.summary) {
@@ -329,16 +330,18 @@ BOOST_AUTO_TEST_CASE(fig9_k_regular) {
   const ExperimentResult r = run_experiment("fig9", quick());
   std::vector<std::string> cols{"sweep"};
   for (int k : {2, 4, 8, 16, 32})
-    for (const char* c : {"Eu_primal_k", "Eu_dual_k", "Eu_se_primal_k", "Eu_se_dual_k", "Eu_norm_primal_k", "Eu_norm_dual_k"})
+    for (const char* c :
+         {"Eu_primal_k", "Eu_dual_k", "Eu_se_primal_k", "Eu_se_dual_k", "Eu_norm_primal_k", "Eu_norm_dual_k"})
       cols.push_back(c + std::to_string(k));
   check_columns(r.table, cols, cols);
   check_csv_header(r.table);
   BOOST_REQUIRE(r.extra_tables.size() == 1u);
   const Table& th = r.extra_tables[0].second;
-  check_columns(th, {"k", "lambda2", "pred_primal", "closed_primal", "pred_dual", "closed_dual", "pred_dual_eff",
-                     "closed_dual_eff", "fit_primal", "fit_dual"},
-                {"k", "lambda2", "pred_primal", "closed_primal", "pred_dual", "closed_dual", "pred_dual_eff",
-                 "closed_dual_eff"});
+  check_columns(
+      th,
+      {"k", "lambda2", "pred_primal", "closed_primal", "pred_dual", "closed_dual", "pred_dual_eff", "closed_dual_eff",
+       "fit_primal", "fit_dual"},
+      {"k", "lambda2", "pred_primal", "closed_primal", "pred_dual", "closed_dual", "pred_dual_eff", "closed_dual_eff"});
   // Spectra against the closed forms: Prop. 1, 4, 5 hold exactly for homogeneous k-regular graphs.
   for (std::size_t i = 0; i < th.num_rows(); ++i) {
     BOOST_TEST(th.column("pred_primal")[i] == th.column("closed_primal")[i], boost::test_tools::tolerance(1e-8));
@@ -355,12 +358,18 @@ BOOST_AUTO_TEST_CASE(fig9_k_regular) {
 
 BOOST_AUTO_TEST_CASE(fig10_complete_graph_theory) {
   const ExperimentResult r = run_experiment("fig10", quick());
-  const std::vector<std::string> cols{"ratio",         "s",           "sigma",         "rate_primal",     "rate_dual",
-                                      "rate_primal_mean", "rate_dual_mean", "theory_primal", "theory_dual",
-                                      "theory_dual_eff", "asym_primal", "asym_dual_eff", "limit_dual_eff",
-                                      "closed_primal", "closed_dual_eff", "window_end_primal", "window_end_dual"};
-  check_columns(r.table, cols, {"ratio", "s", "sigma", "theory_primal", "theory_dual", "theory_dual_eff",
-                                "asym_primal", "asym_dual_eff", "limit_dual_eff"});
+  const std::vector<std::string> cols{"ratio",           "s",
+                                      "sigma",           "rate_primal",
+                                      "rate_dual",       "rate_primal_mean",
+                                      "rate_dual_mean",  "theory_primal",
+                                      "theory_dual",     "theory_dual_eff",
+                                      "asym_primal",     "asym_dual_eff",
+                                      "limit_dual_eff",  "closed_primal",
+                                      "closed_dual_eff", "window_end_primal",
+                                      "window_end_dual"};
+  check_columns(r.table, cols,
+                {"ratio", "s", "sigma", "theory_primal", "theory_dual", "theory_dual_eff", "asym_primal",
+                 "asym_dual_eff", "limit_dual_eff"});
   check_csv_header(r.table);
   BOOST_TEST(r.table.num_rows() == 5u);
   // Table I: lambda_2(K5) = 5, so the limit is 2.5; the finite-|E| effective rate [eqn:effectiverate1]
@@ -405,13 +414,28 @@ BOOST_AUTO_TEST_CASE(fig11_marginal_variances) {
 
 BOOST_AUTO_TEST_CASE(rates_benchmark) {
   const ExperimentResult r = run_experiment("rates", quick());
-  const std::vector<std::string> cols{
-      "nodes",         "edges",         "ratio",           "lambda2",         "pred_primal",   "pred_dual",
-      "pred_dual_eff", "closed_primal", "closed_dual",     "closed_dual_eff", "fit_primal_mean", "fit_dual_mean",
-      "fit_dual_eff_mean", "fit_primal_Eu", "fit_dual_Eu", "rel_primal",      "rel_dual",      "rel_dual_eff",
-      "sweeps"};
-  check_columns(r.table, cols, {"nodes", "edges", "ratio", "lambda2", "pred_primal", "pred_dual", "fit_primal_mean",
-                                "fit_dual_mean", "rel_primal", "rel_dual", "sweeps"});
+  const std::vector<std::string> cols{"nodes",
+                                      "edges",
+                                      "ratio",
+                                      "lambda2",
+                                      "pred_primal",
+                                      "pred_dual",
+                                      "pred_dual_eff",
+                                      "closed_primal",
+                                      "closed_dual",
+                                      "closed_dual_eff",
+                                      "fit_primal_mean",
+                                      "fit_dual_mean",
+                                      "fit_dual_eff_mean",
+                                      "fit_primal_Eu",
+                                      "fit_dual_Eu",
+                                      "rel_primal",
+                                      "rel_dual",
+                                      "rel_dual_eff",
+                                      "sweeps"};
+  check_columns(r.table, cols,
+                {"nodes", "edges", "ratio", "lambda2", "pred_primal", "pred_dual", "fit_primal_mean", "fit_dual_mean",
+                 "rel_primal", "rel_dual", "sweeps"});
   check_csv_header(r.table);
   BOOST_TEST(r.table.label_column() == "graph");
   std::set<std::string> families;

@@ -41,7 +41,8 @@ std::vector<Case> cases() {
   out.push_back({"kregular:20,3", Model(make_random_regular(20, 3, 7), 1.0, 0.3)});
   out.push_back({"complete:5 s/sigma 10", Model(make_complete(5), 1.0, 0.1)});
   out.push_back({"star:9", Model(make_star(9), 0.8, 0.25)});
-  out.push_back({"path:7 with an isolated node", Model(Graph(8, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}}), 1.0, 0.5)});
+  out.push_back(
+      {"path:7 with an isolated node", Model(Graph(8, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}}), 1.0, 0.5)});
   return out;
 }
 
@@ -184,7 +185,8 @@ BOOST_AUTO_TEST_CASE(rejects_bad_options) {
   o = FlowCvOptions();
   o.degree = 1001;
   BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"degree"}));
-  for (double bad : {0.5, 1.0, -3.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+  for (double bad :
+       {0.5, 1.0, -3.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     o = FlowCvOptions();
     o.kappa = bad;
     BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"kappa"}));
@@ -197,7 +199,8 @@ BOOST_AUTO_TEST_CASE(rejects_bad_options) {
   BOOST_CHECK_EXCEPTION(FlowControlVariate(Model(make_path(5001), 1.0, 1.0), o), std::invalid_argument,
                         testing::message_has({"dense", "5001"}));
   const FlowControlVariate cv(m);
-  BOOST_CHECK_EXCEPTION(cv.residual(MatrixXd::Zero(4, 2)), std::invalid_argument, testing::message_has({"4 rows", "5 nodes"}));
+  BOOST_CHECK_EXCEPTION(cv.residual(MatrixXd::Zero(4, 2)), std::invalid_argument,
+                        testing::message_has({"4 rows", "5 nodes"}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -249,7 +252,8 @@ BOOST_AUTO_TEST_CASE(standard_errors_cover_at_their_nominal_rate) {
     }
   }
   const boost::math::binomial bin(replicates, 0.95);
-  const double lo = boost::math::quantile(bin, 0.5e-6), hi = boost::math::quantile(boost::math::complement(bin, 0.5e-6));
+  const double lo = boost::math::quantile(bin, 0.5e-6),
+               hi = boost::math::quantile(boost::math::complement(bin, 0.5e-6));
   BOOST_TEST_MESSAGE("coverage of 1.96 se: node 0 " << covered0 << "/" << replicates << ", all nodes "
                                                     << static_cast<double>(covered_all) / (replicates * m.num_nodes()));
   BOOST_TEST(covered0 >= lo);
@@ -286,7 +290,8 @@ BOOST_AUTO_TEST_CASE(dual_gibbs_with_the_control_variate_beats_the_plug_in) {
   const double err_cv = std::sqrt(((acc.estimate() - v).array() / v.array()).square().mean());
   const double err_plug = std::sqrt(((plug - v).array() / v.array()).square().mean());
   const double z_rms = std::sqrt(((acc.estimate() - v).array() / acc.std_error().array()).square().mean());
-  BOOST_TEST_MESSAGE("relative RMS error: control variate " << err_cv << ", plug-in " << err_plug << ", RMS z " << z_rms);
+  BOOST_TEST_MESSAGE("relative RMS error: control variate " << err_cv << ", plug-in " << err_plug << ", RMS z "
+                                                            << z_rms);
   BOOST_TEST(err_cv * 20 < err_plug);
   BOOST_TEST(z_rms < 5.0);
 }

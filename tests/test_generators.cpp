@@ -193,7 +193,8 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(random_families)
 
 BOOST_AUTO_TEST_CASE(random_regular_is_k_regular_and_simple) {
-  for (auto [n, k] : {std::pair<Index, Index>{10, 0}, {12, 3}, {50, 4}, {101, 2}, {1000, 3}, {10, 9}, {12, 8}, {30, 25}}) {
+  for (auto [n, k] :
+       {std::pair<Index, Index>{10, 0}, {12, 3}, {50, 4}, {101, 2}, {1000, 3}, {10, 9}, {12, 8}, {30, 25}}) {
     for (std::uint64_t seed : {1u, 2u, 99u}) {
       const Graph g = make_random_regular(n, k, seed);
       BOOST_TEST(g.num_nodes() == n);
@@ -237,7 +238,8 @@ BOOST_AUTO_TEST_CASE(watts_strogatz_rewires_a_fraction_p) {
   std::int64_t outside = 0;
   for (const auto& e : edge_set(g)) outside += ring.count(e) == 0;
   const double mean = p * n * k / 2, sd = std::sqrt(mean * (1 - p));
-  BOOST_TEST(std::fabs(static_cast<double>(outside) - mean) < 6 * sd, "rewired " << outside << ", expected about " << mean);
+  BOOST_TEST(std::fabs(static_cast<double>(outside) - mean) < 6 * sd,
+             "rewired " << outside << ", expected about " << mean);
 }
 
 BOOST_AUTO_TEST_CASE(erdos_renyi_extremes) {
@@ -328,12 +330,16 @@ BOOST_AUTO_TEST_CASE(rejects_sizes_that_make_no_simple_graph) {
   BOOST_CHECK_EXCEPTION(make_complete_bipartite(3, 0), std::invalid_argument, message_has({"bipartite", "3,0"}));
   BOOST_CHECK_EXCEPTION(make_star(1), std::invalid_argument, message_has({"star", "got 1"}));
   BOOST_CHECK_EXCEPTION(make_hypercube(-1), std::invalid_argument, message_has({"hypercube", "got -1"}));
-  BOOST_CHECK_EXCEPTION(make_random_regular(5, 3, 1), std::invalid_argument, message_has({"kregular", "even", "n=5, k=3"}));
+  BOOST_CHECK_EXCEPTION(make_random_regular(5, 3, 1), std::invalid_argument,
+                        message_has({"kregular", "even", "n=5, k=3"}));
   BOOST_CHECK_EXCEPTION(make_random_regular(5, 5, 1), std::invalid_argument, message_has({"kregular", "k < n", "k=5"}));
   BOOST_CHECK_EXCEPTION(make_random_regular(5, -2, 1), std::invalid_argument, message_has({"kregular", "k=-2"}));
-  BOOST_CHECK_EXCEPTION(make_watts_strogatz(10, 3, 0.1, 1), std::invalid_argument, message_has({"ws", "even k", "k=3"}));
-  BOOST_CHECK_EXCEPTION(make_watts_strogatz(10, 10, 0.1, 1), std::invalid_argument, message_has({"ws", "k < n", "k=10"}));
-  BOOST_CHECK_EXCEPTION(make_watts_strogatz(10, 4, 1.5, 1), std::invalid_argument, message_has({"ws", "probability", "[0, 1]"}));
+  BOOST_CHECK_EXCEPTION(make_watts_strogatz(10, 3, 0.1, 1), std::invalid_argument,
+                        message_has({"ws", "even k", "k=3"}));
+  BOOST_CHECK_EXCEPTION(make_watts_strogatz(10, 10, 0.1, 1), std::invalid_argument,
+                        message_has({"ws", "k < n", "k=10"}));
+  BOOST_CHECK_EXCEPTION(make_watts_strogatz(10, 4, 1.5, 1), std::invalid_argument,
+                        message_has({"ws", "probability", "[0, 1]"}));
   BOOST_CHECK_EXCEPTION(make_watts_strogatz(10, 4, std::nan(""), 1), std::invalid_argument, message_has({"ws", "nan"}));
   BOOST_CHECK_EXCEPTION(make_erdos_renyi(0, 0.5, 1), std::invalid_argument, message_has({"er", "got 0"}));
   BOOST_CHECK_EXCEPTION(make_erdos_renyi(10, -0.1, 1), std::invalid_argument, message_has({"er", "probability"}));
@@ -347,19 +353,25 @@ BOOST_AUTO_TEST_CASE(rejects_sizes_that_make_no_simple_graph) {
 // (the test would run out of memory otherwise).
 BOOST_AUTO_TEST_CASE(rejects_sizes_that_overflow_the_index) {
   const Index big = std::numeric_limits<Index>::max();
-  BOOST_CHECK_EXCEPTION(make_torus(50000, 50000), std::invalid_argument, message_has({"torus", "2500000000 nodes", "overflow"}));
-  BOOST_CHECK_EXCEPTION(make_torus(30000, 30000), std::invalid_argument, message_has({"torus", "1800000000 edges", "overflow"}));
+  BOOST_CHECK_EXCEPTION(make_torus(50000, 50000), std::invalid_argument,
+                        message_has({"torus", "2500000000 nodes", "overflow"}));
+  BOOST_CHECK_EXCEPTION(make_torus(30000, 30000), std::invalid_argument,
+                        message_has({"torus", "1800000000 edges", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_grid(big, big), std::invalid_argument, message_has({"grid", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_grid(1, big), std::invalid_argument, message_has({"grid", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_path(big), std::invalid_argument, message_has({"path", "edges", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_cycle(big), std::invalid_argument, message_has({"cycle", "edges", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_star(big), std::invalid_argument, message_has({"star", "edges", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_complete(70000), std::invalid_argument, message_has({"complete", "edges", "overflow"}));
-  BOOST_CHECK_EXCEPTION(make_complete_bipartite(big, big), std::invalid_argument, message_has({"bipartite", "overflow"}));
-  BOOST_CHECK_EXCEPTION(make_complete_bipartite(40000, 40000), std::invalid_argument, message_has({"bipartite", "edges", "overflow"}));
+  BOOST_CHECK_EXCEPTION(make_complete_bipartite(big, big), std::invalid_argument,
+                        message_has({"bipartite", "overflow"}));
+  BOOST_CHECK_EXCEPTION(make_complete_bipartite(40000, 40000), std::invalid_argument,
+                        message_has({"bipartite", "edges", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_hypercube(27), std::invalid_argument, message_has({"hypercube", "0..26", "got 27"}));
-  BOOST_CHECK_EXCEPTION(make_random_regular(1 << 30, 4, 1), std::invalid_argument, message_has({"kregular", "overflow"}));
-  BOOST_CHECK_EXCEPTION(make_watts_strogatz(1 << 30, 4, 0.1, 1), std::invalid_argument, message_has({"ws", "overflow"}));
+  BOOST_CHECK_EXCEPTION(make_random_regular(1 << 30, 4, 1), std::invalid_argument,
+                        message_has({"kregular", "overflow"}));
+  BOOST_CHECK_EXCEPTION(make_watts_strogatz(1 << 30, 4, 0.1, 1), std::invalid_argument,
+                        message_has({"ws", "overflow"}));
   BOOST_CHECK_EXCEPTION(make_erdos_renyi(100000, 1.0, 1), std::invalid_argument, message_has({"er", "32-bit index"}));
   BOOST_CHECK_EXCEPTION(make_barabasi_albert(1 << 30, 2, 1), std::invalid_argument, message_has({"ba", "overflow"}));
 }

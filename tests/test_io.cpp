@@ -65,20 +65,22 @@ BOOST_AUTO_TEST_CASE(reads_edges_sigmas_comments_and_blank_lines) {
 }
 
 BOOST_AUTO_TEST_CASE(byte_order_mark_is_skipped) {
-  BOOST_TEST((oriented(edges_from("\xEF\xBB\xBF" "0 1\n1 2\n").graph) == P{{0, 1}, {1, 2}}));
+  BOOST_TEST((oriented(edges_from("\xEF\xBB\xBF"
+                                  "0 1\n1 2\n")
+                           .graph) == P{{0, 1}, {1, 2}}));
 }
 
-BOOST_AUTO_TEST_CASE(last_line_without_newline) {
-  BOOST_TEST(edges_from("0 1\n1 2").graph.num_edges() == 2);
-}
+BOOST_AUTO_TEST_CASE(last_line_without_newline) { BOOST_TEST(edges_from("0 1\n1 2").graph.num_edges() == 2); }
 
 BOOST_AUTO_TEST_CASE(rejects_empty_input) {
   BOOST_CHECK_EXCEPTION(edges_from(""), std::invalid_argument, message_has({"g.txt", "no edges (empty graph)"}));
-  BOOST_CHECK_EXCEPTION(edges_from("# only a comment\n\n   \n"), std::invalid_argument, message_has({"g.txt", "empty graph"}));
+  BOOST_CHECK_EXCEPTION(edges_from("# only a comment\n\n   \n"), std::invalid_argument,
+                        message_has({"g.txt", "empty graph"}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_self_loop_with_line_number) {
-  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 2\n2 2\n"), std::invalid_argument, message_has({"g.txt:3: self-loop at node 2"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 2\n2 2\n"), std::invalid_argument,
+                        message_has({"g.txt:3: self-loop at node 2"}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_duplicate_edge_with_both_line_numbers) {
@@ -89,7 +91,8 @@ BOOST_AUTO_TEST_CASE(rejects_duplicate_edge_with_both_line_numbers) {
 }
 
 BOOST_AUTO_TEST_CASE(rejects_node_ids_negative_out_of_range_or_absurd) {
-  BOOST_CHECK_EXCEPTION(edges_from("0 1\n-1 2\n"), std::invalid_argument, message_has({"g.txt:2: negative node id -1"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1\n-1 2\n"), std::invalid_argument,
+                        message_has({"g.txt:2: negative node id -1"}));
   BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 1000000000000\n"), std::invalid_argument,
                         message_has({"g.txt:2: node id 1000000000000 exceeds the limit of 100000000 nodes"}));
   BOOST_CHECK_EXCEPTION(edges_from("0 99999999999999999999\n"), std::invalid_argument,
@@ -101,11 +104,14 @@ BOOST_AUTO_TEST_CASE(rejects_node_ids_negative_out_of_range_or_absurd) {
 }
 
 BOOST_AUTO_TEST_CASE(rejects_malformed_and_truncated_lines) {
-  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1.5 2\n"), std::invalid_argument, message_has({"g.txt:2: node id '1.5' is not an integer"}));
-  BOOST_CHECK_EXCEPTION(edges_from("0 x\n"), std::invalid_argument, message_has({"g.txt:1: node id 'x' is not an integer"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1.5 2\n"), std::invalid_argument,
+                        message_has({"g.txt:2: node id '1.5' is not an integer"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 x\n"), std::invalid_argument,
+                        message_has({"g.txt:1: node id 'x' is not an integer"}));
   BOOST_CHECK_EXCEPTION(edges_from("0 1\n2\n"), std::invalid_argument,
                         message_has({"g.txt:2: expected 'u v [sigma_e]', found 1 fields"}));
-  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 2 0.5 7\n"), std::invalid_argument, message_has({"g.txt:2:", "found 4 fields"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 2 0.5 7\n"), std::invalid_argument,
+                        message_has({"g.txt:2:", "found 4 fields"}));
   BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 2\n3"), std::invalid_argument, message_has({"g.txt:3:", "found 1 fields"}));
   // Binary junk is named without echoing control bytes.
   BOOST_CHECK_EXCEPTION(edges_from(std::string("0 1\n\x01\x02\x00z 3\n", 10)), std::invalid_argument,
@@ -115,19 +121,24 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_and_truncated_lines) {
 }
 
 BOOST_AUTO_TEST_CASE(rejects_bad_edge_standard_deviations) {
-  BOOST_CHECK_EXCEPTION(edges_from("0 1 0\n"), std::invalid_argument, message_has({"g.txt:1: sigma_e '0' must be a finite positive standard deviation"}));
-  BOOST_CHECK_EXCEPTION(edges_from("0 1 1\n1 2 -0.5\n"), std::invalid_argument, message_has({"g.txt:2: sigma_e '-0.5' must be"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1 0\n"), std::invalid_argument,
+                        message_has({"g.txt:1: sigma_e '0' must be a finite positive standard deviation"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1 1\n1 2 -0.5\n"), std::invalid_argument,
+                        message_has({"g.txt:2: sigma_e '-0.5' must be"}));
   BOOST_CHECK_EXCEPTION(edges_from("0 1 nan\n"), std::invalid_argument, message_has({"g.txt:1: sigma_e 'nan'"}));
   BOOST_CHECK_EXCEPTION(edges_from("0 1 inf\n"), std::invalid_argument, message_has({"g.txt:1: sigma_e 'inf'"}));
-  BOOST_CHECK_EXCEPTION(edges_from("0 1 abc\n"), std::invalid_argument, message_has({"g.txt:1: sigma_e 'abc' is not a number"}));
-  BOOST_CHECK_EXCEPTION(edges_from("0 1 1e-200\n"), std::invalid_argument, message_has({"g.txt:1: sigma_e '1e-200'", "underflows"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1 abc\n"), std::invalid_argument,
+                        message_has({"g.txt:1: sigma_e 'abc' is not a number"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1 1e-200\n"), std::invalid_argument,
+                        message_has({"g.txt:1: sigma_e '1e-200'", "underflows"}));
   BOOST_CHECK_EXCEPTION(edges_from("0 1 1e999\n"), std::invalid_argument, message_has({"g.txt:1: sigma_e '1e999'"}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_more_edges_than_the_limit) {
   ReadLimits small;
   small.max_edges = 2;
-  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 2\n2 3\n", small), std::invalid_argument, message_has({"g.txt:3: more than 2 edges"}));
+  BOOST_CHECK_EXCEPTION(edges_from("0 1\n1 2\n2 3\n", small), std::invalid_argument,
+                        message_has({"g.txt:3: more than 2 edges"}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -144,19 +155,28 @@ BOOST_AUTO_TEST_CASE(reads_per_node_standard_deviations) {
 }
 
 BOOST_AUTO_TEST_CASE(rejects_bad_lines_with_line_numbers) {
-  BOOST_CHECK_EXCEPTION(nodes_from("0 1\n5 1\n", 5), std::invalid_argument, message_has({"n.txt:2: node id 5 is outside the graph's 0..4"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("-1 1\n", 5), std::invalid_argument, message_has({"n.txt:1: node id -1 is outside"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("0 1\n1 1\n0 2\n", 5), std::invalid_argument, message_has({"n.txt:3: node 0 given twice (first on line 1)"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("0 1\n1\n", 5), std::invalid_argument, message_has({"n.txt:2: expected 'v s_v', found 1 fields"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("0 1\n5 1\n", 5), std::invalid_argument,
+                        message_has({"n.txt:2: node id 5 is outside the graph's 0..4"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("-1 1\n", 5), std::invalid_argument,
+                        message_has({"n.txt:1: node id -1 is outside"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("0 1\n1 1\n0 2\n", 5), std::invalid_argument,
+                        message_has({"n.txt:3: node 0 given twice (first on line 1)"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("0 1\n1\n", 5), std::invalid_argument,
+                        message_has({"n.txt:2: expected 'v s_v', found 1 fields"}));
   BOOST_CHECK_EXCEPTION(nodes_from("0 1 2\n", 5), std::invalid_argument, message_has({"n.txt:1:", "found 3 fields"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("a 1\n", 5), std::invalid_argument, message_has({"n.txt:1: node id 'a' is not an integer"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("123456789012345678901 1\n", 5), std::invalid_argument, message_has({"n.txt:1:", "is too large"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("0 -2\n", 5), std::invalid_argument, message_has({"n.txt:1: s_v '-2' must be a finite positive"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("a 1\n", 5), std::invalid_argument,
+                        message_has({"n.txt:1: node id 'a' is not an integer"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("123456789012345678901 1\n", 5), std::invalid_argument,
+                        message_has({"n.txt:1:", "is too large"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("0 -2\n", 5), std::invalid_argument,
+                        message_has({"n.txt:1: s_v '-2' must be a finite positive"}));
   BOOST_CHECK_EXCEPTION(nodes_from("0 0\n", 5), std::invalid_argument, message_has({"n.txt:1: s_v '0'"}));
   BOOST_CHECK_EXCEPTION(nodes_from("0 NaN\n", 5), std::invalid_argument, message_has({"n.txt:1: s_v 'NaN'"}));
   BOOST_CHECK_EXCEPTION(nodes_from("0 -inf\n", 5), std::invalid_argument, message_has({"n.txt:1: s_v '-inf'"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("0 one\n", 5), std::invalid_argument, message_has({"n.txt:1: s_v 'one' is not a number"}));
-  BOOST_CHECK_EXCEPTION(nodes_from("0 1e200\n", 5), std::invalid_argument, message_has({"n.txt:1: s_v '1e200'", "overflows"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("0 one\n", 5), std::invalid_argument,
+                        message_has({"n.txt:1: s_v 'one' is not a number"}));
+  BOOST_CHECK_EXCEPTION(nodes_from("0 1e200\n", 5), std::invalid_argument,
+                        message_has({"n.txt:1: s_v '1e200'", "overflows"}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -181,7 +201,8 @@ BOOST_AUTO_TEST_CASE(general_matrix_takes_each_mirrored_pair_once) {
 
 BOOST_AUTO_TEST_CASE(rejects_bad_headers) {
   BOOST_CHECK_EXCEPTION(mtx_from(""), std::invalid_argument, message_has({"m.mtx", "empty file"}));
-  BOOST_CHECK_EXCEPTION(mtx_from("0 1\n1 2\n"), std::invalid_argument, message_has({"m.mtx:1: not a Matrix Market header"}));
+  BOOST_CHECK_EXCEPTION(mtx_from("0 1\n1 2\n"), std::invalid_argument,
+                        message_has({"m.mtx:1: not a Matrix Market header"}));
   BOOST_CHECK_EXCEPTION(mtx_from("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n"), std::invalid_argument,
                         message_has({"m.mtx:1:", "coordinate", "'array'"}));
   BOOST_CHECK_EXCEPTION(mtx_from("%%MatrixMarket matrix coordinate complex symmetric\n"), std::invalid_argument,
@@ -192,36 +213,46 @@ BOOST_AUTO_TEST_CASE(rejects_bad_headers) {
 
 BOOST_AUTO_TEST_CASE(rejects_bad_size_lines) {
   const std::string h = "%%MatrixMarket matrix coordinate pattern symmetric\n";
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "% only comments\n"), std::invalid_argument, message_has({"m.mtx:2: truncated: no size line"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(h + "% only comments\n"), std::invalid_argument,
+                        message_has({"m.mtx:2: truncated: no size line"}));
   BOOST_CHECK_EXCEPTION(mtx_from(h + "3 3\n"), std::invalid_argument, message_has({"m.mtx:2: expected the size line"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "3 4 1\n1 2\n"), std::invalid_argument, message_has({"m.mtx:2: the matrix is 3 x 4, not square"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "0 0 0\n"), std::invalid_argument, message_has({"m.mtx:2: the matrix has no rows (empty graph)"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(h + "3 4 1\n1 2\n"), std::invalid_argument,
+                        message_has({"m.mtx:2: the matrix is 3 x 4, not square"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(h + "0 0 0\n"), std::invalid_argument,
+                        message_has({"m.mtx:2: the matrix has no rows (empty graph)"}));
   BOOST_CHECK_EXCEPTION(mtx_from(h + "3000000000 3000000000 1\n1 2\n"), std::invalid_argument,
                         message_has({"m.mtx:2: 3000000000 rows exceed the limit of 100000000 nodes"}));
   BOOST_CHECK_EXCEPTION(mtx_from(h + "99999999999999999999 99999999999999999999 1\n"), std::invalid_argument,
                         message_has({"m.mtx:2: expected the size line"}));
   BOOST_CHECK_EXCEPTION(mtx_from(h + "3 3 -1\n"), std::invalid_argument, message_has({"m.mtx:2: -1 entries"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "3 3 900000000000\n"), std::invalid_argument, message_has({"m.mtx:2: 900000000000 entries exceed"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(h + "3 3 900000000000\n"), std::invalid_argument,
+                        message_has({"m.mtx:2: 900000000000 entries exceed"}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_bad_entries_with_line_numbers) {
   const std::string h = "%%MatrixMarket matrix coordinate pattern symmetric\n";
   BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 5\n2 1\n3 2\n4 3\n"), std::invalid_argument,
                         message_has({"m.mtx: truncated: 5 entries declared, 3 found"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n5 1\n"), std::invalid_argument, message_has({"m.mtx:4: index (5, 1) outside 1..4"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n0 1\n"), std::invalid_argument, message_has({"m.mtx:4: index (0, 1) outside 1..4"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n5 1\n"), std::invalid_argument,
+                        message_has({"m.mtx:4: index (5, 1) outside 1..4"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n0 1\n"), std::invalid_argument,
+                        message_has({"m.mtx:4: index (0, 1) outside 1..4"}));
   BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n3 2 1.0\n"), std::invalid_argument,
                         message_has({"m.mtx:4: expected 'i j', found 3 fields"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n3 x\n"), std::invalid_argument, message_has({"m.mtx:4: column index 'x' is not an integer"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n3 x\n"), std::invalid_argument,
+                        message_has({"m.mtx:4: column index 'x' is not an integer"}));
   BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n3 2\n4 3\n"), std::invalid_argument,
                         message_has({"m.mtx:5: more entries than the 2 declared"}));
   BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 3\n2 1\n3 2\n2 1\n"), std::invalid_argument,
                         message_has({"m.mtx:5: duplicate entry (2, 1), first on line 3"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(h + "4 4 2\n2 1\n1 2\n"), std::invalid_argument,
-                        message_has({"m.mtx:4: duplicate entry (1, 2), first on line 3"}));  // both triangles of a symmetric file
+  BOOST_CHECK_EXCEPTION(
+      mtx_from(h + "4 4 2\n2 1\n1 2\n"), std::invalid_argument,
+      message_has({"m.mtx:4: duplicate entry (1, 2), first on line 3"}));  // both triangles of a symmetric file
   const std::string r = "%%MatrixMarket matrix coordinate real general\n";
-  BOOST_CHECK_EXCEPTION(mtx_from(r + "3 3 1\n1 2 nan\n"), std::invalid_argument, message_has({"m.mtx:3: value 'nan' is not a finite number"}));
-  BOOST_CHECK_EXCEPTION(mtx_from(r + "3 3 1\n1 2\n"), std::invalid_argument, message_has({"m.mtx:3: expected 'i j value', found 2 fields"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(r + "3 3 1\n1 2 nan\n"), std::invalid_argument,
+                        message_has({"m.mtx:3: value 'nan' is not a finite number"}));
+  BOOST_CHECK_EXCEPTION(mtx_from(r + "3 3 1\n1 2\n"), std::invalid_argument,
+                        message_has({"m.mtx:3: expected 'i j value', found 2 fields"}));
   BOOST_CHECK_EXCEPTION(mtx_from(r + "3 3 3\n1 2 1\n2 1 1\n2 3 1\n"), std::invalid_argument,
                         message_has({"m.mtx:5: general matrix without the mirror of this entry"}));
   BOOST_CHECK_EXCEPTION(mtx_from(r + "3 3 3\n1 2 1\n2 1 1\n1 2 1\n"), std::invalid_argument,
@@ -283,45 +314,61 @@ BOOST_AUTO_TEST_CASE(file_specs_read_edge_lists_and_matrix_market) {
 }
 
 BOOST_AUTO_TEST_CASE(rejects_unknown_and_malformed_specs) {
-  BOOST_CHECK_EXCEPTION(load_graph("moebius:5"), std::invalid_argument, message_has({"graph spec 'moebius:5'", "unknown graph family 'moebius'"}));
+  BOOST_CHECK_EXCEPTION(load_graph("moebius:5"), std::invalid_argument,
+                        message_has({"graph spec 'moebius:5'", "unknown graph family 'moebius'"}));
   BOOST_CHECK_EXCEPTION(load_graph("torus"), std::invalid_argument, message_has({"graph spec 'torus'", "FAMILY:ARGS"}));
   BOOST_CHECK_EXCEPTION(load_graph(""), std::invalid_argument, message_has({"graph spec ''"}));
   BOOST_CHECK_EXCEPTION(load_graph("torus:"), std::invalid_argument, message_has({"side '' is not an integer"}));
   BOOST_CHECK_EXCEPTION(load_graph("torus:abc"), std::invalid_argument, message_has({"side 'abc' is not an integer"}));
   BOOST_CHECK_EXCEPTION(load_graph("torus:4x"), std::invalid_argument, message_has({"side '' is not an integer"}));
-  BOOST_CHECK_EXCEPTION(load_graph("torus:4x5x6"), std::invalid_argument, message_has({"expected torus:N or torus:NxM"}));
+  BOOST_CHECK_EXCEPTION(load_graph("torus:4x5x6"), std::invalid_argument,
+                        message_has({"expected torus:N or torus:NxM"}));
   BOOST_CHECK_EXCEPTION(load_graph("torus:2"), std::invalid_argument, message_has({"torus: sides must be at least 3"}));
   BOOST_CHECK_EXCEPTION(load_graph("torus:-4"), std::invalid_argument, message_has({"side = -4 is out of range"}));
   BOOST_CHECK_EXCEPTION(load_graph("path:5,6"), std::invalid_argument, message_has({"expected path:N"}));
   BOOST_CHECK_EXCEPTION(load_graph("bipartite:3"), std::invalid_argument, message_has({"expected bipartite:N1,N2"}));
-  BOOST_CHECK_EXCEPTION(load_graph("kregular:10"), std::invalid_argument, message_has({"expected kregular:N,K[,SEED]"}));
-  BOOST_CHECK_EXCEPTION(load_graph("kregular:10,3,-1"), std::invalid_argument, message_has({"seed '-1' is not a non-negative integer"}));
+  BOOST_CHECK_EXCEPTION(load_graph("kregular:10"), std::invalid_argument,
+                        message_has({"expected kregular:N,K[,SEED]"}));
+  BOOST_CHECK_EXCEPTION(load_graph("kregular:10,3,-1"), std::invalid_argument,
+                        message_has({"seed '-1' is not a non-negative integer"}));
   BOOST_CHECK_EXCEPTION(load_graph("kregular:10,3,1,2"), std::invalid_argument, message_has({"expected kregular"}));
   BOOST_CHECK_EXCEPTION(load_graph("ws:10,4"), std::invalid_argument, message_has({"expected ws:N,K,P[,SEED]"}));
   BOOST_CHECK_EXCEPTION(load_graph("ws:10,4,x"), std::invalid_argument, message_has({"P 'x' is not a number"}));
-  BOOST_CHECK_EXCEPTION(load_graph("er:10,1.5"), std::invalid_argument, message_has({"probability P must be in [0, 1]"}));
-  BOOST_CHECK_EXCEPTION(load_graph("er:10,nan"), std::invalid_argument, message_has({"probability P must be in [0, 1]"}));
+  BOOST_CHECK_EXCEPTION(load_graph("er:10,1.5"), std::invalid_argument,
+                        message_has({"probability P must be in [0, 1]"}));
+  BOOST_CHECK_EXCEPTION(load_graph("er:10,nan"), std::invalid_argument,
+                        message_has({"probability P must be in [0, 1]"}));
   BOOST_CHECK_EXCEPTION(load_graph("ba:10,10"), std::invalid_argument, message_has({"ba: need 1 <= m < n"}));
-  BOOST_CHECK_EXCEPTION(load_graph("hypercube:40"), std::invalid_argument, message_has({"dimension D = 40 is not in 0..26"}));
+  BOOST_CHECK_EXCEPTION(load_graph("hypercube:40"), std::invalid_argument,
+                        message_has({"dimension D = 40 is not in 0..26"}));
   BOOST_CHECK_EXCEPTION(load_graph("star:1.5"), std::invalid_argument, message_has({"N '1.5' is not an integer"}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_sizes_over_the_limits_before_allocating) {
-  BOOST_CHECK_EXCEPTION(load_graph("torus:100000"), std::invalid_argument,
-                        message_has({"graph spec 'torus:100000': asks for 10000000000 nodes, over the limit of 100000000"}));
-  BOOST_CHECK_EXCEPTION(load_graph("torus:99999999999999x99999999999999"), std::invalid_argument, message_has({"asks for 1e+28 nodes"}));
-  BOOST_CHECK_EXCEPTION(load_graph("path:99999999999999999999"), std::invalid_argument, message_has({"N '99999999999999999999' is not an integer"}));
-  BOOST_CHECK_EXCEPTION(load_graph("path:2147483648"), std::invalid_argument, message_has({"asks for 2147483648 nodes"}));
-  BOOST_CHECK_EXCEPTION(load_graph("complete:100000"), std::invalid_argument, message_has({"asks for about 4999950000 edges"}));
-  BOOST_CHECK_EXCEPTION(load_graph("bipartite:-100000,-100000"), std::invalid_argument, message_has({"edges, over the limit"}));
-  BOOST_CHECK_EXCEPTION(load_graph("hypercube:26"), std::invalid_argument, message_has({"edges, over the limit of 100000000"}));
+  BOOST_CHECK_EXCEPTION(
+      load_graph("torus:100000"), std::invalid_argument,
+      message_has({"graph spec 'torus:100000': asks for 10000000000 nodes, over the limit of 100000000"}));
+  BOOST_CHECK_EXCEPTION(load_graph("torus:99999999999999x99999999999999"), std::invalid_argument,
+                        message_has({"asks for 1e+28 nodes"}));
+  BOOST_CHECK_EXCEPTION(load_graph("path:99999999999999999999"), std::invalid_argument,
+                        message_has({"N '99999999999999999999' is not an integer"}));
+  BOOST_CHECK_EXCEPTION(load_graph("path:2147483648"), std::invalid_argument,
+                        message_has({"asks for 2147483648 nodes"}));
+  BOOST_CHECK_EXCEPTION(load_graph("complete:100000"), std::invalid_argument,
+                        message_has({"asks for about 4999950000 edges"}));
+  BOOST_CHECK_EXCEPTION(load_graph("bipartite:-100000,-100000"), std::invalid_argument,
+                        message_has({"edges, over the limit"}));
+  BOOST_CHECK_EXCEPTION(load_graph("hypercube:26"), std::invalid_argument,
+                        message_has({"edges, over the limit of 100000000"}));
   BOOST_CHECK_EXCEPTION(load_graph("kregular:1000000000,3"), std::invalid_argument, message_has({"over the limit"}));
   BOOST_CHECK_EXCEPTION(load_graph("er:1000000,0.5"), std::invalid_argument, message_has({"edges, over the limit"}));
   ReadLimits small;
   small.max_nodes = 100;
   small.max_edges = 1000;
-  BOOST_CHECK_EXCEPTION(load_graph("torus:20", 1, small), std::invalid_argument, message_has({"asks for 400 nodes, over the limit of 100"}));
-  BOOST_CHECK_EXCEPTION(load_graph("complete:50", 1, small), std::invalid_argument, message_has({"asks for about 1225 edges, over the limit of 1000"}));
+  BOOST_CHECK_EXCEPTION(load_graph("torus:20", 1, small), std::invalid_argument,
+                        message_has({"asks for 400 nodes, over the limit of 100"}));
+  BOOST_CHECK_EXCEPTION(load_graph("complete:50", 1, small), std::invalid_argument,
+                        message_has({"asks for about 1225 edges, over the limit of 1000"}));
 }
 
 // The parsed form of every family: parse_graph_spec() is the only reader of spec text; load_graph(GraphSpec)
@@ -365,8 +412,9 @@ BOOST_AUTO_TEST_CASE(parse_graph_spec_gives_family_and_arguments) {
   BOOST_TEST(f.path == "/no/such/file.txt");
   BOOST_TEST(f.sizes.empty());
   // to_string(GraphFamily) gives the spec's own name back.
-  for (const char* text : {"torus:4", "grid:3", "path:5", "cycle:5", "complete:5", "bipartite:2,3", "star:5",
-                           "kregular:10,3", "ws:12,4,0.25", "er:12,0.3", "ba:12,2", "hypercube:3", "torus3:3", "file:x"}) {
+  for (const char* text :
+       {"torus:4", "grid:3", "path:5", "cycle:5", "complete:5", "bipartite:2,3", "star:5", "kregular:10,3",
+        "ws:12,4,0.25", "er:12,0.3", "ba:12,2", "hypercube:3", "torus3:3", "file:x"}) {
     const std::string t = text;
     BOOST_TEST(to_string(parse_graph_spec(t).family) == t.substr(0, t.find(':')));
   }
@@ -386,7 +434,8 @@ BOOST_AUTO_TEST_CASE(load_graph_builds_from_a_parsed_spec) {
   GraphSpec bad;
   bad.family = GraphFamily::Bipartite;
   bad.sizes = {3};
-  BOOST_CHECK_EXCEPTION(load_graph(bad), std::invalid_argument, message_has({"GraphSpec: bipartite takes 2 sizes, got 1"}));
+  BOOST_CHECK_EXCEPTION(load_graph(bad), std::invalid_argument,
+                        message_has({"GraphSpec: bipartite takes 2 sizes, got 1"}));
   // The model from a parsed spec equals the model from its text.
   const Model a = load_model(parse_graph_spec("torus:4"), 1.5, 0.5), b = load_model("torus:4", 1.5, 0.5);
   BOOST_TEST(a.summary() == b.summary());
@@ -396,12 +445,15 @@ BOOST_AUTO_TEST_CASE(parse_graph_spec_rejects_what_load_graph_rejects) {
   BOOST_CHECK_EXCEPTION(parse_graph_spec("moebius:5"), std::invalid_argument,
                         message_has({"graph spec 'moebius:5'", "unknown graph family 'moebius'"}));
   BOOST_CHECK_EXCEPTION(parse_graph_spec("torus"), std::invalid_argument, message_has({"FAMILY:ARGS"}));
-  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:4x5x6"), std::invalid_argument, message_has({"expected torus:N or torus:NxM"}));
-  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:-4"), std::invalid_argument, message_has({"side = -4 is out of range"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:4x5x6"), std::invalid_argument,
+                        message_has({"expected torus:N or torus:NxM"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:-4"), std::invalid_argument,
+                        message_has({"side = -4 is out of range"}));
   BOOST_CHECK_EXCEPTION(parse_graph_spec("kregular:10,3,-1"), std::invalid_argument,
                         message_has({"seed '-1' is not a non-negative integer"}));
   BOOST_CHECK_EXCEPTION(parse_graph_spec("ws:10,4,x"), std::invalid_argument, message_has({"P 'x' is not a number"}));
-  BOOST_CHECK_EXCEPTION(parse_graph_spec("er:10,1.5"), std::invalid_argument, message_has({"probability P must be in [0, 1]"}));
+  BOOST_CHECK_EXCEPTION(parse_graph_spec("er:10,1.5"), std::invalid_argument,
+                        message_has({"probability P must be in [0, 1]"}));
   BOOST_CHECK_EXCEPTION(parse_graph_spec("hypercube:40"), std::invalid_argument, message_has({"not in 0..26"}));
   BOOST_CHECK_EXCEPTION(parse_graph_spec("file:"), std::invalid_argument, message_has({"no path after 'file:'"}));
   BOOST_CHECK_EXCEPTION(parse_graph_spec("torus:100000"), std::invalid_argument,

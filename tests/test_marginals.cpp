@@ -51,8 +51,8 @@ BOOST_AUTO_TEST_CASE(every_method_agrees_with_the_dense_truth) {
     BOOST_TEST(r.samples >= 2 * o.chains);
     for (Index i = 0; i < m.num_nodes(); ++i) {
       const double z = (r.estimate[i] - v[i]) / r.std_error[i];
-      BOOST_TEST(std::abs(z) < z_max, to_string(method) << ", node " << i << ": " << r.estimate[i] << " vs " << v[i]
-                                                        << ", z " << z);
+      BOOST_TEST(std::abs(z) < z_max, to_string(method)
+                                          << ", node " << i << ": " << r.estimate[i] << " vs " << v[i] << ", z " << z);
     }
     const bool bracket = method == MarginalMethod::DualCv || method == MarginalMethod::PrimalCv;
     BOOST_TEST((r.lower.size() == m.num_nodes()) == bracket);
@@ -127,9 +127,9 @@ BOOST_AUTO_TEST_CASE(rejects_bad_input) {
   BOOST_CHECK_EXCEPTION(parse_marginal_method("gibbs"), std::invalid_argument, message_has({"gibbs", "dual-cv"}));
   BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.rel_rmse = -0.1; })),
                         std::invalid_argument, message_has({"relative RMSE"}));
-  BOOST_CHECK_EXCEPTION(
-      estimate_marginal_variances(m, with([](MarginalOptions& o) { o.rel_rmse = std::numeric_limits<double>::quiet_NaN(); })),
-      std::invalid_argument, message_has({"relative RMSE"}));
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(
+                            m, with([](MarginalOptions& o) { o.rel_rmse = std::numeric_limits<double>::quiet_NaN(); })),
+                        std::invalid_argument, message_has({"relative RMSE"}));
   BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.rel_rmse = 0; })),
                         std::invalid_argument, message_has({"target", "budget"}));
   BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, with([](MarginalOptions& o) { o.seconds = -1; })),

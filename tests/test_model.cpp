@@ -105,8 +105,7 @@ void check_against_dense(const Model& m, const std::vector<double>& s, const std
   check_csr_symmetric(R, d.R, "R");
   BOOST_TEST(R.nonZeros() == dense_nonzeros(d.R));
   BOOST_TEST(m.dual_precision_nonzeros() == dense_nonzeros(d.R));
-  if (g.num_edges() > 0)
-    BOOST_TEST((m.dual_diagonal() - d.R.diagonal()).cwiseAbs().maxCoeff() <= tol * scale(d.R));
+  if (g.num_edges() > 0) BOOST_TEST((m.dual_diagonal() - d.R.diagonal()).cwiseAbs().maxCoeff() <= tol * scale(d.R));
 
   BOOST_TEST(max_abs_diff(Eigen::MatrixXd(m.precision(Domain::Primal)), d.Q) <= tol * scale(d.Q));
   BOOST_TEST(max_abs_diff(Eigen::MatrixXd(m.precision(Domain::Dual)), d.R) <= tol * scale(d.R));
@@ -131,7 +130,8 @@ BOOST_DATA_TEST_CASE(homogeneous_matrices_match_dense_formulas, bdata::make(dual
   check_against_dense(m, constant(g.num_nodes(), s), constant(g.num_edges(), sigma));
 }
 
-BOOST_DATA_TEST_CASE(heterogeneous_matrices_match_dense_formulas, bdata::make(dualgibbs::testing::family_names()), name) {
+BOOST_DATA_TEST_CASE(heterogeneous_matrices_match_dense_formulas, bdata::make(dualgibbs::testing::family_names()),
+                     name) {
   const Graph g = dualgibbs::testing::make_family(name);
   const auto s = dualgibbs::testing::random_values(static_cast<std::size_t>(g.num_nodes()), 0.3, 3.0, 21);
   const auto sigma = dualgibbs::testing::random_values(static_cast<std::size_t>(g.num_edges()), 0.05, 2.0, 22);
@@ -223,8 +223,8 @@ BOOST_AUTO_TEST_CASE(example1_torus_primal_precision) {
       for (Index k = 0; k < r; ++k)
         for (Index l = 0; l < c; ++l) {
           const bool same = i == k && j == l;
-          const bool neighbour = (i == k && ((j + 1) % c == l || (l + 1) % c == j)) ||
-                                 (j == l && ((i + 1) % r == k || (k + 1) % r == i));
+          const bool neighbour =
+              (i == k && ((j + 1) % c == l || (l + 1) % c == j)) || (j == l && ((i + 1) % r == k || (k + 1) % r == i));
           const double expected = same ? 1 / (s * s) + 4 / (sigma * sigma) : neighbour ? -1 / (sigma * sigma) : 0.0;
           BOOST_TEST_REQUIRE(Q(id(i, j), id(k, l)) == expected, boost::test_tools::tolerance(1e-14));
         }
@@ -304,7 +304,8 @@ BOOST_AUTO_TEST_CASE(dimensions_and_homogeneity) {
   BOOST_TEST(!h.is_homogeneous());
   BOOST_CHECK_THROW(h.s(), std::logic_error);
   BOOST_CHECK_THROW(h.sigma(), std::logic_error);
-  BOOST_TEST(h.summary().find("heterogeneous, s_v in [1, 1], sigma_e in [0.25, 0.5]") != std::string::npos, h.summary());
+  BOOST_TEST(h.summary().find("heterogeneous, s_v in [1, 1], sigma_e in [0.25, 0.5]") != std::string::npos,
+             h.summary());
 }
 
 BOOST_AUTO_TEST_CASE(graph_without_edges_is_a_valid_model) {
@@ -325,7 +326,8 @@ BOOST_AUTO_TEST_SUITE(bad_input)
 BOOST_AUTO_TEST_CASE(rejects_non_positive_nan_and_infinite_homogeneous_parameters) {
   const Graph g = make_path(4);
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  BOOST_CHECK_EXCEPTION(Model(g, 0.0, 1.0), std::invalid_argument, message_has({"s = 0", "finite positive standard deviation"}));
+  BOOST_CHECK_EXCEPTION(Model(g, 0.0, 1.0), std::invalid_argument,
+                        message_has({"s = 0", "finite positive standard deviation"}));
   BOOST_CHECK_EXCEPTION(Model(g, -1.0, 1.0), std::invalid_argument, message_has({"s = -1", "finite positive"}));
   BOOST_CHECK_EXCEPTION(Model(g, nan, 1.0), std::invalid_argument, message_has({"s = nan"}));
   BOOST_CHECK_EXCEPTION(Model(g, inf, 1.0), std::invalid_argument, message_has({"s = inf"}));
@@ -336,7 +338,8 @@ BOOST_AUTO_TEST_CASE(rejects_non_positive_nan_and_infinite_homogeneous_parameter
   // Finite and positive, but the variance or its inverse is not representable.
   BOOST_CHECK_EXCEPTION(Model(g, 1e-200, 1.0), std::invalid_argument, message_has({"s = 1e-200", "underflows"}));
   BOOST_CHECK_EXCEPTION(Model(g, 1.0, 1e200), std::invalid_argument, message_has({"sigma = 1e+200", "overflows"}));
-  BOOST_CHECK_EXCEPTION(check_standard_deviation(-2.0, "my parameter"), std::invalid_argument, message_has({"my parameter = -2"}));
+  BOOST_CHECK_EXCEPTION(check_standard_deviation(-2.0, "my parameter"), std::invalid_argument,
+                        message_has({"my parameter = -2"}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_bad_entries_of_parameter_vectors_naming_the_item) {
@@ -368,15 +371,18 @@ BOOST_AUTO_TEST_CASE(rejects_parameter_vectors_of_the_wrong_length) {
 
 BOOST_AUTO_TEST_CASE(rejects_a_precision_diagonal_that_overflows) {
   // sigma^2 = 1e-308 is representable and so is its inverse 1e308, but a node of degree 2 sums two of them.
-  BOOST_CHECK_EXCEPTION(Model(make_path(3), 1.0, 1e-154), std::invalid_argument, message_has({"diagonal", "Q", "overflows"}));
-  BOOST_CHECK_EXCEPTION(Model(make_path(3), 1e154, 1.0), std::invalid_argument, message_has({"diagonal", "R", "overflows"}));
+  BOOST_CHECK_EXCEPTION(Model(make_path(3), 1.0, 1e-154), std::invalid_argument,
+                        message_has({"diagonal", "Q", "overflows"}));
+  BOOST_CHECK_EXCEPTION(Model(make_path(3), 1e154, 1.0), std::invalid_argument,
+                        message_has({"diagonal", "R", "overflows"}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_a_dual_precision_over_the_32bit_index) {
   // A star with 50000 nodes: R is dense, 49999^2 ~ 2.5e9 non-zeros > 2^31 - 1. The matrix-free operator still works.
   const Model m(make_star(50000), 1.0, 1.0);
   BOOST_TEST(m.dual_precision_nonzeros() == std::int64_t{49999} * 49999);
-  BOOST_CHECK_EXCEPTION(m.dual_precision(), std::invalid_argument, message_has({"2499900001 non-zeros", "dual_operator"}));
+  BOOST_CHECK_EXCEPTION(m.dual_precision(), std::invalid_argument,
+                        message_has({"2499900001 non-zeros", "dual_operator"}));
   const Eigen::VectorXd y = Eigen::VectorXd::Ones(49999);
   const Eigen::VectorXd Ry = m.dual_operator().apply(y);
   // Row e of R: sigma^2 + 2 s^2 on the diagonal and s^2 for each of the other 49998 edges at the centre.

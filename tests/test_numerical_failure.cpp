@@ -6,12 +6,12 @@
 #define BOOST_TEST_MODULE numerical_failure
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/sampling/ensemble.hpp>
-#include <dualgibbs/truth/closed_forms.hpp>
-#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/sampling/sampler.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
+#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
 #include "sampler_oracles.hpp"
@@ -47,8 +47,8 @@ double max_rel(const VectorXd& a, const VectorXd& b) {
 struct Case {
   std::string name;
   Graph graph;
-  std::vector<double> laplacian_eigenvalues;                        // all |V| of them
-  std::function<VectorXd(double a, double b)> marginal_variances;   // diag(Q^-1)
+  std::vector<double> laplacian_eigenvalues;                       // all |V| of them
+  std::function<VectorXd(double a, double b)> marginal_variances;  // diag(Q^-1)
 };
 
 // Cycle C_n: lambda_k = 2 - 2 cos(2 pi k / n); vertex-transitive, so every variance is the mean of 1/(a + b lambda).
@@ -104,8 +104,8 @@ Case star_case(Index n) {
 std::vector<Case> cases() { return {cycle_case(7), torus_case(4, 4), torus_case(3, 5), star_case(9)}; }
 
 // The parameters at the edge of what a Model accepts: s^2, sigma^2 and their inverses all representable.
-const std::vector<std::pair<double, double>> kExtremes = {
-    {1e-150, 1e-150}, {1e150, 1e150}, {1e-150, 1e150}, {1e150, 1e-150}, {1.0, 1e-150}, {1e150, 1.0}};
+const std::vector<std::pair<double, double>> kExtremes = {{1e-150, 1e-150}, {1e150, 1e150}, {1e-150, 1e150},
+                                                          {1e150, 1e-150},  {1.0, 1e-150},  {1e150, 1.0}};
 
 std::string label(const Case& c, double s, double sigma) {
   std::ostringstream os;
@@ -138,10 +138,9 @@ BOOST_AUTO_TEST_CASE(parameters_just_outside_double_range_are_rejected_at_constr
   // s = 1e-155 squares to 1e-310 (subnormal: its inverse overflows); s = 1e155 squares to infinity.
   for (double bad : {1e-155, 1e155, 1e-200, 1e200})
     for (const auto& [s, sigma] : {std::pair{bad, 1.0}, std::pair{1.0, bad}})
-      BOOST_CHECK_EXCEPTION(Model(make_cycle(5), s, sigma), std::invalid_argument,
-                            [](const std::invalid_argument& e) {
-                              return std::string(e.what()).find("overflows or underflows") != std::string::npos;
-                            });
+      BOOST_CHECK_EXCEPTION(Model(make_cycle(5), s, sigma), std::invalid_argument, [](const std::invalid_argument& e) {
+        return std::string(e.what()).find("overflows or underflows") != std::string::npos;
+      });
 }
 
 BOOST_AUTO_TEST_CASE(exact_inference_is_correct_or_throws_not_positive_definite) {
@@ -169,7 +168,8 @@ BOOST_AUTO_TEST_CASE(exact_inference_is_correct_or_throws_not_positive_definite)
       const CholeskyFactor f(m.primal_precision());
       const double got = f.log_determinant();
       const VectorXd got_var = f.marginal_variances();
-      BOOST_TEST(std::abs(got - logdet) <= 1e-12 * std::abs(logdet), label(c, s, sigma) << ": " << got << " vs " << logdet);
+      BOOST_TEST(std::abs(got - logdet) <= 1e-12 * std::abs(logdet), label(c, s, sigma)
+                                                                         << ": " << got << " vs " << logdet);
       BOOST_TEST(max_rel(got_var, var) <= 1e-12, label(c, s, sigma) << ": " << got_var.transpose() << " vs " << var[0]);
       BOOST_TEST(max_rel(marginal_variances(m, Domain::Primal), var) <= 1e-12, label(c, s, sigma));
       BOOST_TEST(std::abs(entropy(m).logdet_Q - logdet) <= 1e-12 * std::abs(logdet), label(c, s, sigma));
@@ -306,7 +306,8 @@ BOOST_AUTO_TEST_CASE(lambda_max_A_and_rates_are_correct_or_a_clear_error) {
           const double l = lambda_max_A(m, d);
           BOOST_TEST((l >= 0.0 && l <= 1.0), label(c, s, sigma) << " " << to_string(d) << ": " << l);
           if (!std::isnan(want))
-            BOOST_TEST(std::abs(l - want) <= 1e-9, label(c, s, sigma) << " " << to_string(d) << ": " << l << " vs " << want);
+            BOOST_TEST(std::abs(l - want) <= 1e-9, label(c, s, sigma)
+                                                       << " " << to_string(d) << ": " << l << " vs " << want);
         } catch (const EigensolverError& e) {
           BOOST_TEST_MESSAGE(label(c, s, sigma) << ": " << e.what());
         }
@@ -402,7 +403,8 @@ BOOST_AUTO_TEST_CASE(explicit_dual_precision_is_rejected_but_the_matrix_free_par
     o.sweeps = 2;
     o.threads = 2;
     bool finite = true;
-    const EnsembleStats st = run_ensemble(m, d, o, [&](const Checkpoint& cp) { finite = finite && cp.states.allFinite(); });
+    const EnsembleStats st =
+        run_ensemble(m, d, o, [&](const Checkpoint& cp) { finite = finite && cp.states.allFinite(); });
     BOOST_TEST(finite, to_string(d));
     BOOST_TEST(st.updates == 2u * 2u * static_cast<std::uint64_t>(m.dimension(d)));
   }

@@ -7,11 +7,11 @@
 #define BOOST_TEST_MODULE reproducibility
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include <Eigen/Core>
 
@@ -77,10 +77,10 @@ BOOST_AUTO_TEST_CASE(ensembles_are_bitwise_identical_for_1_2_and_7_threads_in_ev
               const auto other = collect(model, d, o);
               BOOST_REQUIRE_EQUAL(other.size(), one.size());
               for (const auto& [sweep, states] : one)
-                BOOST_TEST(same_bits(states, other.at(sweep)),
-                           to_string(d) << " lockstep " << lockstep << " " << to_string(scan) << " init "
-                                        << to_string(init) << " edges " << edges << " threads " << threads
-                                        << " sweep " << sweep);
+                BOOST_TEST(same_bits(states, other.at(sweep)), to_string(d)
+                                                                   << " lockstep " << lockstep << " " << to_string(scan)
+                                                                   << " init " << to_string(init) << " edges " << edges
+                                                                   << " threads " << threads << " sweep " << sweep);
             }
             ++configurations;
           }
@@ -213,7 +213,8 @@ BOOST_AUTO_TEST_CASE(sample_files_are_bitwise_identical_for_1_2_and_7_threads) {
   const std::string cases[] = {
       "--graph torus:6 --seed 11 sample --domain dual --scan random --chains 9 --sweeps 7 --every 3",
       "--graph torus:6 --seed 11 sample --domain primal --scan permutation --chains 9 --sweeps 7 --every 3",
-      "--graph kregular:20,3,5 --seed 3 sample --domain dual --draws y --init random --chains 13 --sweeps 4 --lockstep 4",
+      "--graph kregular:20,3,5 --seed 3 sample --domain dual --draws y --init random --chains 13 --sweeps 4 --lockstep "
+      "4",
       "--graph ba:30,2 --seed 5 sample --domain primal --scan random --chains 8 --sweeps 5 --lockstep 8"};
   int k = 0;
   for (const std::string& c : cases)

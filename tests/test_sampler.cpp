@@ -102,34 +102,35 @@ BOOST_AUTO_TEST_CASE(normal_stream_is_boost_ziggurat_on_eight_interleaved_substr
   boost::random::normal_distribution<double> boost_normal;
   int paths = 0;
   for (const char* path : {"scalar", "avx2", "avx512", "auto"}) {
-  if (!detail::select_normal_path(path)) continue;  // not supported by this CPU
-  ++paths;
-  BOOST_TEST_MESSAGE("NormalStream path " << path);
-  for (std::uint64_t chain : {0u, 1u, 977u}) {
-    NormalStream ns(42, chain);
-    std::vector<ChainEngine> ref;
-    for (int k = 0; k < 8; ++k) ref.push_back(make_stream(42, chain, StreamPurpose::Noise, static_cast<std::uint64_t>(k)));
-    std::vector<double> buf(3 * 4099);
-    std::size_t t = 0, mismatches = 0;
-    const std::size_t counts[] = {1, 4099, 7, 1024, 3, 2048, 5, 4096};
-    std::size_t step = 0;
-    while (t < 2000000) {
-      const std::size_t count = counts[step % 8], stride = 1 + step % 3;
-      ++step;
-      if (count == 1) {
-        buf[0] = ns();
-      } else {
-        ns.fill(count, buf.data(), stride);
+    if (!detail::select_normal_path(path)) continue;  // not supported by this CPU
+    ++paths;
+    BOOST_TEST_MESSAGE("NormalStream path " << path);
+    for (std::uint64_t chain : {0u, 1u, 977u}) {
+      NormalStream ns(42, chain);
+      std::vector<ChainEngine> ref;
+      for (int k = 0; k < 8; ++k)
+        ref.push_back(make_stream(42, chain, StreamPurpose::Noise, static_cast<std::uint64_t>(k)));
+      std::vector<double> buf(3 * 4099);
+      std::size_t t = 0, mismatches = 0;
+      const std::size_t counts[] = {1, 4099, 7, 1024, 3, 2048, 5, 4096};
+      std::size_t step = 0;
+      while (t < 2000000) {
+        const std::size_t count = counts[step % 8], stride = 1 + step % 3;
+        ++step;
+        if (count == 1) {
+          buf[0] = ns();
+        } else {
+          ns.fill(count, buf.data(), stride);
+        }
+        for (std::size_t i = 0; i < count; ++i, ++t) {
+          const double expect = boost_normal(ref[t % 8]);
+          if (buf[i * (count == 1 ? 1 : stride)] != expect) ++mismatches;
+        }
       }
-      for (std::size_t i = 0; i < count; ++i, ++t) {
-        const double expect = boost_normal(ref[t % 8]);
-        if (buf[i * (count == 1 ? 1 : stride)] != expect) ++mismatches;
-      }
+      BOOST_TEST(mismatches == 0u);
+      for (int k = 0; k < 8; ++k) BOOST_TEST((ns.substream(k) == ref[static_cast<std::size_t>(k)]));
+      BOOST_TEST(ns.next_way() == static_cast<int>(t % 8));
     }
-    BOOST_TEST(mismatches == 0u);
-    for (int k = 0; k < 8; ++k) BOOST_TEST((ns.substream(k) == ref[static_cast<std::size_t>(k)]));
-    BOOST_TEST(ns.next_way() == static_cast<int>(t % 8));
-  }
   }
   BOOST_TEST(paths >= 2);
   BOOST_TEST(detail::select_normal_path("none") == nullptr);
@@ -156,7 +157,8 @@ BOOST_AUTO_TEST_CASE(fill_lanes_equals_one_fill_per_lane) {
         for (std::size_t count : {std::size_t{1}, std::size_t{13}, std::size_t{128}, std::size_t{1001}}) {
           std::vector<double> got(count * static_cast<std::size_t>(lanes)), want(got.size());
           NormalStream::fill_lanes(a.data(), lanes, count, got.data());
-          for (int c = 0; c < lanes; ++c) b[static_cast<std::size_t>(c)].fill(count, want.data() + c, static_cast<std::size_t>(lanes));
+          for (int c = 0; c < lanes; ++c)
+            b[static_cast<std::size_t>(c)].fill(count, want.data() + c, static_cast<std::size_t>(lanes));
           BOOST_TEST((got == want), path << ": lanes " << lanes << " skew " << skew << " count " << count);
         }
         for (int c = 0; c < lanes; ++c)
@@ -308,7 +310,8 @@ void check_lanes_equal_single_chains(const Kernel& k, std::uint64_t seed, std::u
     random_start ? one.set_random_state() : one.set_constant_state(0.5);
     one.sweep(7);
     BOOST_TEST(rel_diff(block.state(c), one.state(0)) == 0.0, "W = " << W << " lane " << c);
-    if (k.tally_dimension() > 0) BOOST_TEST(rel_diff(block.tally(c), one.tally(0)) == 0.0, "W = " << W << " lane " << c);
+    if (k.tally_dimension() > 0)
+      BOOST_TEST(rel_diff(block.tally(c), one.tally(0)) == 0.0, "W = " << W << " lane " << c);
   }
 }
 
@@ -343,7 +346,8 @@ void check_update_paths(const Kernel& k, const char* name) {
   std::vector<double> tally(m * W, 0.0);
   k.template rebuild_tally<W>(z.data(), tally.data());
   std::vector<double> want_z = z, want_tally = tally;
-  for (std::size_t t = 0; t < sites.size(); ++t) k.template update<W>(sites[t], want_z.data(), want_tally.data(), eps.data() + t * W);
+  for (std::size_t t = 0; t < sites.size(); ++t)
+    k.template update<W>(sites[t], want_z.data(), want_tally.data(), eps.data() + t * W);
   for (const char* path : {"scalar", "avx2", "avx512"}) {
     if (!detail::select_update_path(path)) continue;  // not supported by this CPU
     std::vector<double> got_z = z, got_tally = tally;
@@ -388,14 +392,22 @@ struct ForwardingKernel {
   Index tally_dimension() const { return k->tally_dimension(); }
   double conditional_sd(Index i) const { return k->conditional_sd(i); }
   template <int W>
-  void conditional_mean(Index i, const double* z, const double* t, double* mean) const { k->conditional_mean<W>(i, z, t, mean); }
+  void conditional_mean(Index i, const double* z, const double* t, double* mean) const {
+    k->conditional_mean<W>(i, z, t, mean);
+  }
   template <int W>
-  void update(Index i, double* z, double* t, const double* eps) const { k->update<W>(i, z, t, eps); }
+  void update(Index i, double* z, double* t, const double* eps) const {
+    k->update<W>(i, z, t, eps);
+  }
   template <int W>
-  void prefetch(Index i, const double* z, const double* t) const { k->prefetch<W>(i, z, t); }
+  void prefetch(Index i, const double* z, const double* t) const {
+    k->prefetch<W>(i, z, t);
+  }
   void prefetch_row(Index i) const { k->prefetch_row(i); }
   template <int W>
-  void rebuild_tally(const double* z, double* t) const { k->rebuild_tally<W>(z, t); }
+  void rebuild_tally(const double* z, double* t) const {
+    k->rebuild_tally<W>(z, t);
+  }
 };
 static_assert(!detail::HasRunUpdates<ForwardingKernel, 4>::value, "the test kernel must lack run_updates");
 static_assert(detail::HasRunUpdates<DualIncidenceKernel, 4>::value, "the shipped kernels have run_updates");

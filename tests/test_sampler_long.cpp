@@ -5,8 +5,8 @@
 #define BOOST_TEST_MODULE sampler_long
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include "sampler_oracles.hpp"
 
@@ -82,7 +82,8 @@ BOOST_AUTO_TEST_CASE(lockstep_16_blocks_keep_the_marginal_law) {
           const double expect = j < i ? exact[cp.sweep].mean[i] : exact[cp.sweep].second(i, j);
           const double m = avg.mean(), var = (avg - m).square().sum() / static_cast<double>(blocks - 1);
           const double z = (m - expect) / std::sqrt(var / static_cast<double>(blocks));
-          BOOST_TEST(std::abs(z) < z_max, to_string(d) << " sweep " << cp.sweep << " (" << i << ", " << j << "): z = " << z);
+          BOOST_TEST(std::abs(z) < z_max, to_string(d)
+                                              << " sweep " << cp.sweep << " (" << i << ", " << j << "): z = " << z);
         }
     });
   }

@@ -582,7 +582,8 @@ BOOST_AUTO_TEST_CASE(lambda2_on_the_shared_shifted_laplacian_matches_dense) {
         const Model m(g, s, sigma);
         const Rates r = convergence_rates(m, with(SpectralMethod::ShiftInvert));
         BOOST_TEST(close_rel(r.lambda2_L, l2, 1e-9));
-        BOOST_TEST(std::abs(r.lambda_max_A_primal - lambda_max_A(m, Domain::Primal, with(SpectralMethod::Dense))) <= 1e-10);
+        BOOST_TEST(std::abs(r.lambda_max_A_primal - lambda_max_A(m, Domain::Primal, with(SpectralMethod::Dense))) <=
+                   1e-10);
         BOOST_TEST(std::abs(r.lambda_max_A_dual - lambda_max_A(m, Domain::Dual, with(SpectralMethod::Dense))) <= 1e-10);
       }
     }

@@ -61,7 +61,10 @@ inline const std::vector<Family>& families() {
       {"ba_14_2", [] { return make_barabasi_albert(14, 2, 13); }},
       {"hypercube_4", [] { return make_hypercube(4); }},
       {"torus3_3x4x3", [] { return make_torus3(3, 4, 3); }},
-      {"isolated_nodes", [] { return Graph(7, {{0, 1}, {2, 1}, {4, 5}}); }},  // nodes 3 and 6 isolated
+      {"isolated_nodes",
+       [] {
+         return Graph(7, {{0, 1}, {2, 1}, {4, 5}});
+       }},  // nodes 3 and 6 isolated
   };
   return list;
 }

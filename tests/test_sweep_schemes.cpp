@@ -70,7 +70,7 @@ void check_noise_free(const Kernel& k, const MatrixXd& M, double omega) {
 // A site kernel written outside the library: the CSR update of any SPD matrix through CsrKernel's public members
 // only, without run_updates (so the sampler runs its generic loop). Its chains must be the CSR kernel's.
 class UserKernel {
-public:
+ public:
   explicit UserKernel(const CsrKernel& inner) : m_inner(inner) {}
   Index dimension() const noexcept { return m_inner.dimension(); }
   Index tally_dimension() const noexcept { return 0; }
@@ -92,7 +92,7 @@ public:
   template <int W>
   void rebuild_tally(const double*, double*) const noexcept {}
 
-private:
+ private:
   const CsrKernel& m_inner;
 };
 
@@ -169,7 +169,8 @@ BOOST_AUTO_TEST_CASE(ensemble_moments_match_the_exact_recursion) {
     EnsembleOptions oo = o;
     if (kernel.tally_dimension() == 0) oo.observe_edges = false;
     MatrixXd last;
-    run_ensemble(kernel, oo, [&](const Checkpoint& cp) { last = cp.states; }, SymmetricSweep(omega));
+    run_ensemble(
+        kernel, oo, [&](const Checkpoint& cp) { last = cp.states; }, SymmetricSweep(omega));
     const auto n = static_cast<Index>(M.rows());
     oracle::Moments exact{VectorXd::Ones(n), MatrixXd::Ones(n, n)};
     for (std::size_t s = 0; s < sweeps; ++s) exact = exact_symmetric_sweep(M, omega, exact, true);
@@ -180,8 +181,8 @@ BOOST_AUTO_TEST_CASE(ensemble_moments_match_the_exact_recursion) {
 }
 
 BOOST_AUTO_TEST_CASE(rejects_omega_outside_0_2) {
-  for (double bad : {0.0, 2.0, -0.5, 3.0, std::numeric_limits<double>::quiet_NaN(),
-                     std::numeric_limits<double>::infinity()})
+  for (double bad :
+       {0.0, 2.0, -0.5, 3.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
     BOOST_CHECK_EXCEPTION(SymmetricSweep{bad}, std::invalid_argument, testing::message_has({"omega", "(0, 2)"}));
 }
 

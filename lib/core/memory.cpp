@@ -14,7 +14,7 @@ constexpr std::size_t kHugePage = std::size_t{1} << 21;
 }
 
 void* allocate_large(std::size_t bytes) {
-  if (bytes < kHugePage) return ::operator new(bytes, std::align_val_t{64});  // rows never straddle a line
+  if (bytes < kHugePage) return ::operator new (bytes, std::align_val_t{64});  // rows never straddle a line
   const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, rounded);
   if (!p) throw std::bad_alloc();
@@ -26,7 +26,7 @@ void* allocate_large(std::size_t bytes) {
 
 void deallocate_large(void* p, std::size_t bytes) noexcept {
   if (bytes < kHugePage)
-    ::operator delete(p, std::align_val_t{64});
+    ::operator delete (p, std::align_val_t{64});
   else
     std::free(p);
 }

@@ -132,8 +132,8 @@ __attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, Avx2Half& 
   const __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(v, 24), magic)), two52);
   const __m256d lo = _mm256_sub_pd(
       _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi64x(0xffffff)), magic)), two52);
-  const __m256d r = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1.0p24)), lo),
-                                  _mm256_set1_pd(0x1.0p-56));
+  const __m256d r =
+      _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1.0p24)), lo), _mm256_set1_pd(0x1.0p-56));
   alignas(32) std::uint64_t li[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(li),
                      _mm256_srli_epi64(_mm256_and_si256(u, _mm256_set1_epi64x(0xff)), 1));
@@ -147,8 +147,8 @@ __attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, Avx2Half& 
 }
 
 // Redraws the rejected lanes through Boost and merges state and deviates back in registers (no store forwarding).
-__attribute__((target("avx2"))) __attribute__((noinline)) void avx2_fix(Avx2Half& h, const Avx2Half& before,
-                                                                        int accept, __m256d& res) noexcept {
+__attribute__((target("avx2"))) __attribute__((noinline)) void avx2_fix(Avx2Half& h, const Avx2Half& before, int accept,
+                                                                        __m256d& res) noexcept {
   alignas(32) std::uint64_t b[4][4];
   alignas(32) double rv[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(b[0]), before.s0);
@@ -371,8 +371,8 @@ DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::size_t groups, 
   const double* table_x = boost::random::detail::normal_table<double>::table_x;
   Zig512 z;
   for (int w = 0; w < 4; ++w) z.s[w] = _mm512_loadu_si512(state[w]);
-  const __m512i index = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
-                                           _mm512_set1_epi64(static_cast<long long>(stride)));
+  const __m512i index =
+      _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(static_cast<long long>(stride)));
   for (std::size_t g = 0; g < groups; ++g) {
     const __m512d res = draw_group(z, table_x);
     double* o = out + kWays * g * stride;
@@ -392,11 +392,10 @@ DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::size_t 
   Zig512 z[P];
   for (int p = 0; p < P; ++p)
     for (int w = 0; w < 4; ++w) z[p].s[w] = _mm512_loadu_si512(states[p][w]);
-  const __m512i index = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
-                                           _mm512_set1_epi64(static_cast<long long>(stride)));
+  const __m512i index =
+      _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(static_cast<long long>(stride)));
   for (std::size_t g = 0; g < groups; ++g) {
-    for (int p = 0; p < P; ++p)
-      _mm512_i64scatter_pd(out + p + kWays * g * stride, index, draw_group(z[p], table_x), 8);
+    for (int p = 0; p < P; ++p) _mm512_i64scatter_pd(out + p + kWays * g * stride, index, draw_group(z[p], table_x), 8);
   }
   for (int p = 0; p < P; ++p)
     for (int w = 0; w < 4; ++w) _mm512_storeu_si512(states[p][w], z[p].s[w]);

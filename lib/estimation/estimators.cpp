@@ -2,9 +2,9 @@
 // jackknife and bootstrap, normalisation and the Theil–Sen decay-rate fit. See estimators.hpp.
 #include <dualgibbs/estimation/estimators.hpp>
 
-#include "core/blas_threads.hpp"
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/core/random.hpp>
+#include "core/blas_threads.hpp"
 
 #include <Eigen/Core>
 
@@ -40,8 +40,8 @@ void check_node_variances(const char* where, const Eigen::VectorXd& v) {
   if (v.size() == 0) fail(where, "no node variances given");
   for (Eigen::Index i = 0; i < v.size(); ++i)
     if (!(v(i) > 0) || !std::isfinite(v(i)))
-      fail(where,
-           "node variance s_v^2 of node " + std::to_string(i) + " = " + number_text(v(i)) + " must be finite and positive");
+      fail(where, "node variance s_v^2 of node " + std::to_string(i) + " = " + number_text(v(i)) +
+                      " must be finite and positive");
 }
 
 void check_same_sizes(const char* where, const MomentSums& a, const MomentSums& b) {
@@ -235,7 +235,8 @@ MomentSums GroupedMoments::range(std::size_t first, std::size_t last) const {
 SampleMoments GroupedMoments::moments(const MomentSums& sums) const {
   const Eigen::Index dim = m_center.size();
   if (!(sums.count > 1))
-    fail("GroupedMoments::moments", "need more than one draw for a sample covariance, got count " + number_text(sums.count));
+    fail("GroupedMoments::moments",
+         "need more than one draw for a sample covariance, got count " + number_text(sums.count));
   if (sums.sum.size() != dim || sums.scatter.size() != (m_kind == MomentKind::Full ? dim * dim : dim))
     fail("GroupedMoments::moments", "sums of the wrong shape (dimension " + std::to_string(sums.sum.size()) +
                                         ", scatter " + std::to_string(sums.scatter.size()) + ") for dimension " +
@@ -258,14 +259,15 @@ SampleMoments GroupedMoments::moments(const MomentSums& sums) const {
 
 SampleMoments GroupedMoments::moments_weighted(const std::vector<double>& weights) const {
   if (weights.size() != m_groups.size())
-    fail("GroupedMoments::moments_weighted", "got " + std::to_string(weights.size()) + " weights for " +
-                                                 std::to_string(m_groups.size()) + " groups");
+    fail("GroupedMoments::moments_weighted",
+         "got " + std::to_string(weights.size()) + " weights for " + std::to_string(m_groups.size()) + " groups");
   MomentSums s;
   s.sum.setZero(m_center.size());
   s.scatter.setZero(m_groups.front().scatter.size());
   for (std::size_t g = 0; g < weights.size(); ++g) {
     if (!(weights[g] >= 0) || !std::isfinite(weights[g]))
-      fail("GroupedMoments::moments_weighted", "weight of group " + std::to_string(g) + " is " + number_text(weights[g]));
+      fail("GroupedMoments::moments_weighted",
+           "weight of group " + std::to_string(g) + " is " + number_text(weights[g]));
     if (weights[g] == 0) continue;
     s.count += weights[g] * m_groups[g].count;
     s.sum += weights[g] * m_groups[g].sum;
@@ -413,7 +415,8 @@ CovarianceErrorTracker::CovarianceErrorTracker(Domain observed, Eigen::VectorXd 
   if (!m_node_variances.allFinite() || (m_node_variances.array() <= 0).any())
     fail("CovarianceErrorTracker", "node variances must be finite and positive");
   if (m_options.jackknife_groups < 2)
-    fail("CovarianceErrorTracker", "jackknife_groups must be at least 2, got " + std::to_string(m_options.jackknife_groups));
+    fail("CovarianceErrorTracker",
+         "jackknife_groups must be at least 2, got " + std::to_string(m_options.jackknife_groups));
 }
 
 namespace {
@@ -466,7 +469,8 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
                                                 " chains (two halves of three: a jackknife replicate deletes a group "
                                                 "and still needs two chains for a covariance), got " +
                                                 std::to_string(chains));
-  if (!std::isfinite(seconds)) fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
+  if (!std::isfinite(seconds))
+    fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
 
   // Half 1 = chains [0, L/2), half 2 = [L/2, L), each cut into g groups of near-equal size. Deleting the
   // largest group must leave at least two chains in the half (else the replicate's covariance divides by
@@ -557,7 +561,8 @@ LineFit theil_sen(const std::vector<double>& x, const std::vector<double>& y) {
     fail("theil_sen", "x has " + std::to_string(x.size()) + " points, y has " + std::to_string(y.size()));
   if (x.size() < 2) fail("theil_sen", "need at least 2 points, got " + std::to_string(x.size()));
   for (std::size_t i = 0; i < x.size(); ++i)
-    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) fail("theil_sen", "point " + std::to_string(i) + " is not finite");
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i]))
+      fail("theil_sen", "point " + std::to_string(i) + " is not finite");
   std::vector<double> slopes;
   slopes.reserve(x.size() * (x.size() - 1) / 2);
   for (std::size_t i = 0; i < x.size(); ++i)
@@ -575,11 +580,11 @@ LineFit theil_sen(const std::vector<double>& x, const std::vector<double>& y) {
 RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& values,
                        const std::vector<double>& noise, const RateFitOptions& options) {
   if (sweeps.size() != values.size())
-    fail("fit_decay_rate", "got " + std::to_string(sweeps.size()) + " sweeps and " + std::to_string(values.size()) +
-                               " values");
+    fail("fit_decay_rate",
+         "got " + std::to_string(sweeps.size()) + " sweeps and " + std::to_string(values.size()) + " values");
   if (!noise.empty() && noise.size() != values.size())
-    fail("fit_decay_rate", "got " + std::to_string(noise.size()) + " noise levels for " +
-                               std::to_string(values.size()) + " values");
+    fail("fit_decay_rate",
+         "got " + std::to_string(noise.size()) + " noise levels for " + std::to_string(values.size()) + " values");
   if (!(options.exponent > 0) || !std::isfinite(options.exponent))
     fail("fit_decay_rate", "exponent must be positive, got " + number_text(options.exponent));
   if (!(options.tail_fraction > 0 && options.tail_fraction <= 1))
@@ -588,10 +593,12 @@ RateFit fit_decay_rate(const std::vector<double>& sweeps, const std::vector<doub
     fail("fit_decay_rate", "snr must be finite and non-negative, got " + number_text(options.snr));
   if (std::isnan(options.first_sweep)) fail("fit_decay_rate", "first_sweep is NaN");
   for (std::size_t k = 0; k < sweeps.size(); ++k)
-    if (!std::isfinite(sweeps[k])) fail("fit_decay_rate", "sweep " + std::to_string(k) + " is " + number_text(sweeps[k]));
+    if (!std::isfinite(sweeps[k]))
+      fail("fit_decay_rate", "sweep " + std::to_string(k) + " is " + number_text(sweeps[k]));
   for (std::size_t k = 0; k < noise.size(); ++k)
     if (!(noise[k] >= 0))
-      fail("fit_decay_rate", "noise level " + std::to_string(k) + " = " + number_text(noise[k]) + " must be non-negative");
+      fail("fit_decay_rate",
+           "noise level " + std::to_string(k) + " = " + number_text(noise[k]) + " must be non-negative");
   RateFit fit;
   const std::size_t n = values.size();
   // Noise level: given per point, or estimated from the tail (median |value| of the last fifth, >= 3 points).

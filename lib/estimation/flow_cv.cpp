@@ -21,8 +21,7 @@ namespace {
 // (beta - alpha)), and phi = P_k(Q) b with r_k(lambda) = 1 - lambda P_k(lambda). One step's scalars.
 struct Chebyshev {
   double theta, delta, sigma1;
-  Chebyshev(double alpha, double beta)
-      : theta((beta + alpha) / 2), delta((beta - alpha) / 2), sigma1(theta / delta) {}
+  Chebyshev(double alpha, double beta) : theta((beta + alpha) / 2), delta((beta - alpha) / 2), sigma1(theta / delta) {}
 };
 
 // The graph's structure as the local precomputation needs it: per node 1/s^2, Q_uu, and incident (neighbour,
@@ -41,8 +40,7 @@ struct LocalGraph {
     offsets.assign(g.incidence_offsets().begin(), g.incidence_offsets().end());
     neighbors.assign(g.incidence_neighbors().begin(), g.incidence_neighbors().end());
     inv_sig2.resize(neighbors.size());
-    for (std::size_t p = 0; p < neighbors.size(); ++p)
-      inv_sig2[p] = 1.0 / m.edge_variances()[g.incidence_edges()[p]];
+    for (std::size_t p = 0; p < neighbors.size(); ++p) inv_sig2[p] = 1.0 / m.edge_variances()[g.incidence_edges()[p]];
     for (std::size_t u = 0; u < n; ++u) {
       s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
       inv_s2[u] = 1.0 / s2[u];
@@ -60,7 +58,7 @@ struct LocalGraph {
 
 // Node-by-node precomputation on the growing ball: dense work arrays of |V| entries, reset after each node.
 class LocalFlows {
-public:
+ public:
   explicit LocalFlows(const LocalGraph& g)
       : m_g(g), m_phi(g.diag.size(), 0.0), m_res(m_phi), m_d(m_phi), m_q(m_phi), m_in(g.diag.size(), 0) {}
 
@@ -83,7 +81,8 @@ public:
         const auto u = static_cast<std::size_t>(w);
         double q = m_g.diag[u] * m_d[u];
         for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p)
-          q -= m_g.inv_sig2[static_cast<std::size_t>(p)] * m_d[static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)])];
+          q -= m_g.inv_sig2[static_cast<std::size_t>(p)] *
+               m_d[static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)])];
         m_q[u] = q;
       }
       const double rho_next = 1.0 / (2 * c.sigma1 - rho);
@@ -119,7 +118,7 @@ public:
     }
   }
 
-private:
+ private:
   void touch(Index u) {
     if (!m_in[static_cast<std::size_t>(u)]) {
       m_in[static_cast<std::size_t>(u)] = 1;
@@ -179,8 +178,7 @@ std::vector<Index> tuning_set(Index n, Index count) {
     for (Index v = 0; v < n; ++v) out.push_back(v);
     return out;
   }
-  for (Index t = 0; t < count; ++t)
-    out.push_back(static_cast<Index>(static_cast<std::int64_t>(t) * n / count));
+  for (Index t = 0; t < count; ++t) out.push_back(static_cast<Index>(static_cast<std::int64_t>(t) * n / count));
   return out;
 }
 
@@ -198,8 +196,10 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
     throw std::invalid_argument("FlowControlVariate: tuning_nodes = " + std::to_string(o.tuning_nodes) +
                                 " (expected at least 1)");
   if (o.precompute == FlowPrecompute::Dense && model.num_nodes() > 5000)
-    throw std::invalid_argument("FlowControlVariate: the dense precomputation is for graphs of at most 5000 nodes, "
-                                "this one has " + std::to_string(model.num_nodes()));
+    throw std::invalid_argument(
+        "FlowControlVariate: the dense precomputation is for graphs of at most 5000 nodes, "
+        "this one has " +
+        std::to_string(model.num_nodes()));
   const LocalGraph g(model);
   LocalFlows local(g);
   m_beta = g.gershgorin();
@@ -219,8 +219,8 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
   };
   m_degree = o.degree;
   if (m_degree < 0) {
-    const double ratio = model.num_edges() == 0 ? 0.0
-                                                : std::sqrt(model.node_variances().maxCoeff() / model.edge_variances().minCoeff());
+    const double ratio =
+        model.num_edges() == 0 ? 0.0 : std::sqrt(model.node_variances().maxCoeff() / model.edge_variances().minCoeff());
     m_degree = static_cast<int>(std::min(64.0, 8.0 * std::max(1.0, std::ceil(ratio / 10.0))));
   }
   double kappa = o.kappa;
@@ -249,8 +249,9 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
 Eigen::MatrixXd FlowControlVariate::energy_matrix() const {
   const Eigen::Index n = m_q.rows();
   if (n > 5000)
-    throw std::invalid_argument("FlowControlVariate::energy_matrix: dense, for graphs of at most 5000 nodes; this one has " +
-                                std::to_string(n));
+    throw std::invalid_argument(
+        "FlowControlVariate::energy_matrix: dense, for graphs of at most 5000 nodes; this one has " +
+        std::to_string(n));
   const Eigen::MatrixXd Q = Eigen::MatrixXd(m_q);
   const Eigen::MatrixXd Ls = dense_weighted_laplacian(Q, m_s2);
   const Eigen::MatrixXd phi = dense_potentials(Q, m_degree, Chebyshev(m_alpha, m_beta));
@@ -294,8 +295,8 @@ MarginalVarianceCv::MarginalVarianceCv(const FlowControlVariate& cv, Domain doma
 void MarginalVarianceCv::add(const Eigen::Ref<const Eigen::MatrixXd>& states) {
   if (states.rows() != m_sums.rows() || states.cols() != m_sums.cols())
     throw std::invalid_argument("MarginalVarianceCv::add: states are " + std::to_string(states.rows()) + " x " +
-                                std::to_string(states.cols()) + ", expected " + std::to_string(m_sums.rows()) +
-                                " x " + std::to_string(m_sums.cols()) + " (nodes x chains)");
+                                std::to_string(states.cols()) + ", expected " + std::to_string(m_sums.rows()) + " x " +
+                                std::to_string(m_sums.cols()) + " (nodes x chains)");
   if (!states.allFinite()) throw std::invalid_argument("MarginalVarianceCv::add: a state has a non-finite value");
   const Eigen::MatrixXd u = m_domain == Domain::Dual ? m_cv->dual_terms(states) : m_cv->primal_terms(states);
   m_sums += u.cwiseAbs2();

@@ -93,9 +93,10 @@ ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd&
 }
 
 Table convergence_table(const ConvergenceCurves& c) {
-  std::vector<std::string> columns{"sweep", "Eb_primal", "Eu_primal", "Eb_dual", "Eu_dual", "time_primal",
-                                   "time_dual", "Eb_floor_primal", "Eb_floor_dual", "Eb_se_primal", "Eb_se_dual",
-                                   "Eu_se_primal", "Eu_se_dual", "mean_primal", "mean_dual", "mean_floor_primal",
+  std::vector<std::string> columns{"sweep",           "Eb_primal",      "Eu_primal",   "Eb_dual",
+                                   "Eu_dual",         "time_primal",    "time_dual",   "Eb_floor_primal",
+                                   "Eb_floor_dual",   "Eb_se_primal",   "Eb_se_dual",  "Eu_se_primal",
+                                   "Eu_se_dual",      "mean_primal",    "mean_dual",   "mean_floor_primal",
                                    "mean_floor_dual", "Eu_norm_primal", "Eu_norm_dual"};
   const bool with_cv = !c.dual_cv.empty();
   if (with_cv) columns.insert(columns.end(), {"Eb_dual_cv", "Eu_dual_cv", "Eb_se_dual_cv", "Eu_se_dual_cv"});
@@ -108,9 +109,25 @@ Table convergence_table(const ConvergenceCurves& c) {
   for (std::size_t i = 0; i < rows; ++i) {
     const ErrorEstimate& p = c.primal[i];
     const ErrorEstimate& d = c.dual[i];
-    std::vector<double> row{static_cast<double>(p.sweep), p.Eb, p.Eu, d.Eb, d.Eu, p.seconds, d.seconds, p.Eb_floor,
-                            d.Eb_floor, p.Eb_se, d.Eb_se, p.Eu_se, d.Eu_se, p.mean_norm, d.mean_norm, p.mean_floor,
-                            d.mean_floor, np[i], nd[i]};
+    std::vector<double> row{static_cast<double>(p.sweep),
+                            p.Eb,
+                            p.Eu,
+                            d.Eb,
+                            d.Eu,
+                            p.seconds,
+                            d.seconds,
+                            p.Eb_floor,
+                            d.Eb_floor,
+                            p.Eb_se,
+                            d.Eb_se,
+                            p.Eu_se,
+                            d.Eu_se,
+                            p.mean_norm,
+                            d.mean_norm,
+                            p.mean_floor,
+                            d.mean_floor,
+                            np[i],
+                            nd[i]};
     if (with_cv) {
       const ErrorEstimate& v = c.dual_cv[i];
       row.insert(row.end(), {v.Eb, v.Eu, v.Eb_se, v.Eu_se});

@@ -1,9 +1,9 @@
 // The paper's figures (Section VII) and the spectral-rate benchmark. Conventions: experiments.hpp.
-#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
+#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
 #include <dualgibbs/core/number_text.hpp>
@@ -85,8 +85,9 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
       if (cp.sweep == burn) draws.middleCols(static_cast<Eigen::Index>(b0), cp.states.cols()) = cp.states;
       if (opt.progress)
         opt.progress("fig5 dual samples",
-                     0.8 * (static_cast<double>(b0) + static_cast<double>(o.chains) * static_cast<double>(cp.sweep) /
-                                                          static_cast<double>(burn)) /
+                     0.8 *
+                         (static_cast<double>(b0) +
+                          static_cast<double>(o.chains) * static_cast<double>(cp.sweep) / static_cast<double>(burn)) /
                          static_cast<double>(samples));
     });
   }
@@ -104,7 +105,7 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
   const Eigen::MatrixXd outer = sd * sd.transpose();
   const Eigen::MatrixXd primal_norm = cov_x.cwiseQuotient(outer);  // D_s^-1/2 Cov(X) D_s^-1/2
   const Eigen::MatrixXd identity = Eigen::MatrixXd::Identity(n, n);
-  const Eigen::MatrixXd dual_norm = cov_xt.cwiseProduct(outer);   // D_s^1/2 Cov^(x~) D_s^1/2
+  const Eigen::MatrixXd dual_norm = cov_xt.cwiseProduct(outer);  // D_s^1/2 Cov^(x~) D_s^1/2
   const Eigen::MatrixXd residual = primal_norm + dual_norm - identity;
   const double root_v = std::sqrt(static_cast<double>(n));
   if (opt.progress) opt.progress("fig5 bootstrap", 0.8);
@@ -214,8 +215,8 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
   double sampling = 0;
   for (std::size_t r = 0; r < graphs; ++r) {
     int attempts = 0;
-    Graph g = detail::connected_graph([&](std::uint64_t sd) { return make_watts_strogatz(nodes, k, p, sd); },
-                                      opt.seed, 7000 + r, &attempts);
+    Graph g = detail::connected_graph([&](std::uint64_t sd) { return make_watts_strogatz(nodes, k, p, sd); }, opt.seed,
+                                      7000 + r, &attempts);
     const auto nv = static_cast<std::size_t>(g.num_nodes()), ne = static_cast<std::size_t>(g.num_edges());
     const Model m(std::move(g), detail::uniform_vector(nv, 0.8, 1.2, derive_seed(opt.seed, 71, r)),
                   detail::uniform_vector(ne, 0.2, 0.3, derive_seed(opt.seed, 72, r)));
@@ -298,10 +299,11 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
   b.fit.first_sweep = win_lo[1];
   b.fit.last_sweep = win_hi[1];
   res.rates = {a, b};
-  res.notes.push_back("rate rows average the per-graph fits (window: earliest start to latest end over the graphs; "
-                      "'points' = graphs with a fit). "
-                      "The models are heterogeneous, so r_d^eff is undefined and the dual x~ is compared with the "
-                      "worst-case r_d: x~ is expected to converge faster than r_d.");
+  res.notes.push_back(
+      "rate rows average the per-graph fits (window: earliest start to latest end over the graphs; "
+      "'points' = graphs with a fit). "
+      "The models are heterogeneous, so r_d^eff is undefined and the dual x~ is compared with the "
+      "worst-case r_d: x~ is expected to converge faster than r_d.");
   res.timings.emplace_back("sampling", sampling);
   return finish(std::move(res), total);
 }
@@ -328,16 +330,16 @@ ExperimentResult run_fig8(const ExperimentOptions& opt) {
     cs.scan = scans[k];
     cs.seed = derive_seed(opt.seed, 8, k);
     const std::string name = to_string(scans[k]);
-    curves.push_back(measure_convergence(model, target, cs,
-                                         detail::sub_progress(opt.progress, static_cast<double>(k) / 3.0,
-                                                              static_cast<double>(k + 1) / 3.0),
-                                         "fig8 " + name));
+    curves.push_back(measure_convergence(
+        model, target, cs,
+        detail::sub_progress(opt.progress, static_cast<double>(k) / 3.0, static_cast<double>(k + 1) / 3.0),
+        "fig8 " + name));
     for (const char* c : {"Eu_primal_", "Eu_dual_", "Eu_se_primal_", "Eu_se_dual_", "Eb_primal_", "Eb_dual_"})
       cols.push_back(c + name);
-    auto rows = only(compare_rates(model, curves.back(),
-                                   name + " scan" + (scans[k] != ScanOrder::Random ? " (theory: random sweep)" : "") +
-                                       ": "),
-                     "Eu");
+    auto rows =
+        only(compare_rates(model, curves.back(),
+                           name + " scan" + (scans[k] != ScanOrder::Random ? " (theory: random sweep)" : "") + ": "),
+             "Eu");
     res.rates.insert(res.rates.end(), rows.begin(), rows.end());
     add_run_timings(res, curves.back(), name + "_");
   }
@@ -351,8 +353,9 @@ ExperimentResult run_fig8(const ExperimentOptions& opt) {
     }
     res.table.add_row(std::move(row));
   }
-  res.notes.push_back("the rates of Props. 1-5 are proved for the random sweep only; they are printed beside the "
-                      "permutation and fixed scans for comparison, not as predictions.");
+  res.notes.push_back(
+      "the rates of Props. 1-5 are proved for the random sweep only; they are printed beside the "
+      "permutation and fixed scans for comparison, not as predictions.");
   note_missing_fits(res);
   return finish(std::move(res), total);
 }
@@ -392,11 +395,11 @@ ExperimentResult run_fig9(const ExperimentOptions& opt) {
     const Model m(std::move(g), s, sigma);
     cs.seed = derive_seed(opt.seed, 9, static_cast<std::uint64_t>(k));
     const Eigen::MatrixXd target = covariance_primal(m);
-    curves.push_back(measure_convergence(
-        m, target, cs,
-        detail::sub_progress(opt.progress, static_cast<double>(i) / static_cast<double>(ks.size()),
-                             static_cast<double>(i + 1) / static_cast<double>(ks.size())),
-        "fig9 k=" + std::to_string(k)));
+    curves.push_back(
+        measure_convergence(m, target, cs,
+                            detail::sub_progress(opt.progress, static_cast<double>(i) / static_cast<double>(ks.size()),
+                                                 static_cast<double>(i + 1) / static_cast<double>(ks.size())),
+                            "fig9 k=" + std::to_string(k)));
     const std::string kk = "k" + std::to_string(k);
     for (const char* c : {"Eu_primal_", "Eu_dual_", "Eu_se_primal_", "Eu_se_dual_", "Eu_norm_primal_", "Eu_norm_dual_"})
       cols.push_back(c + kk);
@@ -427,8 +430,8 @@ ExperimentResult run_fig9(const ExperimentOptions& opt) {
   // its normalised Eu takes to fall below 1e-2, the primal's from the fitted rates.
   auto monotone = [](const std::vector<double>& v, bool increasing, bool strict) {
     for (std::size_t i = 1; i < v.size(); ++i) {
-      const bool ok = increasing ? (strict ? v[i] > v[i - 1] : v[i] >= v[i - 1])
-                                 : (strict ? v[i] < v[i - 1] : v[i] <= v[i - 1]);
+      const bool ok =
+          increasing ? (strict ? v[i] > v[i - 1] : v[i] >= v[i - 1]) : (strict ? v[i] < v[i - 1] : v[i] <= v[i - 1]);
       if (!ok) return 0.0;
     }
     return 1.0;
@@ -502,8 +505,8 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
     sampling += c.primal_stats.seconds + c.dual_stats.seconds;
     auto rows = only(compare_rates(m, c, lab.str() + " "), "Eu");
     RateFit xt;
-    const RateFit pm = mean_decay(m, Domain::Primal, mean_chains, cs.sweeps, derive_seed(opt.seed, 1010, i), opt.threads,
-                                  nullptr, &sampling);
+    const RateFit pm = mean_decay(m, Domain::Primal, mean_chains, cs.sweeps, derive_seed(opt.seed, 1010, i),
+                                  opt.threads, nullptr, &sampling);
     mean_decay(m, Domain::Dual, mean_chains, cs.sweeps, derive_seed(opt.seed, 1020, i), opt.threads, &xt, &sampling);
     RateComparison mp = rows[0];
     mp.fitted_from = "mean";
@@ -527,9 +530,10 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
   res.summary.emplace_back("theory_dual_eff_at_largest_ratio", last[9]);
   res.summary.emplace_back("limit_lambda2_over_2", last[12]);
   res.summary.emplace_back("primal_rate_mean_at_largest_ratio", last[5]);
-  res.notes.push_back("theory_* are the finite-size spectral rates ((n-1+lambda_max(A))/n)^n; asym_* their "
-                      "|E| -> infinity limits; on K5 (|E| = 10) the effective dual rate tends to -10 ln(3/4) = 2.877 "
-                      "as s/sigma grows, its asymptotic form to lambda_2/2 = 2.5.");
+  res.notes.push_back(
+      "theory_* are the finite-size spectral rates ((n-1+lambda_max(A))/n)^n; asym_* their "
+      "|E| -> infinity limits; on K5 (|E| = 10) the effective dual rate tends to -10 ln(3/4) = 2.877 "
+      "as s/sigma grows, its asymptotic form to lambda_2/2 = 2.5.");
   note_missing_fits(res);
   res.timings.emplace_back("sampling", sampling);
   return finish(std::move(res), total);
@@ -546,8 +550,8 @@ ExperimentResult run_fig11(const ExperimentOptions& opt) {
                                           std::to_string(side) + "x" + std::to_string(side) + " torus, s=1, sigma=0.25",
                                       opt);
   const Model model(make_torus(side, side), s, sigma);
-  ConvergenceSettings cs = settings_for(opt, pick(opt.chains, opt.quick, 200, 600),
-                                        pick(opt.sweeps, opt.quick, 20, 50), derive_seed(opt.seed, 11));
+  ConvergenceSettings cs = settings_for(opt, pick(opt.chains, opt.quick, 200, 600), pick(opt.sweeps, opt.quick, 20, 50),
+                                        derive_seed(opt.seed, 11));
   cs.control_variate = true;  // extra columns *_dual_cv: the dual chains through the flow control variate
   add_model_parameters(res, "torus:" + std::to_string(side) + "x" + std::to_string(side), s, sigma);
   add_settings_parameters(res, cs);
@@ -584,9 +588,8 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
   };
   auto ws = [gs](Index n) {
     return Config{"ws:" + std::to_string(n) + ",4,0.3", [gs, n] {
-                    return detail::connected_graph(
-                        [n](std::uint64_t sd) { return make_watts_strogatz(n, 4, 0.3, sd); }, gs,
-                        1300 + static_cast<std::uint64_t>(n));
+                    return detail::connected_graph([n](std::uint64_t sd) { return make_watts_strogatz(n, 4, 0.3, sd); },
+                                                   gs, 1300 + static_cast<std::uint64_t>(n));
                   }};
   };
   std::vector<Config> configs;
@@ -617,8 +620,9 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
   }
   const std::size_t mean_chains = pick(opt.chains, opt.quick, 200, 500);
   const std::size_t eu_chains = opt.quick ? 400 : 1000;
-  res.parameters.emplace_back("graphs", std::to_string(configs.size()) + " (torus, k-regular, complete, complete "
-                                                                        "bipartite, star, Watts-Strogatz)");
+  res.parameters.emplace_back("graphs", std::to_string(configs.size()) +
+                                            " (torus, k-regular, complete, complete "
+                                            "bipartite, star, Watts-Strogatz)");
   res.parameters.emplace_back("s", "1");
   res.parameters.emplace_back("sigma", "1 / ratio");
   res.parameters.emplace_back("ratios_s_over_sigma", opt.quick ? "2" : "0.5, 2, 8");
@@ -627,10 +631,10 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
   res.parameters.emplace_back("Eu_fit_chains", std::to_string(eu_chains));
   res.parameters.emplace_back("Eu_fit_init", "constant 1");
   res.parameters.emplace_back("sweeps", "clamp(ceil(25 / min(-ln r_p, -ln r_d)), 30, 200) per model (quick: <= 60)");
-  res.table = Table("graph", {"nodes", "edges", "ratio", "lambda2", "pred_primal", "pred_dual", "pred_dual_eff",
-                              "closed_primal", "closed_dual", "closed_dual_eff", "fit_primal_mean", "fit_dual_mean",
-                              "fit_dual_eff_mean", "fit_primal_Eu", "fit_dual_Eu", "rel_primal", "rel_dual",
-                              "rel_dual_eff", "sweeps"});
+  res.table = Table("graph",
+                    {"nodes", "edges", "ratio", "lambda2", "pred_primal", "pred_dual", "pred_dual_eff", "closed_primal",
+                     "closed_dual", "closed_dual_eff", "fit_primal_mean", "fit_dual_mean", "fit_dual_eff_mean",
+                     "fit_primal_Eu", "fit_dual_Eu", "rel_primal", "rel_dual", "rel_dual_eff", "sweeps"});
   double sampling = 0, spectra_seconds = 0;
   const std::size_t total_runs = configs.size() * ratios.size();
   std::size_t run = 0;
@@ -655,10 +659,10 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
       if (opt.progress) opt.progress("rates " + label, static_cast<double>(run) / static_cast<double>(total_runs));
       const std::uint64_t seed = derive_seed(opt.seed, 120 + gi, ri);
       RateFit fit_xt;
-      const RateFit fit_p = mean_decay(m, Domain::Primal, mean_chains, sweeps, derive_seed(seed, 1), opt.threads,
-                                       nullptr, &sampling);
-      const RateFit fit_y = mean_decay(m, Domain::Dual, mean_chains, sweeps, derive_seed(seed, 2), opt.threads,
-                                       &fit_xt, &sampling);
+      const RateFit fit_p =
+          mean_decay(m, Domain::Primal, mean_chains, sweeps, derive_seed(seed, 1), opt.threads, nullptr, &sampling);
+      const RateFit fit_y =
+          mean_decay(m, Domain::Dual, mean_chains, sweeps, derive_seed(seed, 2), opt.threads, &fit_xt, &sampling);
       ConvergenceSettings cs = settings_for(opt, eu_chains, sweeps, derive_seed(seed, 3));
       q_factor.factorize(m.primal_precision());
       const ConvergenceCurves c = measure_convergence(m, q_factor.inverse(), cs);  // target = covariance_primal(m)
@@ -705,12 +709,14 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
     res.summary.emplace_back("mean_fit_median_abs_rel_disagreement", rel[rel.size() / 2]);
     res.summary.emplace_back("mean_fit_max_abs_rel_disagreement", rel.back());
   }
-  res.notes.push_back("pred_dual_eff is undefined on trees (no cycle space): there x~ = B y~ converges at r_d, and "
-                      "rel_dual_eff compares with r_d.");
-  res.notes.push_back("mean fits: norm of the ensemble mean from a large common random start, last half of the "
-                      "clean window; the dual runs observe y~ (worst-case rate r_d, cycle space) and x~ = B y~ "
-                      "(effective rate r_d^eff, cut space). Eu fits: split-half covariance error from the constant "
-                      "start, paper convention E ~ r^(2t).");
+  res.notes.push_back(
+      "pred_dual_eff is undefined on trees (no cycle space): there x~ = B y~ converges at r_d, and "
+      "rel_dual_eff compares with r_d.");
+  res.notes.push_back(
+      "mean fits: norm of the ensemble mean from a large common random start, last half of the "
+      "clean window; the dual runs observe y~ (worst-case rate r_d, cycle space) and x~ = B y~ "
+      "(effective rate r_d^eff, cut space). Eu fits: split-half covariance error from the constant "
+      "start, paper convention E ~ r^(2t).");
   note_missing_fits(res);
   res.timings.emplace_back("sampling", sampling);
   res.timings.emplace_back("spectra", spectra_seconds);

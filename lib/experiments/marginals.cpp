@@ -22,9 +22,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr detail::EnumName<MarginalMethod> kMethods[] = {
-    {MarginalMethod::Primal, "primal"},       {MarginalMethod::Dual, "dual"},
-    {MarginalMethod::DualCv, "dual-cv"},      {MarginalMethod::PrimalCv, "primal-cv"},
-    {MarginalMethod::Cholesky, "cholesky"},   {MarginalMethod::Exact, "exact"}};
+    {MarginalMethod::Primal, "primal"},     {MarginalMethod::Dual, "dual"},
+    {MarginalMethod::DualCv, "dual-cv"},    {MarginalMethod::PrimalCv, "primal-cv"},
+    {MarginalMethod::Cholesky, "cholesky"}, {MarginalMethod::Exact, "exact"}};
 
 // Thrown by the observer to end a run that reached its target or budget.
 struct StopSampling {};

@@ -2,7 +2,6 @@
 
 #include <dualgibbs/core/random.hpp>
 
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -37,14 +36,15 @@ void shuffle(std::vector<Index>& v, ChainEngine& rng) {
 }
 
 void require_probability(double p, const std::string& family) {
-  require(std::isfinite(p) && p >= 0.0 && p <= 1.0, family + ": probability p = " + std::to_string(p) + " is not in [0, 1]");
+  require(std::isfinite(p) && p >= 0.0 && p <= 1.0,
+          family + ": probability p = " + std::to_string(p) + " is not in [0, 1]");
 }
 
 }  // namespace
 
 Graph make_torus(Index rows, Index cols) {
-  require(rows >= 3 && cols >= 3, "torus: sides must be at least 3 (got " + std::to_string(rows) + "x" + std::to_string(cols) +
-                                      "); smaller sides give self-loops or duplicate edges");
+  require(rows >= 3 && cols >= 3, "torus: sides must be at least 3 (got " + std::to_string(rows) + "x" +
+                                      std::to_string(cols) + "); smaller sides give self-loops or duplicate edges");
   const Index n = checked_count(std::int64_t{rows} * cols, "nodes", "torus");
   checked_count(2 * std::int64_t{n}, "edges", "torus");
   std::vector<Edge> edges;
@@ -79,7 +79,8 @@ Graph make_torus3(Index n0, Index n1, Index n2) {
 }
 
 Graph make_grid(Index rows, Index cols) {
-  require(rows >= 1 && cols >= 1, "grid: sides must be at least 1 (got " + std::to_string(rows) + "x" + std::to_string(cols) + ")");
+  require(rows >= 1 && cols >= 1,
+          "grid: sides must be at least 1 (got " + std::to_string(rows) + "x" + std::to_string(cols) + ")");
   const Index n = checked_count(std::int64_t{rows} * cols, "nodes", "grid");
   checked_count(std::int64_t{rows} * (cols - 1) + std::int64_t{cols} * (rows - 1), "edges", "grid");
   std::vector<Edge> edges;
@@ -119,7 +120,8 @@ Graph make_complete(Index n) {
 }
 
 Graph make_complete_bipartite(Index n1, Index n2) {
-  require(n1 >= 1 && n2 >= 1, "bipartite: both sides need at least 1 node (got " + std::to_string(n1) + "," + std::to_string(n2) + ")");
+  require(n1 >= 1 && n2 >= 1,
+          "bipartite: both sides need at least 1 node (got " + std::to_string(n1) + "," + std::to_string(n2) + ")");
   const Index n = checked_count(std::int64_t{n1} + n2, "nodes", "bipartite");
   checked_count(std::int64_t{n1} * n2, "edges", "bipartite");
   std::vector<Edge> edges;
@@ -150,8 +152,10 @@ Graph make_hypercube(int d) {
 }
 
 Graph make_random_regular(Index n, Index k, std::uint64_t seed) {
-  require(n >= 1 && k >= 0 && k < n, "kregular: need 0 <= k < n (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
-  require((std::int64_t{n} * k) % 2 == 0, "kregular: n*k must be even (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
+  require(n >= 1 && k >= 0 && k < n,
+          "kregular: need 0 <= k < n (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
+  require((std::int64_t{n} * k) % 2 == 0,
+          "kregular: n*k must be even (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
   checked_count(std::int64_t{n} * k, "edge ends", "kregular");
   if (k > (n - 1) / 2 && k > 0) {
     // Dense case: pairing rarely completes, so draw the (n-1-k)-regular complement and take its complement
@@ -206,9 +210,8 @@ Graph make_random_regular(Index n, Index k, std::uint64_t seed) {
       stubs.swap(rest);
     }
     if (!failed) {
-      std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) {
-        return x.head != y.head ? x.head < y.head : x.tail < y.tail;
-      });
+      std::sort(edges.begin(), edges.end(),
+                [](const Edge& x, const Edge& y) { return x.head != y.head ? x.head < y.head : x.tail < y.tail; });
       return Graph(n, std::move(edges));
     }
   }
@@ -217,7 +220,8 @@ Graph make_random_regular(Index n, Index k, std::uint64_t seed) {
 }
 
 Graph make_watts_strogatz(Index n, Index k, double p, std::uint64_t seed) {
-  require(k >= 2 && k % 2 == 0 && k < n, "ws: need an even k with 2 <= k < n (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
+  require(k >= 2 && k % 2 == 0 && k < n,
+          "ws: need an even k with 2 <= k < n (got n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
   require_probability(p, "ws");
   checked_count(std::int64_t{n} * k / 2, "edges", "ws");
   ChainEngine rng = make_stream(seed, 0, StreamPurpose::Graph);
@@ -252,7 +256,8 @@ Graph make_erdos_renyi(Index n, double p, std::uint64_t seed) {
   require(n >= 1, "er: needs at least 1 node (got " + std::to_string(n) + ")");
   require_probability(p, "er");
   const double expected = p * (static_cast<double>(n) * (n - 1) / 2);
-  require(expected < static_cast<double>(kMaxIndex / 4), "er: about " + std::to_string(expected) + " edges expected, over the 32-bit index");
+  require(expected < static_cast<double>(kMaxIndex / 4),
+          "er: about " + std::to_string(expected) + " edges expected, over the 32-bit index");
   ChainEngine rng = make_stream(seed, 0, StreamPurpose::Graph);
   std::vector<Edge> edges;
   if (p <= 0.0 || n < 2) return Graph(n, std::move(edges));

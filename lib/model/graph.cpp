@@ -18,7 +18,9 @@ std::string edge_text(Index e, const Edge& ed) {
 }  // namespace
 
 Graph::Graph(Index num_nodes, std::vector<Edge> edges) : m_num_nodes(num_nodes), m_edges(std::move(edges)) {
-  if (num_nodes <= 0) throw std::invalid_argument("Graph: the graph is empty (" + std::to_string(num_nodes) + " nodes); at least one node is required");
+  if (num_nodes <= 0)
+    throw std::invalid_argument("Graph: the graph is empty (" + std::to_string(num_nodes) +
+                                " nodes); at least one node is required");
   // The incidence stores 2|E| entries in 32-bit offsets.
   if (m_edges.size() > static_cast<std::size_t>(std::numeric_limits<Index>::max() / 2))
     throw std::invalid_argument("Graph: " + std::to_string(m_edges.size()) + " edges overflow the 32-bit edge index");
@@ -28,7 +30,8 @@ Graph::Graph(Index num_nodes, std::vector<Edge> edges) : m_num_nodes(num_nodes),
   for (Index e = 0; e < m; ++e) {
     const Edge& ed = m_edges[e];
     if (ed.head < 0 || ed.head >= num_nodes || ed.tail < 0 || ed.tail >= num_nodes)
-      throw std::invalid_argument("Graph: " + edge_text(e, ed) + " has a node id outside 0.." + std::to_string(num_nodes - 1));
+      throw std::invalid_argument("Graph: " + edge_text(e, ed) + " has a node id outside 0.." +
+                                  std::to_string(num_nodes - 1));
     if (ed.head == ed.tail) throw std::invalid_argument("Graph: " + edge_text(e, ed) + " is a self-loop");
     ++m_offsets[ed.head + 1];
     ++m_offsets[ed.tail + 1];

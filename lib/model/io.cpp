@@ -7,8 +7,8 @@
 #include "model/parameter_check.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -78,13 +78,15 @@ void check_file_sd(double x, std::string_view token, const char* name, const std
   if (detail::is_valid_standard_deviation(x)) return;
   if (!std::isfinite(x) || !(x > 0.0))
     fail_at(source, line, std::string(name) + " " + shown(token) + " must be a finite positive standard deviation");
-  fail_at(source, line, std::string(name) + " " + shown(token) + " gives a variance that overflows or underflows double precision");
+  fail_at(source, line,
+          std::string(name) + " " + shown(token) + " gives a variance that overflows or underflows double precision");
 }
 
 // Opens a file named on the command line or in a spec, with a clear message for the usual mistakes.
 std::ifstream open_input(const std::string& path, const char* what) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw std::invalid_argument(std::string(what) + " '" + path + "' is a directory");
+  if (std::filesystem::is_directory(path, ec))
+    throw std::invalid_argument(std::string(what) + " '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(std::string("cannot open ") + what + " '" + path + "'");
   return in;
@@ -133,7 +135,8 @@ bool starts_with_matrix_market_banner(std::istream& in) {
   head.resize(static_cast<std::size_t>(in.gcount()));
   in.clear();
   in.seekg(0);
-  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(head.begin(), head.end(), head.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return head == banner;
 }
 
@@ -169,8 +172,9 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
     if (!parse_int(f[1], v)) fail_at(source, lineno, "node id " + shown(f[1]) + " " + integer_problem(f[1]));
     if (u < 0 || v < 0) fail_at(source, lineno, "negative node id " + std::to_string(std::min(u, v)));
     if (std::max(u, v) >= std::min<std::int64_t>(limits.max_nodes, kMaxIndex))
-      fail_at(source, lineno, "node id " + std::to_string(std::max(u, v)) + " exceeds the limit of " +
-                                  std::to_string(std::min<std::int64_t>(limits.max_nodes, kMaxIndex)) + " nodes");
+      fail_at(source, lineno,
+              "node id " + std::to_string(std::max(u, v)) + " exceeds the limit of " +
+                  std::to_string(std::min<std::int64_t>(limits.max_nodes, kMaxIndex)) + " nodes");
     if (u == v) fail_at(source, lineno, "self-loop at node " + std::to_string(u));
     double sg = std::numeric_limits<double>::quiet_NaN();
     if (f.size() == 3) {
@@ -179,8 +183,9 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
     }
     const auto [it, inserted] = seen.emplace(pair_key(u, v), lineno);
     if (!inserted)
-      fail_at(source, lineno, "duplicate edge (" + std::to_string(u) + ", " + std::to_string(v) + "), first given on line " +
-                                  std::to_string(it->second));
+      fail_at(source, lineno,
+              "duplicate edge (" + std::to_string(u) + ", " + std::to_string(v) + "), first given on line " +
+                  std::to_string(it->second));
     if (static_cast<std::int64_t>(edges.size()) >= limits.max_edges)
       fail_at(source, lineno, "more than " + std::to_string(limits.max_edges) + " edges");
     edges.push_back({static_cast<Index>(u), static_cast<Index>(v)});
@@ -192,7 +197,8 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
 }
 
 std::vector<double> read_node_file(std::istream& in, Index num_nodes, const std::string& source) {
-  std::vector<double> s(static_cast<std::size_t>(std::max<Index>(num_nodes, 0)), std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> s(static_cast<std::size_t>(std::max<Index>(num_nodes, 0)),
+                        std::numeric_limits<double>::quiet_NaN());
   std::vector<std::int64_t> line_of(s.size(), 0);
   for_each_record(in, source, [&](std::int64_t lineno, const std::vector<std::string_view>& f) {
     if (f.size() != 2) fail_at(source, lineno, "expected 'v s_v', found " + std::to_string(f.size()) + " fields");
@@ -200,11 +206,13 @@ std::vector<double> read_node_file(std::istream& in, Index num_nodes, const std:
     double sv;
     if (!parse_int(f[0], v)) fail_at(source, lineno, "node id " + shown(f[0]) + " " + integer_problem(f[0]));
     if (v < 0 || v >= num_nodes)
-      fail_at(source, lineno, "node id " + std::to_string(v) + " is outside the graph's 0.." + std::to_string(num_nodes - 1));
+      fail_at(source, lineno,
+              "node id " + std::to_string(v) + " is outside the graph's 0.." + std::to_string(num_nodes - 1));
     if (!parse_double(f[1], sv)) fail_at(source, lineno, "s_v " + shown(f[1]) + " is not a number");
     check_file_sd(sv, f[1], "s_v", source, lineno);
     if (line_of[v] != 0)
-      fail_at(source, lineno, "node " + std::to_string(v) + " given twice (first on line " + std::to_string(line_of[v]) + ")");
+      fail_at(source, lineno,
+              "node " + std::to_string(v) + " given twice (first on line " + std::to_string(line_of[v]) + ")");
     line_of[v] = lineno;
     s[v] = sv;
   });
@@ -224,7 +232,8 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
   }
   if (hdr.size() != 5 || hdr[0] != "%%matrixmarket" || hdr[1] != "matrix")
     fail_at(source, 1, "not a Matrix Market header (expected '%%MatrixMarket matrix coordinate ...')");
-  if (hdr[2] != "coordinate") fail_at(source, 1, "only the coordinate (sparse) format is supported, found '" + hdr[2] + "'");
+  if (hdr[2] != "coordinate")
+    fail_at(source, 1, "only the coordinate (sparse) format is supported, found '" + hdr[2] + "'");
   if (hdr[3] != "pattern" && hdr[3] != "real" && hdr[3] != "integer")
     fail_at(source, 1, "field '" + hdr[3] + "' is not supported (pattern, real or integer)");
   if (hdr[4] != "symmetric" && hdr[4] != "general")
@@ -240,13 +249,16 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
   std::int64_t rows, cols, nnz;
   if (f.size() != 3 || !parse_int(f[0], rows) || !parse_int(f[1], cols) || !parse_int(f[2], nnz))
     fail_at(source, lineno, "expected the size line 'rows cols entries' (three integers), found " + shown(line));
-  if (rows != cols) fail_at(source, lineno, "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + ", not square");
+  if (rows != cols)
+    fail_at(source, lineno, "the matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + ", not square");
   if (rows <= 0) fail_at(source, lineno, "the matrix has no rows (empty graph)");
   if (rows > std::min<std::int64_t>(limits.max_nodes, kMaxIndex))
-    fail_at(source, lineno, std::to_string(rows) + " rows exceed the limit of " +
-                                std::to_string(std::min<std::int64_t>(limits.max_nodes, kMaxIndex)) + " nodes");
+    fail_at(source, lineno,
+            std::to_string(rows) + " rows exceed the limit of " +
+                std::to_string(std::min<std::int64_t>(limits.max_nodes, kMaxIndex)) + " nodes");
   if (nnz < 0 || nnz > 2 * limits.max_edges + rows)
-    fail_at(source, lineno, std::to_string(nnz) + " entries exceed the limit of " + std::to_string(limits.max_edges) + " edges");
+    fail_at(source, lineno,
+            std::to_string(nnz) + " entries exceed the limit of " + std::to_string(limits.max_edges) + " edges");
 
   struct Seen {
     std::int64_t line;
@@ -263,15 +275,19 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
     f = split_fields(line, '%');
     if (f.empty()) continue;
     if (f.size() != (pattern ? 2u : 3u))
-      fail_at(source, lineno, std::string("expected '") + (pattern ? "i j" : "i j value") + "', found " + std::to_string(f.size()) + " fields");
+      fail_at(source, lineno,
+              std::string("expected '") + (pattern ? "i j" : "i j value") + "', found " + std::to_string(f.size()) +
+                  " fields");
     std::int64_t i, j;
     if (!parse_int(f[0], i)) fail_at(source, lineno, "row index " + shown(f[0]) + " " + integer_problem(f[0]));
     if (!parse_int(f[1], j)) fail_at(source, lineno, "column index " + shown(f[1]) + " " + integer_problem(f[1]));
     if (i < 1 || i > rows || j < 1 || j > rows)
-      fail_at(source, lineno, "index (" + std::to_string(i) + ", " + std::to_string(j) + ") outside 1.." + std::to_string(rows));
+      fail_at(source, lineno,
+              "index (" + std::to_string(i) + ", " + std::to_string(j) + ") outside 1.." + std::to_string(rows));
     if (!pattern) {
       double val;
-      if (!parse_double(f[2], val) || !std::isfinite(val)) fail_at(source, lineno, "value " + shown(f[2]) + " is not a finite number");
+      if (!parse_double(f[2], val) || !std::isfinite(val))
+        fail_at(source, lineno, "value " + shown(f[2]) + " is not a finite number");
     }
     ++read;
     if (i == j) continue;  // the diagonal does not change the graph
@@ -283,19 +299,22 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
     }
     // A repeat is allowed only as the mirror entry of a general matrix.
     if (symmetric || (it->second.sides & side))
-      fail_at(source, lineno, "duplicate entry (" + std::to_string(i) + ", " + std::to_string(j) + "), first on line " +
-                                  std::to_string(it->second.line));
+      fail_at(source, lineno,
+              "duplicate entry (" + std::to_string(i) + ", " + std::to_string(j) + "), first on line " +
+                  std::to_string(it->second.line));
     it->second.sides |= side;
   }
   // Anything after the declared entries must be blank or a comment.
   while (next_line(in, line, source, lineno + 1)) {
     ++lineno;
-    if (!split_fields(line, '%').empty()) fail_at(source, lineno, "more entries than the " + std::to_string(nnz) + " declared");
+    if (!split_fields(line, '%').empty())
+      fail_at(source, lineno, "more entries than the " + std::to_string(nnz) + " declared");
   }
   if (!symmetric)
     for (const auto& kv : seen)
       if (kv.second.sides != 3)
-        fail_at(source, kv.second.line, "general matrix without the mirror of this entry: the pattern must be symmetric");
+        fail_at(source, kv.second.line,
+                "general matrix without the mirror of this entry: the pattern must be symmetric");
   if (static_cast<std::int64_t>(edges.size()) > limits.max_edges)
     throw std::invalid_argument(source + ": " + std::to_string(edges.size()) + " edges exceed the limit");
   std::vector<double> sigma(edges.size(), std::numeric_limits<double>::quiet_NaN());
@@ -323,7 +342,8 @@ double spec_double(const std::string& spec, const std::string& t, const char* na
 std::uint64_t spec_seed(const std::string& spec, const std::string& t) {
   std::uint64_t v;
   const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (r.ec != std::errc() || r.ptr != t.data() + t.size()) bad_spec(spec, "seed '" + t + "' is not a non-negative integer");
+  if (r.ec != std::errc() || r.ptr != t.data() + t.size())
+    bad_spec(spec, "seed '" + t + "' is not a non-negative integer");
   return v;
 }
 
@@ -349,13 +369,11 @@ Index to_index(const std::string& spec, std::int64_t v, const char* name) {
 }
 
 constexpr detail::EnumName<GraphFamily> kFamilyNames[] = {
-    {GraphFamily::Torus, "torus"},         {GraphFamily::Grid, "grid"},
-    {GraphFamily::Path, "path"},           {GraphFamily::Cycle, "cycle"},
-    {GraphFamily::Complete, "complete"},   {GraphFamily::Bipartite, "bipartite"},
-    {GraphFamily::Star, "star"},           {GraphFamily::KRegular, "kregular"},
-    {GraphFamily::WattsStrogatz, "ws"},    {GraphFamily::ErdosRenyi, "er"},
-    {GraphFamily::BarabasiAlbert, "ba"},   {GraphFamily::Hypercube, "hypercube"},
-    {GraphFamily::Torus3, "torus3"},       {GraphFamily::File, "file"},
+    {GraphFamily::Torus, "torus"},   {GraphFamily::Grid, "grid"},         {GraphFamily::Path, "path"},
+    {GraphFamily::Cycle, "cycle"},   {GraphFamily::Complete, "complete"}, {GraphFamily::Bipartite, "bipartite"},
+    {GraphFamily::Star, "star"},     {GraphFamily::KRegular, "kregular"}, {GraphFamily::WattsStrogatz, "ws"},
+    {GraphFamily::ErdosRenyi, "er"}, {GraphFamily::BarabasiAlbert, "ba"}, {GraphFamily::Hypercube, "hypercube"},
+    {GraphFamily::Torus3, "torus3"}, {GraphFamily::File, "file"},
 };
 
 }  // namespace
@@ -459,8 +477,7 @@ GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits) {
       const char* degree = ba ? "M" : "K";
       const std::int64_t n = spec_int(spec, a[0], "N"), k = spec_int(spec, a[1], degree);
       if (ws) out.probability = spec_double(spec, a[2], "P");
-      check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / (ba ? 1 : 2),
-                 limits);
+      check_size(spec, static_cast<double>(n), static_cast<double>(n) * static_cast<double>(k) / (ba ? 1 : 2), limits);
       seed_at(ws ? 3 : 2);
       size(n, "N");
       size(k, degree);
@@ -488,15 +505,16 @@ LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed, const 
     if (path.empty()) bad_spec(spec.text, "no path after 'file:'");
     std::ifstream in = open_input(path, "graph file");
     // Matrix Market by its extension or by its banner (so a .txt download of a .mtx file still works).
-    const bool mtx = (path.size() >= 4 && path.compare(path.size() - 4, 4, ".mtx") == 0) ||
-                     starts_with_matrix_market_banner(in);
+    const bool mtx =
+        (path.size() >= 4 && path.compare(path.size() - 4, 4, ".mtx") == 0) || starts_with_matrix_market_banner(in);
     return mtx ? read_matrix_market(in, path, limits) : read_edge_list(in, path, limits);
   }
   const std::vector<Index>& n = spec.sizes;
   const std::size_t arity = spec.family == GraphFamily::Torus3 ? 3
                             : spec.family == GraphFamily::Torus || spec.family == GraphFamily::Grid ||
                                     spec.family == GraphFamily::Bipartite || spec.family == GraphFamily::KRegular ||
-                                    spec.family == GraphFamily::WattsStrogatz || spec.family == GraphFamily::BarabasiAlbert
+                                    spec.family == GraphFamily::WattsStrogatz ||
+                                    spec.family == GraphFamily::BarabasiAlbert
                                 ? 2
                                 : 1;
   if (n.size() != arity)
@@ -505,20 +523,34 @@ LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed, const 
   const std::uint64_t seed = spec.seed.value_or(default_seed);
   Graph g = [&] {
     switch (spec.family) {
-      case GraphFamily::Torus: return make_torus(n[0], n[1]);
-      case GraphFamily::Grid: return make_grid(n[0], n[1]);
-      case GraphFamily::Path: return make_path(n[0]);
-      case GraphFamily::Cycle: return make_cycle(n[0]);
-      case GraphFamily::Complete: return make_complete(n[0]);
-      case GraphFamily::Star: return make_star(n[0]);
-      case GraphFamily::Bipartite: return make_complete_bipartite(n[0], n[1]);
-      case GraphFamily::Hypercube: return make_hypercube(static_cast<int>(n[0]));
-      case GraphFamily::Torus3: return make_torus3(n[0], n[1], n[2]);
-      case GraphFamily::KRegular: return make_random_regular(n[0], n[1], seed);
-      case GraphFamily::WattsStrogatz: return make_watts_strogatz(n[0], n[1], spec.probability, seed);
-      case GraphFamily::ErdosRenyi: return make_erdos_renyi(n[0], spec.probability, seed);
-      case GraphFamily::BarabasiAlbert: return make_barabasi_albert(n[0], n[1], seed);
-      case GraphFamily::File: break;
+      case GraphFamily::Torus:
+        return make_torus(n[0], n[1]);
+      case GraphFamily::Grid:
+        return make_grid(n[0], n[1]);
+      case GraphFamily::Path:
+        return make_path(n[0]);
+      case GraphFamily::Cycle:
+        return make_cycle(n[0]);
+      case GraphFamily::Complete:
+        return make_complete(n[0]);
+      case GraphFamily::Star:
+        return make_star(n[0]);
+      case GraphFamily::Bipartite:
+        return make_complete_bipartite(n[0], n[1]);
+      case GraphFamily::Hypercube:
+        return make_hypercube(static_cast<int>(n[0]));
+      case GraphFamily::Torus3:
+        return make_torus3(n[0], n[1], n[2]);
+      case GraphFamily::KRegular:
+        return make_random_regular(n[0], n[1], seed);
+      case GraphFamily::WattsStrogatz:
+        return make_watts_strogatz(n[0], n[1], spec.probability, seed);
+      case GraphFamily::ErdosRenyi:
+        return make_erdos_renyi(n[0], spec.probability, seed);
+      case GraphFamily::BarabasiAlbert:
+        return make_barabasi_albert(n[0], n[1], seed);
+      case GraphFamily::File:
+        break;
     }
     throw std::logic_error("load_graph: unhandled graph family");
   }();
@@ -551,8 +583,8 @@ Model load_model(const GraphSpec& spec, double s, double sigma, const std::optio
       if (!std::isnan(given[v])) sv[v] = given[v];
   }
   // Nothing given per node or per edge: the homogeneous model, which keeps sigma even without edges.
-  const bool per_item = node_file || std::any_of(lg.edge_sigma.begin(), lg.edge_sigma.end(),
-                                                 [](double x) { return !std::isnan(x); });
+  const bool per_item =
+      node_file || std::any_of(lg.edge_sigma.begin(), lg.edge_sigma.end(), [](double x) { return !std::isnan(x); });
   std::vector<double> sg = std::move(lg.edge_sigma);
   for (double& x : sg)
     if (std::isnan(x)) x = sigma;

@@ -17,7 +17,8 @@ namespace dualgibbs {
 void check_standard_deviation(double sd, const std::string& what) {
   if (detail::is_valid_standard_deviation(sd)) return;
   if (!std::isfinite(sd) || !(sd > 0.0))
-    throw std::invalid_argument("Model: " + what + " = " + number_text(sd) + " must be a finite positive standard deviation");
+    throw std::invalid_argument("Model: " + what + " = " + number_text(sd) +
+                                " must be a finite positive standard deviation");
   throw std::invalid_argument("Model: " + what + " = " + number_text(sd) +
                               " gives a variance that overflows or underflows double precision");
 }
@@ -57,7 +58,8 @@ void Model::validate_and_square() {
   m_sigma2.resize(m);
   // The message is built only on failure: no string per node on the valid path.
   for (Index v = 0; v < n; ++v) {
-    if (!detail::is_valid_standard_deviation(m_s[v])) check_standard_deviation(m_s[v], "s_v of node " + std::to_string(v));
+    if (!detail::is_valid_standard_deviation(m_s[v]))
+      check_standard_deviation(m_s[v], "s_v of node " + std::to_string(v));
     m_s2[v] = m_s[v] * m_s[v];
   }
   for (Index e = 0; e < m; ++e) {
@@ -161,8 +163,7 @@ Eigen::VectorXd Model::primal_diagonal() const {
 
 Eigen::VectorXd Model::dual_diagonal() const {
   Eigen::VectorXd d(num_edges());
-  for (Index e = 0; e < num_edges(); ++e)
-    d[e] = m_sigma2[e] + m_s2[m_graph.edge(e).head] + m_s2[m_graph.edge(e).tail];
+  for (Index e = 0; e < num_edges(); ++e) d[e] = m_sigma2[e] + m_s2[m_graph.edge(e).head] + m_s2[m_graph.edge(e).tail];
   return d;
 }
 

@@ -4,6 +4,8 @@
 #include "core/enum_names.hpp"
 #include "sampling/ensemble_pool.hpp"
 
+#include <time.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,8 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <time.h>
-#include <unistd.h>
 
 namespace dualgibbs {
 
@@ -35,7 +35,8 @@ namespace {
 double thread_cpu_seconds() noexcept {
 #if defined(CLOCK_THREAD_CPUTIME_ID)
   timespec t{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 #endif
   return 0.0;
 }
@@ -108,8 +109,8 @@ void check_memory(std::size_t chains, Index dimension, Index tally_dimension, In
                                 std::to_string(static_cast<long long>(available / 1e9)) + " GB");
 }
 
-EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptions& o, const detail::BlockFactory& make_block,
-                         const Observer& observe) {
+EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptions& o,
+                         const detail::BlockFactory& make_block, const Observer& observe) {
   using Clock = std::chrono::steady_clock;
   const bool show_tally = shape.show_tally;
   const Index obs_dim = show_tally ? shape.tally_dimension : shape.dimension;
@@ -125,8 +126,7 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   // Build (and initialize) the blocks in parallel: each block's construction depends only on its own streams.
   std::atomic<std::size_t> next{0};
   pool.run([&](unsigned) {
-    for (std::size_t b; (b = next.fetch_add(1)) < spec.size();)
-      blocks[b] = make_block(spec[b].first, spec[b].second);
+    for (std::size_t b; (b = next.fetch_add(1)) < spec.size();) blocks[b] = make_block(spec[b].first, spec[b].second);
   });
 
   Eigen::MatrixXd states;
@@ -181,13 +181,11 @@ EnsembleStats run_ensemble(const CsrKernel& kernel, const EnsembleOptions& optio
   return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
 }
 
-EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options,
-                           const Observer& observe) {
+EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options, const Observer& observe) {
   return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
 }
 
-EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
-                           const Observer& observe) {
+EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options, const Observer& observe) {
   if (domain == Domain::Primal) {
     check_options(options, model.num_nodes(), "primal");
     if (options.observe_edges)

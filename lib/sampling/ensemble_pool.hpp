@@ -13,7 +13,7 @@
 namespace dualgibbs::detail {
 
 class WorkerPool {
-public:
+ public:
   explicit WorkerPool(unsigned participants) : m_participants(participants < 1 ? 1 : participants) {
     m_workers.reserve(m_participants - 1);
     for (unsigned p = 1; p < m_participants; ++p) m_workers.emplace_back([this, p] { loop(p); });
@@ -53,7 +53,7 @@ public:
     if (m_error) std::rethrow_exception(m_error);
   }
 
-private:
+ private:
   void loop(unsigned p) {
     std::uint64_t seen = 0;
     for (;;) {

@@ -84,9 +84,9 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
       // |M_ij| < sqrt(M_ii M_jj), in a form that cannot overflow (M_ij^2 is infinite for |M_ij| > 1e154, which
       // valid models reach: Q of s = 1e-150 has entries of 1e300).
       if (!(std::abs(a) < std::sqrt(dii) * std::sqrt(djj)))
-        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number(a) + " with diagonal " + number(dii) +
-                                    " and " + number(djj) +
-                                    ": a 2x2 principal minor is not positive, so the precision is not positive definite");
+        throw std::invalid_argument(
+            "CsrKernel: " + entry(i, j) + " = " + number(a) + " with diagonal " + number(dii) + " and " + number(djj) +
+            ": a 2x2 principal minor is not positive, so the precision is not positive definite");
       m_cols.push_back(j);
       m_coef.push_back(-a / dii);
     }
@@ -105,7 +105,8 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
                                   ") is not positive definite (dense Cholesky factorization failed)");
   } else if (check == SpdCheck::Cholesky) {
     Eigen::SparseMatrix<double, Eigen::ColMajor, int> C(M);
-    Eigen::SimplicialLLT<Eigen::SparseMatrix<double, Eigen::ColMajor, int>, Eigen::Lower, Eigen::AMDOrdering<int>> llt(C);
+    Eigen::SimplicialLLT<Eigen::SparseMatrix<double, Eigen::ColMajor, int>, Eigen::Lower, Eigen::AMDOrdering<int>> llt(
+        C);
     if (llt.info() != Eigen::Success)
       throw std::invalid_argument("CsrKernel: the precision (" + std::to_string(m_n) + " x " + std::to_string(m_n) +
                                   ") is not positive definite (sparse Cholesky factorization failed)");
@@ -116,8 +117,7 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
 
 DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model.num_nodes()) {
   const Index m = model.num_edges();
-  if (m < 1)
-    throw std::invalid_argument("DualIncidenceKernel: the model has no edges, so the dual domain is empty");
+  if (m < 1) throw std::invalid_argument("DualIncidenceKernel: the model has no edges, so the dual domain is empty");
   const Eigen::VectorXd& s2 = model.node_variances();
   const Eigen::VectorXd& sig2 = model.edge_variances();
   m_edges.resize(static_cast<std::size_t>(m));

@@ -130,16 +130,16 @@ template <int W>
 
 enum class Path { Scalar, Avx2, Avx512 };
 
-#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                    \
-  template <int W, class Coef>                                                                                   \
-  ATTRIBUTE void dual_##SUFFIX(const Coef* edges, const Index* sites, std::size_t count, double* y, double* x,     \
-                               const double* eps) noexcept {                                                     \
-    dual_loop<W>(edges, sites, count, y, x, eps);                                                                \
-  }                                                                                                              \
-  template <int W>                                                                                               \
-  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,       \
-                              const Index* sites, std::size_t count, double* z, const double* eps) noexcept {    \
-    csr_loop<W>(offsets, cols, coef, sd, sites, count, z, eps);                                                  \
+#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                               \
+  template <int W, class Coef>                                                                                 \
+  ATTRIBUTE void dual_##SUFFIX(const Coef* edges, const Index* sites, std::size_t count, double* y, double* x, \
+                               const double* eps) noexcept {                                                   \
+    dual_loop<W>(edges, sites, count, y, x, eps);                                                              \
+  }                                                                                                            \
+  template <int W>                                                                                             \
+  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,   \
+                              const Index* sites, std::size_t count, double* z, const double* eps) noexcept {  \
+    csr_loop<W>(offsets, cols, coef, sd, sites, count, z, eps);                                                \
   }
 
 DUALGIBBS_KERNEL_PATH(scalar, )
@@ -194,9 +194,12 @@ const char* select_update_path(const std::string& name) {
   g_path = p;
   g_auto = name == "auto";
   switch (p) {
-    case Path::Avx512: return "avx512";
-    case Path::Avx2: return "avx2";
-    case Path::Scalar: break;
+    case Path::Avx512:
+      return "avx512";
+    case Path::Avx2:
+      return "avx2";
+    case Path::Scalar:
+      break;
   }
   return "scalar";
 }
@@ -204,26 +207,33 @@ const char* select_update_path(const std::string& name) {
 }  // namespace detail
 
 #ifdef DUALGIBBS_HAVE_VECTOR_PATHS
-#define DUALGIBBS_DISPATCH(NAME, CSR, W, ...)                               \
-  switch (path_for(CSR, W)) {                                               \
-    case Path::Avx512: NAME##_avx512<W>(__VA_ARGS__); return;               \
-    case Path::Avx2: NAME##_avx2<W>(__VA_ARGS__); return;                   \
-    case Path::Scalar: NAME##_scalar<W>(__VA_ARGS__); return;               \
+#define DUALGIBBS_DISPATCH(NAME, CSR, W, ...) \
+  switch (path_for(CSR, W)) {                 \
+    case Path::Avx512:                        \
+      NAME##_avx512<W>(__VA_ARGS__);          \
+      return;                                 \
+    case Path::Avx2:                          \
+      NAME##_avx2<W>(__VA_ARGS__);            \
+      return;                                 \
+    case Path::Scalar:                        \
+      NAME##_scalar<W>(__VA_ARGS__);          \
+      return;                                 \
   }
 #else
 #define DUALGIBBS_DISPATCH(NAME, CSR, W, ...) NAME##_scalar<W>(__VA_ARGS__);
 #endif
 
-#define DUALGIBBS_RUN_UPDATES(_, W)                                                                                 \
-  template <>                                                                                                    \
-  void CsrKernel::run_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps)    \
-      const noexcept {                                                                                           \
-    DUALGIBBS_DISPATCH(csr, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(), sites, count, z, eps) \
-  }                                                                                                              \
-  template <>                                                                                                    \
-  void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,           \
-                                           const double* eps) const noexcept {                                   \
-    DUALGIBBS_DISPATCH(dual, false, W, m_edges.data(), sites, count, y, x, eps)                                          \
+#define DUALGIBBS_RUN_UPDATES(_, W)                                                                                \
+  template <>                                                                                                      \
+  void CsrKernel::run_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps)     \
+      const noexcept {                                                                                             \
+    DUALGIBBS_DISPATCH(csr, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(), sites, count, z, \
+                       eps)                                                                                        \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,            \
+                                           const double* eps) const noexcept {                                     \
+    DUALGIBBS_DISPATCH(dual, false, W, m_edges.data(), sites, count, y, x, eps)                                    \
   }
 DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
 #undef DUALGIBBS_RUN_UPDATES

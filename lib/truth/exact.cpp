@@ -204,8 +204,8 @@ SparseMatrix CholeskyFactor::selected_inverse(const SparseMatrix& pattern) const
 Eigen::MatrixXd CholeskyFactor::inverse() const {
   const Index n = m_impl->ready("inverse").size();
   if (n > kMaxDenseDimension)
-    throw std::invalid_argument("CholeskyFactor::inverse: dimension " + std::to_string(n) + " exceeds the dense limit " +
-                                std::to_string(kMaxDenseDimension));
+    throw std::invalid_argument("CholeskyFactor::inverse: dimension " + std::to_string(n) +
+                                " exceeds the dense limit " + std::to_string(kMaxDenseDimension));
   const Eigen::MatrixXd identity = Eigen::MatrixXd::Identity(n, n);
   Eigen::MatrixXd inv = solve(identity);
   return (0.5 * (inv + inv.transpose())).eval();
@@ -284,7 +284,7 @@ Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ord
 }
 
 Eigen::VectorXd marginal_variances_dual_from_primal(const Model& model, const SparseMatrix& primal_inverse,
-                                                   Ordering ordering) {
+                                                    Ordering ordering) {
   const Index n = model.num_nodes(), m = model.num_edges();
   if (primal_inverse.rows() != n || primal_inverse.cols() != n)
     throw std::invalid_argument("marginal_variances_dual_from_primal: the selected inverse is " +

@@ -271,7 +271,8 @@ Outcome lambda2_connected(const Graph& g, Plan& plan, const SpectralOptions& o) 
         SpectralOptions quick = o;
         quick.max_restarts = std::min(o.max_restarts, 6);
         try {
-          const double theta = run_spectra(op, Spectra::SortRule::LargestAlge, quick, kShiftInvertKrylov, method, problem);
+          const double theta =
+              run_spectra(op, Spectra::SortRule::LargestAlge, quick, kShiftInvertKrylov, method, problem);
           const double l2 = (1.0 / theta - d) / w;
           if (l2 > 0 && d / w <= 10 * l2) return {l2, method};
         } catch (const EigensolverError&) {
@@ -668,8 +669,7 @@ Rates convergence_rates(const Model& model, const SpectralOptions& options) {
   r.lambda_max_A_dual = r.rate_dual = r.rate_dual_asymptotic = kNaN;
   r.rate_dual_effective = r.rate_dual_effective_asymptotic = kNaN;
   if (g.num_edges() > 0) {
-    domain_rates(Domain::Dual, r.seconds_dual, r.method_dual, r.lambda_max_A_dual, r.rate_dual,
-                 r.rate_dual_asymptotic);
+    domain_rates(Domain::Dual, r.seconds_dual, r.method_dual, r.lambda_max_A_dual, r.rate_dual, r.rate_dual_asymptotic);
     if (model.is_homogeneous() && g.has_cycles()) {
       // Prop. 5: x~ = B y~ sees only the cut space, where the largest eigenvalue of A is
       // s^2 (2 - lambda) / (sigma^2 + 2 s^2) with lambda the smallest non-zero eigenvalue of L.

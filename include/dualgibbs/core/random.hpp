@@ -42,7 +42,7 @@ constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
 /// is strong, as Boost's ziggurat needs (it takes layer and sign from the low 8 bits). Satisfies the standard
 /// UniformRandomBitGenerator requirements. Construct it with make_stream().
 class ChainEngine {
-public:
+ public:
   using result_type = std::uint64_t;  ///< 64-bit output words
   /// Smallest output, 0.
   static constexpr result_type min() noexcept { return 0; }
@@ -75,17 +75,17 @@ public:
   /// Different state.
   friend bool operator!=(const ChainEngine& a, const ChainEngine& b) noexcept { return !(a == b); }
 
-private:
+ private:
   static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
   std::array<std::uint64_t, 4> m_s;
 };
 
 /// What a stream is used for; streams of different purposes never share state.
 enum class StreamPurpose : std::uint64_t {
-  Schedule = 1,  ///< the scan order of a block (random picks or permutations)
-  Noise = 2,     ///< the normal deviates eps of one chain
-  Initial = 3,   ///< the random initial state of one chain
-  Graph = 4,     ///< random graph generators (stream chain 0 of the graph's seed)
+  Schedule = 1,    ///< the scan order of a block (random picks or permutations)
+  Noise = 2,       ///< the normal deviates eps of one chain
+  Initial = 3,     ///< the random initial state of one chain
+  Graph = 4,       ///< random graph generators (stream chain 0 of the graph's seed)
   Parameters = 5,  ///< the experiments' random parameter and start vectors (stream chain 0 of a derived seed)
   Bootstrap = 6,   ///< bootstrap resampling of the estimators (stream chain 0 of the bootstrap seed)
   ExactDraws = 7   ///< the standard normals of exact draws from a Cholesky factor (stream chain 0 of the seed)
@@ -131,7 +131,7 @@ DUALGIBBS_EXPORT double standard_normal(ChainEngine& rng) noexcept;
 /// common branch is redone by Boost itself from the sub-stream's state before the draw, so every deviate is
 /// bitwise the one Boost's normal_distribution gives (a test checks this over millions of draws).
 class DUALGIBBS_EXPORT NormalStream {
-public:
+ public:
   static constexpr int kWays = 8;  ///< number of interleaved sub-streams
 
   /// The deviates of chain `chain` under `seed`.
@@ -150,11 +150,10 @@ public:
   /// Sub-stream of the next deviate.
   int next_way() const noexcept { return static_cast<int>(m_next); }
 
-private:
+ private:
   alignas(64) std::uint64_t m_s[4][kWays];  // state word w of sub-stream k at m_s[w][k]
   unsigned m_next = 0;
 };
-
 
 namespace detail {
 /// Selects the implementation of NormalStream::fill (for tests and benchmarks; all give the same bits): "auto" (the

@@ -61,9 +61,9 @@ struct SampleMoments {
 /// add and subtract, which is how groups are combined and deleted.
 /// Adding or subtracting sums of different shapes throws std::invalid_argument.
 struct DUALGIBBS_EXPORT MomentSums {
-  double count = 0;        ///< n, the number of draws summed
-  Eigen::VectorXd sum;     ///< s = sum (x - c), length dim
-  Eigen::VectorXd scatter; ///< P = sum (x - c)(x - c)^T column-major (dim*dim), or its diagonal (dim)
+  double count = 0;         ///< n, the number of draws summed
+  Eigen::VectorXd sum;      ///< s = sum (x - c), length dim
+  Eigen::VectorXd scatter;  ///< P = sum (x - c)(x - c)^T column-major (dim*dim), or its diagonal (dim)
   /// Adds the sums of other draws about the same centre (joins two groups).
   MomentSums& operator+=(const MomentSums& other);
   /// Subtracts the sums of draws about the same centre (deletes a group, for the jackknife).
@@ -79,7 +79,7 @@ struct DUALGIBBS_EXPORT MomentSums {
 /// included) or O(n dim) (Diagonal). Not to be called concurrently with other BLAS users of the process: it
 /// sets OpenBLAS to one thread for its duration.
 class DUALGIBBS_EXPORT GroupedMoments {
-public:
+ public:
   /// Groups are the column ranges [offsets[g], offsets[g+1]); offsets must start at 0, end at the number
   /// of columns and increase strictly.
   /// \throws std::invalid_argument for bad offsets, an empty matrix or non-finite draws.
@@ -114,14 +114,14 @@ public:
   SampleMoments moments_weighted(const std::vector<double>& weights) const;
 
   /// Bootstrap: `replicates` resamples, each drawing num_groups() groups with replacement (multinomial
-  /// multiplicities drawn with uniform_below from make_stream(seed, 0, StreamPurpose::Bootstrap)), evaluated by `statistic`. With one draw
-  /// per group this is the ordinary nonparametric bootstrap; with groups of m i.i.d. draws it resamples
-  /// blocks (same limit distribution, num_groups() times cheaper). Work: O(replicates num_groups dim^2),
+  /// multiplicities drawn with uniform_below from make_stream(seed, 0, StreamPurpose::Bootstrap)), evaluated by
+  /// `statistic`. With one draw per group this is the ordinary nonparametric bootstrap; with groups of m i.i.d. draws
+  /// it resamples blocks (same limit distribution, num_groups() times cheaper). Work: O(replicates num_groups dim^2),
   /// done as one matrix product per batch of replicates.
   std::vector<double> bootstrap(std::size_t replicates, std::uint64_t seed,
                                 const std::function<double(const SampleMoments&)>& statistic) const;
 
-private:
+ private:
   void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets);
 
   MomentKind m_kind;
@@ -197,7 +197,7 @@ struct ErrorEstimate {
 /// x~ = B y~, scored through the Woodbury reconstruction, so both domains meet the same target.
 /// Per checkpoint: O(L dim^2) (Full) or O(L dim) (Diagonal), plus O(groups dim^2) for the jackknife.
 class DUALGIBBS_EXPORT CovarianceErrorTracker {
-public:
+ public:
   /// Full covariance target (dim x dim, symmetric, finite) or marginal-variance target (a dim x 1 matrix
   /// or vector): the kind follows the target's shape. node_variances are s_v^2 (length dim), used by the
   /// dual's reconstruction. \throws std::invalid_argument on size mismatches or non-finite values.
@@ -222,7 +222,7 @@ public:
   /// The last checkpoint's estimate of Cov(X) from all chains (dim x dim, or dim x 1 for Diagonal).
   const Eigen::MatrixXd& last_estimate() const noexcept { return m_estimate; }
 
-private:
+ private:
   Domain m_domain;
   MomentKind m_kind;
   Eigen::VectorXd m_node_variances;
@@ -269,9 +269,9 @@ struct RateFit {
   double neg_log_rate = std::numeric_limits<double>::quiet_NaN();  ///< -ln r per sweep
   double rate = std::numeric_limits<double>::quiet_NaN();          ///< r = exp(-neg_log_rate)
   double first_sweep = std::numeric_limits<double>::quiet_NaN();   ///< window [first_sweep, last_sweep]
-  double last_sweep = std::numeric_limits<double>::quiet_NaN();   ///< end of the window
-  std::size_t points = 0;  ///< points in the window
-  std::string note;        ///< why there is no fit, if there is none
+  double last_sweep = std::numeric_limits<double>::quiet_NaN();    ///< end of the window
+  std::size_t points = 0;                                          ///< points in the window
+  std::string note;                                                ///< why there is no fit, if there is none
   /// True if there is a fit (points in the window and a finite rate).
   bool ok() const noexcept { return points > 0 && neg_log_rate == neg_log_rate; }
 };

@@ -50,10 +50,11 @@ enum class FlowPrecompute {
 /// Options of FlowControlVariate.
 struct FlowCvOptions {
   /// Chebyshev degree k >= 1; 0 is the trivial flow phi = 0 (no control variate: the dual plug-in
-  /// s_v^2 - s_v^4 x~_v^2 and the plain primal sample variance, E_v = s_v^2 and l_v = 0); -1 chooses k = 8 ceil(r / 10), r = max_v s_v / min_e sigma_e, at most 64 (the research
-  /// note's rule: k about 8 for s/sigma <= 10, growing in proportion to s/sigma). The sampled gap
-  /// (MarginalVarianceCv::gap) tells whether k was enough: its ratio to the estimate is the achieved standard-error
-  /// ratio, and a caller that finds it too large builds the variate again with a larger k.
+  /// s_v^2 - s_v^4 x~_v^2 and the plain primal sample variance, E_v = s_v^2 and l_v = 0); -1 chooses k = 8 ceil(r /
+  /// 10), r = max_v s_v / min_e sigma_e, at most 64 (the research note's rule: k about 8 for s/sigma <= 10, growing in
+  /// proportion to s/sigma). The sampled gap (MarginalVarianceCv::gap) tells whether k was enough: its ratio to the
+  /// estimate is the achieved standard-error ratio, and a caller that finds it too large builds the variate again with
+  /// a larger k.
   int degree = -1;
   /// beta / alpha > 1; 0 chooses it by minimising sum_v E_v over kappa = 2, 4, ..., 2^16 (no truth needed: E_v - V_v
   /// is the gap and V_v is fixed).
@@ -66,7 +67,7 @@ struct FlowCvOptions {
 
 /// The Chebyshev potential flows of every node of a model: E_v, l_v and the residual map r_k(Q).
 class DUALGIBBS_EXPORT FlowControlVariate {
-public:
+ public:
   /// \throws std::invalid_argument for a degree below -1 or over 1000, kappa in (0, 1], a non-finite
   ///         kappa, tuning_nodes < 1, or FlowPrecompute::Dense on more than 5000 nodes.
   explicit FlowControlVariate(const Model& model, const FlowCvOptions& options = FlowCvOptions());
@@ -94,7 +95,7 @@ public:
   /// The primal terms u = r_k(Q) x of samples x (columns; |V| rows): V_v = l_v + E[u_v^2].
   Eigen::MatrixXd primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x) const;
 
-private:
+ private:
   SparseMatrix m_q;
   Eigen::VectorXd m_s2;
   int m_degree = 0;
@@ -108,7 +109,7 @@ private:
 /// error comes from the spread of the per-chain means over the independent chains (several evaluations of one
 /// chain are correlated, so they are averaged within the chain first).
 class DUALGIBBS_EXPORT MarginalVarianceCv {
-public:
+ public:
   /// \throws std::invalid_argument for fewer than 2 chains.
   MarginalVarianceCv(const FlowControlVariate& cv, Domain domain, std::size_t chains);
   /// One evaluation of every chain. \throws std::invalid_argument for a wrong shape or a non-finite value.
@@ -122,7 +123,7 @@ public:
   /// mean(u_v^2): the estimated gap E_v - V_v (dual) or V_v - l_v (primal), the control variate's own quality.
   Eigen::VectorXd gap() const;
 
-private:
+ private:
   const FlowControlVariate* m_cv;
   Domain m_domain;
   Eigen::MatrixXd m_sums;  // |V| x chains: sum over evaluations of u_v^2

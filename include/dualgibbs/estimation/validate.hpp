@@ -131,9 +131,9 @@ DUALGIBBS_EXPORT const char* to_string(ValidationTest test) noexcept;
 
 /// One test of the report (a coordinate's mean or variance, or an edge difference's variance).
 struct ValidationOffender {
-  std::size_t checkpoint = 0;  ///< index in ValidationReport::checkpoints
+  std::size_t checkpoint = 0;                               ///< index in ValidationReport::checkpoints
   double sweep = std::numeric_limits<double>::quiet_NaN();  ///< the checkpoint's sweep (NaN if unknown)
-  ValidationTest test = ValidationTest::Mean;                ///< which test
+  ValidationTest test = ValidationTest::Mean;               ///< which test
   Index index = 0;      ///< the coordinate (node or edge id), for EdgeDifference the edge, for Global -1
   double z = 0;         ///< equivalent two-sided normal score (signed: > 0 means too large)
   double p = 1;         ///< two-sided p-value of this single test
@@ -151,14 +151,14 @@ struct ZSummary {
 /// The result for one checkpoint.
 struct CheckpointValidation {
   double sweep = std::numeric_limits<double>::quiet_NaN();  ///< the checkpoint's sweep (NaN if unknown)
-  std::size_t draws = 0;         ///< n
+  std::size_t draws = 0;                                    ///< n
   std::size_t chains = 0;        ///< independent chains: n; successive states: the number of chains
   bool sequential = false;       ///< successive states of chains (batch means) rather than independent draws
   std::size_t batches = 0;       ///< sequential: the batch count B (the t tests have B - 1 degrees of freedom)
   std::size_t batch_length = 0;  ///< sequential: the shortest batch
   double ess_min = std::numeric_limits<double>::quiet_NaN();     ///< sequential: smallest effective sample size
   double ess_median = std::numeric_limits<double>::quiet_NaN();  ///< sequential: median effective sample size
-  Index ess_min_index = -1;  ///< sequential: the coordinate with the smallest effective sample size
+  Index ess_min_index = -1;               ///< sequential: the coordinate with the smallest effective sample size
   Eigen::VectorXd mean_z;                 ///< per coordinate (0 where not tested)
   Eigen::VectorXd variance_z;             ///< per coordinate
   Eigen::VectorXd variance_ratio;         ///< S^2 / exact variance per coordinate (NaN where the exact variance is 0)
@@ -168,11 +168,11 @@ struct CheckpointValidation {
   /// null whatever the correlations; < 0 when the sampler's variances are too small overall, as before
   /// convergence from a fixed start), its batch-means standard error and its normal score.
   double global_statistic = 0;
-  double global_se = 0;  ///< standard error of global_statistic (batch means)
-  double global_z = 0;   ///< global_statistic / global_se
-  ZSummary mean;         ///< the mean z-scores
-  ZSummary variance;     ///< the marginal-variance z-scores
-  ZSummary edge;         ///< the edge-difference variance z-scores
+  double global_se = 0;                  ///< standard error of global_statistic (batch means)
+  double global_z = 0;                   ///< global_statistic / global_se
+  ZSummary mean;                         ///< the mean z-scores
+  ZSummary variance;                     ///< the marginal-variance z-scores
+  ZSummary edge;                         ///< the edge-difference variance z-scores
   double edge_covariance_error_max = 0;  ///< max |Cov^ - Cov| over edges
   double edge_covariance_error_rms = 0;  ///< RMS of Cov^ - Cov over edges
   /// The split-half error of the marginal variances (CovarianceErrorTracker, Diagonal): Eu, Eu_se, Eb, ...
@@ -186,16 +186,16 @@ struct CheckpointValidation {
 
 /// The whole report.
 struct ValidationReport {
-  DrawKind kind = DrawKind::Primal;  ///< what was validated
-  double alpha = 1e-3;               ///< false-alarm probability of the whole report
-  std::size_t tests = 0;   ///< all tests of all checkpoints
-  double p_threshold = 0;  ///< alpha / tests (Bonferroni)
-  double z_threshold = 0;  ///< the |z| that p_threshold corresponds to
-  bool consistent = true;  ///< no p-value below p_threshold
+  DrawKind kind = DrawKind::Primal;               ///< what was validated
+  double alpha = 1e-3;                            ///< false-alarm probability of the whole report
+  std::size_t tests = 0;                          ///< all tests of all checkpoints
+  double p_threshold = 0;                         ///< alpha / tests (Bonferroni)
+  double z_threshold = 0;                         ///< the |z| that p_threshold corresponds to
+  bool consistent = true;                         ///< no p-value below p_threshold
   std::vector<CheckpointValidation> checkpoints;  ///< per checkpoint, in the draws' order
-  std::vector<ValidationOffender> worst;  ///< the smallest p-values over all tests, smallest first
-  std::vector<std::string> notes;         ///< warnings a reader must see (short batches, degenerate coordinates)
-  std::string method;                     ///< one paragraph: the tests and the verdict rule
+  std::vector<ValidationOffender> worst;          ///< the smallest p-values over all tests, smallest first
+  std::vector<std::string> notes;  ///< warnings a reader must see (short batches, degenerate coordinates)
+  std::string method;              ///< one paragraph: the tests and the verdict rule
 };
 
 /// Validates draws against the exact truth (see the file comment for the tests and the verdict).

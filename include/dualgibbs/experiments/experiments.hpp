@@ -22,13 +22,13 @@
 /// opt.quick = true;
 /// dualgibbs::ExperimentResult r = dualgibbs::run_experiment("fig6", opt);
 /// r.table.write_csv(std::cout);
-/// for (const auto& row : r.rates) std::cout << row.label << " " << row.predicted << " " << row.fit.neg_log_rate << "\n";
-/// \endcode
+/// for (const auto& row : r.rates) std::cout << row.label << " " << row.predicted << " " << row.fit.neg_log_rate <<
+/// "\n"; \endcode
 
-#include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
 
 #include <Eigen/Core>
 
@@ -46,7 +46,7 @@ namespace dualgibbs {
 /// A table of numbers: named columns, one row per point, optionally led by one text column (a label per
 /// row, e.g. the graph of a row of the rate benchmark).
 class DUALGIBBS_EXPORT Table {
-public:
+ public:
   Table() = default;
   /// Numeric columns only. \throws std::invalid_argument for an empty or repeated column name.
   explicit Table(std::vector<std::string> columns);
@@ -77,7 +77,7 @@ public:
   /// (NaN written as `nan`; labels quoted if they contain a comma or a quote).
   void write_csv(std::ostream& out) const;
 
-private:
+ private:
   std::string m_label_column;
   std::vector<std::string> m_columns;
   std::vector<std::vector<double>> m_rows;
@@ -120,20 +120,20 @@ using ProgressFn = std::function<void(const std::string& stage, double fraction)
 
 /// Options shared by every experiment.
 struct ExperimentOptions {
-  bool quick = false;        ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
-  std::uint64_t seed = 1;    ///< master seed: every ensemble, random graph and parameter draw derives from it
-  unsigned threads = 0;      ///< sampler threads; 0 = all hardware threads
+  bool quick = false;      ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
+  std::uint64_t seed = 1;  ///< master seed: every ensemble, random graph and parameter draw derives from it
+  unsigned threads = 0;    ///< sampler threads; 0 = all hardware threads
   /// Override the figure's number of chains (fig5: samples; rates: the mean fits' chains); 0 = the figure's
   /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
   std::size_t chains = 0;
-  std::size_t sweeps = 0;    ///< override the figure's number of sweeps (0 = the figure's default)
-  ProgressFn progress;       ///< may be empty
+  std::size_t sweeps = 0;  ///< override the figure's number of sweeps (0 = the figure's default)
+  ProgressFn progress;     ///< may be empty
 };
 
 /// One entry of the figure table: a name, one line saying what it reproduces, and the function that runs it.
 struct Figure {
-  std::string name;         ///< "fig6"
-  std::string description;  ///< one line: what it reproduces
+  std::string name;                                                     ///< "fig6"
+  std::string description;                                              ///< one line: what it reproduces
   ExperimentResult (*run)(const ExperimentOptions& options) = nullptr;  ///< runs the figure (run_fig6, ...)
 };
 
@@ -187,11 +187,11 @@ struct ConvergenceSettings {
   InitialState init = InitialState::Constant;  ///< initial state of every chain
   double init_value = 1.0;                     ///< InitialState::Constant: every coordinate's value
   double init_scale = 1.0;                     ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1)
-  Eigen::VectorXd given_primal;  ///< InitialState::Given: the primal chains' state x (length |V|)
-  Eigen::VectorXd given_dual;    ///< InitialState::Given: the dual chains' state y~ (length |E|)
-  std::uint64_t seed = 1;             ///< the ensembles' seed (the results do not depend on the thread count)
-  unsigned threads = 0;               ///< threads (0 = all hardware threads)
-  std::size_t jackknife_groups = 16;  ///< jackknife groups per half, for the standard errors
+  Eigen::VectorXd given_primal;                ///< InitialState::Given: the primal chains' state x (length |V|)
+  Eigen::VectorXd given_dual;                  ///< InitialState::Given: the dual chains' state y~ (length |E|)
+  std::uint64_t seed = 1;                      ///< the ensembles' seed (the results do not depend on the thread count)
+  unsigned threads = 0;                        ///< threads (0 = all hardware threads)
+  std::size_t jackknife_groups = 16;           ///< jackknife groups per half, for the standard errors
   /// Also score the dual chains through the Chebyshev potential-flow control variate (estimation/flow_cv.hpp):
   /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full
   /// covariance target needs the dense energy matrix (at most 5000 nodes).
@@ -207,7 +207,7 @@ struct ConvergenceCurves {
   EnsembleStats primal_stats{};        ///< timing of the primal ensemble
   EnsembleStats dual_stats{};          ///< timing of the dual ensemble
   MomentKind kind = MomentKind::Full;  ///< full covariance or marginal variances, as the target
-  double seconds = 0;  ///< wall time of both runs including the accumulation
+  double seconds = 0;                  ///< wall time of both runs including the accumulation
 };
 
 /// Runs both samplers on `model` and scores every checkpoint against `target`: the exact Cov(X)
@@ -217,8 +217,7 @@ struct ConvergenceCurves {
 /// without edges, and every check of run_ensemble() and CovarianceErrorTracker).
 DUALGIBBS_EXPORT ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd& target,
                                                        const ConvergenceSettings& settings,
-                                                       const ProgressFn& progress = {},
-                                                       const std::string& label = "");
+                                                       const ProgressFn& progress = {}, const std::string& label = "");
 
 /// The exact target for a model: Cov(X) (dense) if |V| <= max_full_nodes, else diag(Q^-1) by selected
 /// inversion (a |V| x 1 matrix); max_full_nodes <= 0 always gives the marginal variances.

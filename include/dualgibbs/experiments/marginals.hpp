@@ -54,15 +54,15 @@ DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
 /// Options of estimate_marginal_variances().
 struct MarginalOptions {
   MarginalMethod method = MarginalMethod::DualCv;  ///< the method
-  double rel_rmse = 0.01;        ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
-  double seconds = 0;            ///< stop after this much wall time (0: no budget); at least one of the two is set
-  std::size_t chains = 100;      ///< independent chains (sampling methods) or draws per batch (cholesky); >= 2
-  std::size_t every = 4;         ///< sweeps between evaluations (sampling methods); >= 1
-  std::size_t burn_in = 0;       ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
+  double rel_rmse = 0.01;    ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
+  double seconds = 0;        ///< stop after this much wall time (0: no budget); at least one of the two is set
+  std::size_t chains = 100;  ///< independent chains (sampling methods) or draws per batch (cholesky); >= 2
+  std::size_t every = 4;     ///< sweeps between evaluations (sampling methods); >= 1
+  std::size_t burn_in = 0;   ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
   std::size_t max_sweeps = 1000000;  ///< the sampling methods stop here whatever the target
-  int degree = -1;               ///< Chebyshev degree of the control variates (-1: automatic, see FlowCvOptions)
-  std::uint64_t seed = 1;        ///< determines every random number
-  unsigned threads = 0;          ///< sampler threads (0 = all hardware threads)
+  int degree = -1;                   ///< Chebyshev degree of the control variates (-1: automatic, see FlowCvOptions)
+  std::uint64_t seed = 1;            ///< determines every random number
+  unsigned threads = 0;              ///< sampler threads (0 = all hardware threads)
   /// Called after every evaluation with the fraction done (towards the target or the budget); may be empty.
   std::function<void(double)> progress;
 };
@@ -70,17 +70,17 @@ struct MarginalOptions {
 /// What estimate_marginal_variances() found.
 struct MarginalResult {
   MarginalMethod method = MarginalMethod::Exact;  ///< the method that ran
-  Eigen::VectorXd estimate;   ///< V_v
-  Eigen::VectorXd std_error;  ///< standard errors (0 for exact)
-  Eigen::VectorXd lower;      ///< certified lower bound l_v (control variates and exact; empty otherwise)
-  Eigen::VectorXd upper;      ///< certified upper bound E_v (control variates and exact; empty otherwise)
-  double rel_se_rms = 0;      ///< RMS over nodes of std_error / estimate
-  double seconds = 0;         ///< wall time of the whole estimate (precomputation included)
-  std::size_t sweeps = 0;     ///< sweeps per chain (sampling methods)
-  std::size_t burn_in = 0;    ///< sweeps discarded (sampling methods)
-  std::size_t chains = 0;     ///< chains (sampling) or draws per batch (cholesky)
-  std::size_t samples = 0;    ///< evaluations x chains (sampling) or draws (cholesky)
-  int degree = 0;             ///< Chebyshev degree of the control variate (0 without)
+  Eigen::VectorXd estimate;                       ///< V_v
+  Eigen::VectorXd std_error;                      ///< standard errors (0 for exact)
+  Eigen::VectorXd lower;        ///< certified lower bound l_v (control variates and exact; empty otherwise)
+  Eigen::VectorXd upper;        ///< certified upper bound E_v (control variates and exact; empty otherwise)
+  double rel_se_rms = 0;        ///< RMS over nodes of std_error / estimate
+  double seconds = 0;           ///< wall time of the whole estimate (precomputation included)
+  std::size_t sweeps = 0;       ///< sweeps per chain (sampling methods)
+  std::size_t burn_in = 0;      ///< sweeps discarded (sampling methods)
+  std::size_t chains = 0;       ///< chains (sampling) or draws per batch (cholesky)
+  std::size_t samples = 0;      ///< evaluations x chains (sampling) or draws (cholesky)
+  int degree = 0;               ///< Chebyshev degree of the control variate (0 without)
   bool reached_target = false;  ///< rel_se_rms <= rel_rmse when the run stopped (always true for exact)
 };
 

@@ -12,7 +12,6 @@
 
 namespace dualgibbs {
 
-
 /// An oriented edge e = (head, tail): B[head, e] = +1, B[tail, e] = -1 (paper, Section II).
 struct Edge {
   Index head;  ///< u, where B[u, e] = +1
@@ -34,7 +33,7 @@ struct Edge {
 /// assert(g.degree(1) == 2 && g.num_components() == 1);
 /// \endcode
 class DUALGIBBS_EXPORT Graph {
-public:
+ public:
   /// \throws std::invalid_argument for zero nodes, ids out of range, self-loops, duplicate edges, or
   ///         sizes that overflow Index.
   Graph(Index num_nodes, std::vector<Edge> edges);
@@ -74,7 +73,8 @@ public:
   const std::vector<Index>& component_labels() const noexcept { return m_component; }
   /// Number of nodes in each component.
   std::vector<Index> component_sizes() const;
-  /// True if G contains a cycle (|E| > |V| - number of components): the dual precision's cycle space is then non-trivial.
+  /// True if G contains a cycle (|E| > |V| - number of components): the dual precision's cycle space is then
+  /// non-trivial.
   bool has_cycles() const noexcept {
     return static_cast<std::int64_t>(num_edges()) > static_cast<std::int64_t>(m_num_nodes) - m_num_components;
   }
@@ -82,7 +82,7 @@ public:
   /// A one-line description such as "graph with 100 nodes, 200 edges, degree 4..4, 1 component".
   std::string summary() const;
 
-private:
+ private:
   Index m_num_nodes;
   std::vector<Edge> m_edges;
   std::vector<Index> m_offsets;

@@ -49,7 +49,7 @@ DUALGIBBS_EXPORT void check_standard_deviation(double sd, const std::string& wha
 /// dualgibbs::SparseMatrix Q = m.primal_precision();               // diagonal 1 + 4/0.01 = 401
 /// \endcode
 class DUALGIBBS_EXPORT Model {
-public:
+ public:
   /// Homogeneous model. \throws std::invalid_argument unless s and sigma are finite and positive with
   /// finite, positive, invertible squares.
   Model(Graph graph, double s, double sigma);
@@ -108,7 +108,7 @@ public:
   /// A one-line description: graph summary plus parameters.
   std::string summary() const;
 
-private:
+ private:
   void validate_and_square();
 
   Graph m_graph;
@@ -124,7 +124,7 @@ private:
 /// (rows(), cols(), perform_op) so it can be handed to Spectra eigen-solvers directly.
 /// Holds a reference to the model: the model must outlive it.
 class DUALGIBBS_EXPORT DualPrecisionOperator {
-public:
+ public:
   using Scalar = double;  ///< Spectra's operator concept
   /// An operator for `model`, which must outlive it (only a pointer is kept).
   explicit DualPrecisionOperator(const Model& model) : m_model(&model) {}
@@ -138,7 +138,7 @@ public:
   /// Convenience: returns R y.
   Eigen::VectorXd apply(const Eigen::VectorXd& y) const;
 
-private:
+ private:
   const Model* m_model;
 };
 

@@ -70,20 +70,20 @@ DUALGIBBS_EXPORT const char* to_string(InitialState init) noexcept;
 
 /// Options of run_ensemble().
 struct EnsembleOptions {
-  std::size_t chains = 1000;         ///< L >= 1
-  std::size_t sweeps = 100;          ///< sweeps per chain (a sweep = n coordinate updates)
-  ScanOrder scan = ScanOrder::Random;  ///< order of the coordinate updates within a sweep
-  std::uint64_t seed = 1;             ///< with the chain index, determines every random number
-  unsigned threads = 0;              ///< 0 = std::thread::hardware_concurrency()
-  std::size_t checkpoint_every = 1;  ///< observer at sweep 0, k, 2k, ... and always at the last sweep; k >= 1
+  std::size_t chains = 1000;                   ///< L >= 1
+  std::size_t sweeps = 100;                    ///< sweeps per chain (a sweep = n coordinate updates)
+  ScanOrder scan = ScanOrder::Random;          ///< order of the coordinate updates within a sweep
+  std::uint64_t seed = 1;                      ///< with the chain index, determines every random number
+  unsigned threads = 0;                        ///< 0 = std::thread::hardware_concurrency()
+  std::size_t checkpoint_every = 1;            ///< observer at sweep 0, k, 2k, ... and always at the last sweep; k >= 1
   InitialState init = InitialState::Constant;  ///< how every chain starts
-  double init_value = 1.0;           ///< the constant of InitialState::Constant (paper: constant vector)
-  double init_scale = 1.0;           ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1) (the authors' files
-                                     ///< use 1 and 2); finite and > 0
-  Eigen::VectorXd given_state;       ///< InitialState::Given: one state of the domain's dimension, copied to all chains
-  bool noise = true;                 ///< false = plain Gauss–Seidel (deterministic)
-  bool observe_edges = false;        ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
-  std::size_t lockstep = 1;          ///< chains per shared-schedule block: 1, 2, 4, 8 or 16 (1 = independent)
+  double init_value = 1.0;                     ///< the constant of InitialState::Constant (paper: constant vector)
+  double init_scale = 1.0;      ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1) (the authors' files
+                                ///< use 1 and 2); finite and > 0
+  Eigen::VectorXd given_state;  ///< InitialState::Given: one state of the domain's dimension, copied to all chains
+  bool noise = true;            ///< false = plain Gauss–Seidel (deterministic)
+  bool observe_edges = false;   ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
+  std::size_t lockstep = 1;     ///< chains per shared-schedule block: 1, 2, 4, 8 or 16 (1 = independent)
 };
 
 /// What the observer is shown.
@@ -99,11 +99,11 @@ using Observer = std::function<void(const Checkpoint&)>;
 
 /// Totals of a run.
 struct EnsembleStats {
-  double seconds;           ///< wall-clock sampling time (observers and gathering excluded)
-  std::uint64_t updates;    ///< chains x sweeps x n coordinate updates
-  double ns_per_update;     ///< 1e9 seconds / updates (0 if there were no updates)
-  double cpu_seconds;       ///< CPU time the sampling threads spent sweeping, summed over threads: on a machine
-                            ///< shared with other work this is the cost of the updates, wall time its latency
+  double seconds;         ///< wall-clock sampling time (observers and gathering excluded)
+  std::uint64_t updates;  ///< chains x sweeps x n coordinate updates
+  double ns_per_update;   ///< 1e9 seconds / updates (0 if there were no updates)
+  double cpu_seconds;     ///< CPU time the sampling threads spent sweeping, summed over threads: on a machine
+                          ///< shared with other work this is the cost of the updates, wall time its latency
 };
 
 /// Runs options.chains chains of the Gibbs sampler of `domain` (primal: CsrKernel on Q; dual:
@@ -128,7 +128,7 @@ namespace detail {
 /// One lock-step block of chains behind a virtual interface: the ensemble core calls it once per block and
 /// segment of sweeps, never per update.
 class EnsembleBlock {
-public:
+ public:
   virtual ~EnsembleBlock() = default;
   /// Runs `count` sweeps of every lane.
   virtual void sweep(std::size_t count, SweepWorkspace& ws) = 0;
@@ -139,13 +139,17 @@ public:
 /// The block of `W` chains starting at chain `first`: a GibbsSampler<Kernel, W, Scheme> set to the options' start.
 template <class Kernel, int W, class Scheme>
 class KernelBlock final : public EnsembleBlock {
-public:
+ public:
   /// Builds the sampler and sets its initial state (EnsembleOptions::init).
   KernelBlock(const Kernel& kernel, const EnsembleOptions& o, const Scheme& scheme, std::size_t first)
       : m_first(first), m_sampler(kernel, scheme, o.seed, first, o.noise) {
     switch (o.init) {
-      case InitialState::Constant: m_sampler.set_constant_state(o.init_value); break;
-      case InitialState::Random: m_sampler.set_random_state(o.init_scale); break;
+      case InitialState::Constant:
+        m_sampler.set_constant_state(o.init_value);
+        break;
+      case InitialState::Random:
+        m_sampler.set_random_state(o.init_scale);
+        break;
       case InitialState::Given:
         for (int c = 0; c < W; ++c) m_sampler.set_state(c, o.given_state);
         break;
@@ -160,7 +164,7 @@ public:
     }
   }
 
-private:
+ private:
   std::size_t m_first;
   GibbsSampler<Kernel, W, Scheme> m_sampler;
 };
@@ -195,15 +199,20 @@ EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options,
     throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain (a kernel with a tally)");
   const detail::EnsembleShape shape{kernel.dimension(), kernel.tally_dimension(),
                                     kernel.tally_dimension() > 0 && !options.observe_edges};
-  return detail::run_ensemble_core(shape, options, [&](std::size_t first, int width) -> std::unique_ptr<detail::EnsembleBlock> {
+  return detail::run_ensemble_core(
+      shape, options,
+      [&](std::size_t first, int width) -> std::unique_ptr<detail::EnsembleBlock> {
 #define DUALGIBBS_BLOCK_CASE(K, W) \
-  case W: return std::make_unique<detail::KernelBlock<K, W, Scheme>>(kernel, options, scheme, first);
-    switch (width) {
-      DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_BLOCK_CASE, Kernel)
-      default: throw std::logic_error("run_ensemble: unsupported block width " + std::to_string(width));
-    }
+  case W:                          \
+    return std::make_unique<detail::KernelBlock<K, W, Scheme>>(kernel, options, scheme, first);
+        switch (width) {
+          DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_BLOCK_CASE, Kernel)
+          default:
+            throw std::logic_error("run_ensemble: unsupported block width " + std::to_string(width));
+        }
 #undef DUALGIBBS_BLOCK_CASE
-  }, observe);
+      },
+      observe);
 }
 
 /// run_ensemble over any site kernel with the scan sweep of options.scan.

@@ -107,9 +107,9 @@ DUALGIBBS_EXPORT const char* select_update_path(const std::string& name);
 
 /// How much of the positive-definiteness of a matrix CsrKernel verifies.
 enum class SpdCheck {
-  Auto,      ///< the cheap checks, plus a dense Cholesky factorization when n <= CsrKernel::kDenseCheckMaxSize
-  Cheap,     ///< only the O(nnz log d) checks (finite, symmetric, positive diagonal, 2x2 principal minors)
-  Cholesky   ///< the cheap checks plus a sparse Cholesky factorization (Eigen, AMD ordering) at any size
+  Auto,     ///< the cheap checks, plus a dense Cholesky factorization when n <= CsrKernel::kDenseCheckMaxSize
+  Cheap,    ///< only the O(nnz log d) checks (finite, symmetric, positive diagonal, 2x2 principal minors)
+  Cholesky  ///< the cheap checks plus a sparse Cholesky factorization (Eigen, AMD ordering) at any size
 };
 
 /// Site kernel for any symmetric positive-definite precision M given in CSR form (full symmetric storage):
@@ -123,7 +123,7 @@ enum class SpdCheck {
 /// SpdCheck::Cholesky, and skipped under SpdCheck::Cheap (a matrix that passes only the cheap checks but is
 /// indefinite gives a chain that diverges; it cannot give wrong numbers silently for long).
 class DUALGIBBS_EXPORT CsrKernel {
-public:
+ public:
   /// Largest n for which SpdCheck::Auto runs a dense Cholesky check (O(n^3 / 3) flops).
   static constexpr Index kDenseCheckMaxSize = 1000;
 
@@ -176,7 +176,8 @@ public:
     constexpr std::size_t kLines = W * sizeof(double) > 64 ? W * sizeof(double) / 64 : 1;
     const std::size_t end = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i) + 1]);
     for (std::size_t p = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i)]); p < end; ++p)
-      for (std::size_t l = 0; l < kLines; ++l) detail::prefetch_read(z + static_cast<std::size_t>(m_cols[p]) * W + 8 * l);
+      for (std::size_t l = 0; l < kLines; ++l)
+        detail::prefetch_read(z + static_cast<std::size_t>(m_cols[p]) * W + 8 * l);
     for (std::size_t l = 0; l < kLines; ++l) detail::prefetch_write(z + static_cast<std::size_t>(i) * W + 8 * l);
   }
   /// Hint for the index arrays of row i (issued further ahead than prefetch()).
@@ -198,11 +199,11 @@ public:
     detail::run_updates_generic<W>(*this, sites, count, z, tally, eps);
   }
 
-private:
+ private:
   Index m_n = 0;
   detail::LargeVector<Index> m_offsets;  // CSR of the off-diagonal part
   detail::LargeVector<Index> m_cols;
-  detail::LargeVector<double> m_coef;    // -M_ij / M_ii, so that mu_i = sum_j coef_ij z_j
+  detail::LargeVector<double> m_coef;  // -M_ij / M_ii, so that mu_i = sum_j coef_ij z_j
   std::vector<double> m_diag;
   detail::LargeVector<double> m_sd;
 };
@@ -217,7 +218,7 @@ private:
 /// The tally is maintained incrementally, so it carries rounding drift of order sqrt(updates per node) times
 /// the unit roundoff relative to |x~|; GibbsSampler rebuilds it exactly whenever a state is set.
 class DUALGIBBS_EXPORT DualIncidenceKernel {
-public:
+ public:
   /// \throws std::invalid_argument if the model has no edges (the dual domain is then empty).
   explicit DualIncidenceKernel(const Model& model);
 
@@ -307,7 +308,7 @@ public:
     }
   }
 
-private:
+ private:
   struct EdgeCoef {  // 32 bytes: two per cache line (gamma = alpha + beta is recomputed, same bits)
     Index head, tail;
     double alpha;  // s_u^2 / R_ee
@@ -327,7 +328,7 @@ private:
 /// \cond INTERNAL
 // The vectorized run_updates of the shipped kernels, compiled into libdualgibbs (lib/sampling/kernels_simd.cpp).
 #define DUALGIBBS_RUN_UPDATES_SPECIALIZE(K, W) \
-  template <>                                 \
+  template <>                                  \
   DUALGIBBS_EXPORT void K::run_updates<W>(const Index*, std::size_t, double*, double*, const double*) const noexcept;
 #define DUALGIBBS_RUN_UPDATES_SPECIALIZE_ALL(K) DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES_SPECIALIZE, K)
 DUALGIBBS_SHIPPED_KERNELS(DUALGIBBS_RUN_UPDATES_SPECIALIZE_ALL)

@@ -59,7 +59,7 @@ DUALGIBBS_EXPORT const char* to_string(ScanOrder scan) noexcept;
 /// samplers of any kernel and width. Holding it outside the sampler keeps an ensemble's memory at
 /// O(chains x (|V| + |E|)) plus O(threads x n).
 class SweepWorkspace {
-public:
+ public:
   /// Sites per chunk: indices and deviates are drawn a chunk at a time (kChunkValues / W sites).
   static constexpr std::size_t kChunkValues = 2048;
 
@@ -75,7 +75,7 @@ public:
   /// Buffer of deviates of one chunk (kChunkValues).
   double* normals() noexcept { return m_normals.data(); }
 
-private:
+ private:
   std::vector<Index> m_indices;
   std::vector<double> m_normals;
 };
@@ -178,7 +178,8 @@ struct ScanSweep {
       case ScanOrder::Permutation: {
         Index* perm = ctx.ws.indices();
         detail::fill_permutation(ctx.schedule, n, perm);
-        ctx.gibbs(count, [&](std::size_t start, std::size_t, Index*) { return static_cast<const Index*>(perm + start); });
+        ctx.gibbs(count,
+                  [&](std::size_t start, std::size_t, Index*) { return static_cast<const Index*>(perm + start); });
         break;
       }
       case ScanOrder::Fixed:
@@ -235,7 +236,7 @@ struct SymmetricSweep {
     relaxed(ctx, n, descending);
   }
 
-private:
+ private:
   template <class Kernel, int W, class NextChunk>
   void relaxed(SweepContext<Kernel, W>& ctx, std::size_t n, const NextChunk& next_chunk) const {
     const double keep = 1.0 - omega, noise_scale = std::sqrt(omega * (2.0 - omega));
@@ -267,7 +268,7 @@ template <class Kernel, int Width = 1, class Scheme = ScanSweep>
 class GibbsSampler {
   static_assert(Width >= 1 && Width <= 64, "GibbsSampler: Width must be in 1..64");
 
-public:
+ public:
   static constexpr int width = Width;  ///< lanes advanced in lock-step
 
   /// \param scheme the sweep scheme (a ScanOrder converts to a ScanSweep).
@@ -304,8 +305,8 @@ public:
   void set_state(int lane, const Eigen::Ref<const Eigen::VectorXd>& z) {
     check_lane(lane);
     if (z.size() != dimension())
-      throw std::invalid_argument("GibbsSampler::set_state: state of length " + std::to_string(z.size()) +
-                                  " for " + std::to_string(dimension()) + " coordinates");
+      throw std::invalid_argument("GibbsSampler::set_state: state of length " + std::to_string(z.size()) + " for " +
+                                  std::to_string(dimension()) + " coordinates");
     if (!z.allFinite()) throw std::invalid_argument("GibbsSampler::set_state: the state has a non-finite value");
     for (Index i = 0; i < dimension(); ++i) m_z[static_cast<std::size_t>(i) * Width + lane] = z[i];
     refresh_tally();
@@ -372,7 +373,7 @@ public:
     sweep(count, *m_ws);
   }
 
-private:
+ private:
   static std::array<NormalStream, Width> make_lane_streams(std::uint64_t seed, std::uint64_t first) {
     return make_lane_streams(seed, first, std::make_integer_sequence<int, Width>{});
   }

@@ -30,7 +30,7 @@ namespace dualgibbs {
 /// One closed form: its value and where it comes from in the paper (the text `dualgibbs info` prints).
 struct ClosedForm {
   double value = std::numeric_limits<double>::quiet_NaN();  ///< the closed form's value
-  std::string source;  ///< where it comes from, e.g. "Prop. 4"
+  std::string source;                                       ///< where it comes from, e.g. "Prop. 4"
 };
 
 /// Every closed form that applies to one model; each is empty where none does. The names follow Rates
@@ -38,11 +38,11 @@ struct ClosedForm {
 struct ClosedForms {
   /// lambda_2(L) of the spec's family (Table I; the standard spectra of path, cycle, grid, hypercube).
   std::optional<ClosedForm> lambda2_L;
-  std::optional<ClosedForm> lambda_max_A_primal;  ///< Prop. 1 or appendix A
-  std::optional<ClosedForm> lambda_max_A_dual;    ///< Prop. 4, the Prop. 5 spectrum (trees) or appendix A
-  std::optional<ClosedForm> rate_primal;          ///< r_p [eqn:primalrate]
-  std::optional<ClosedForm> rate_dual;            ///< r_d [eqn:dualrate]
-  std::optional<ClosedForm> rate_dual_effective;  ///< r_d^eff, Prop. 5 [eqn:effectiverate1]
+  std::optional<ClosedForm> lambda_max_A_primal;             ///< Prop. 1 or appendix A
+  std::optional<ClosedForm> lambda_max_A_dual;               ///< Prop. 4, the Prop. 5 spectrum (trees) or appendix A
+  std::optional<ClosedForm> rate_primal;                     ///< r_p [eqn:primalrate]
+  std::optional<ClosedForm> rate_dual;                       ///< r_d [eqn:dualrate]
+  std::optional<ClosedForm> rate_dual_effective;             ///< r_d^eff, Prop. 5 [eqn:effectiverate1]
   std::optional<ClosedForm> rate_primal_asymptotic;          ///< r_p as |V| -> infinity [eqn:primalrate3]
   std::optional<ClosedForm> rate_dual_asymptotic;            ///< r_d as |E| -> infinity [eqn:dualrate3]
   std::optional<ClosedForm> rate_dual_effective_asymptotic;  ///< r_d^eff as |E| -> infinity [eq:r_eff_final]

@@ -68,14 +68,14 @@ DUALGIBBS_EXPORT const char* to_string(Ordering o) noexcept;
 
 /// What a factorization cost, for benchmarks and reports.
 struct FactorStats {
-  double analyze_seconds = 0;         ///< symbolic analysis (ordering, elimination tree, supernodes)
-  double factorize_seconds = 0;       ///< numeric factorization
-  double nnz_L = 0;                   ///< non-zeros of L (CHOLMOD's count, excluding supernodal padding)
-  double flops = 0;                   ///< flop count of the numeric factorization (CHOLMOD's estimate)
-  std::int64_t supernodes = 0;        ///< number of supernodes
-  std::int64_t stored_L = 0;          ///< doubles stored for L (supernodal blocks, padding included)
+  double analyze_seconds = 0;             ///< symbolic analysis (ordering, elimination tree, supernodes)
+  double factorize_seconds = 0;           ///< numeric factorization
+  double nnz_L = 0;                       ///< non-zeros of L (CHOLMOD's count, excluding supernodal padding)
+  double flops = 0;                       ///< flop count of the numeric factorization (CHOLMOD's estimate)
+  std::int64_t supernodes = 0;            ///< number of supernodes
+  std::int64_t stored_L = 0;              ///< doubles stored for L (supernodal blocks, padding included)
   double selected_inversion_seconds = 0;  ///< the last marginal_variances() or selected_inverse() call
-  Ordering ordering = Ordering::Amd;  ///< the ordering used (for Auto: the one CHOLMOD chose)
+  Ordering ordering = Ordering::Amd;      ///< the ordering used (for Auto: the one CHOLMOD chose)
 };
 
 /// Sparse Cholesky factorization P M P^T = L L^T of a symmetric positive definite matrix M (supernodal,
