@@ -3,6 +3,8 @@
 // validate.hpp and docs/validate.md.
 #include <dualgibbs/estimation/validate.hpp>
 
+#include <dualgibbs/core/number_text.hpp>
+
 #include "core/enum_names.hpp"
 
 #include <boost/math/distributions/chi_squared.hpp>
@@ -27,11 +29,7 @@ constexpr double kMinP = 1e-300;
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("validate_draws: " + what); }
 
-std::string str(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
+std::string str(double v) { return number_text(v, 6); }  // as an ostream with its default precision
 
 // The signed two-sided normal score of a two-sided p-value.
 double normal_score(double p, bool positive) {

@@ -1,6 +1,8 @@
 // The constructors of the shipped site kernels (their vectorized update loops are in kernels_simd.cpp).
 #include <dualgibbs/sampling/kernels.hpp>
 
+#include <dualgibbs/core/number_text.hpp>
+
 #include <Eigen/Cholesky>
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCholesky>
@@ -16,13 +18,6 @@ namespace dualgibbs {
 // ---- CsrKernel -------------------------------------------------------------------------------------------
 
 namespace {
-
-std::string number(double x) {
-  std::ostringstream os;
-  os.precision(17);
-  os << x;
-  return os.str();
-}
 
 std::string entry(Index i, Index j) { return "M(" + std::to_string(i) + ", " + std::to_string(j) + ")"; }
 
@@ -51,7 +46,8 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
     for (SparseMatrix::InnerIterator it(M, i); it; ++it) {
       const Index j = static_cast<Index>(it.col());
       if (!std::isfinite(it.value()))
-        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number(it.value()) + " is not finite");
+        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number_text(it.value(), 17) +
+                                    " is not finite");
       if (j == i) {
         m_diag[static_cast<std::size_t>(i)] = it.value();
         has_diag[static_cast<std::size_t>(i)] = 1;
@@ -62,7 +58,7 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
                                   " is missing (zero): the precision is not positive definite");
     if (!(m_diag[static_cast<std::size_t>(i)] > 0.0))
       throw std::invalid_argument("CsrKernel: diagonal entry " + entry(i, i) + " = " +
-                                  number(m_diag[static_cast<std::size_t>(i)]) +
+                                  number_text(m_diag[static_cast<std::size_t>(i)], 17) +
                                   " is not positive: the precision is not positive definite");
   }
 
@@ -77,15 +73,16 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
       if (j == i) continue;
       const double a = it.value(), b = M.coeff(j, i);
       if (std::abs(a - b) > 1e-12 * std::max(std::abs(a), std::abs(b)))
-        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number(a) + " but " + entry(j, i) + " = " +
-                                    number(b) + ": the precision must be symmetric");
+        throw std::invalid_argument("CsrKernel: " + entry(i, j) + " = " + number_text(a, 17) + " but " + entry(j, i) +
+                                    " = " + number_text(b, 17) + ": the precision must be symmetric");
       if (a == 0.0) continue;
       const double djj = m_diag[static_cast<std::size_t>(j)];
       // |M_ij| < sqrt(M_ii M_jj), in a form that cannot overflow (M_ij^2 is infinite for |M_ij| > 1e154, which
       // valid models reach: Q of s = 1e-150 has entries of 1e300).
       if (!(std::abs(a) < std::sqrt(dii) * std::sqrt(djj)))
         throw std::invalid_argument(
-            "CsrKernel: " + entry(i, j) + " = " + number(a) + " with diagonal " + number(dii) + " and " + number(djj) +
+            "CsrKernel: " + entry(i, j) + " = " + number_text(a, 17) + " with diagonal " + number_text(dii, 17) +
+            " and " + number_text(djj, 17) +
             ": a 2x2 principal minor is not positive, so the precision is not positive definite");
       m_cols.push_back(j);
       m_coef.push_back(-a / dii);

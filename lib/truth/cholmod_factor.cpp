@@ -1,5 +1,7 @@
 #include "truth/cholmod_factor.hpp"
 
+#include <dualgibbs/core/number_text.hpp>
+
 #include "core/blas_threads.hpp"
 
 #include <algorithm>
@@ -31,12 +33,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // them to 5e-5 or better (measured).
 constexpr double kPivotDigits = 1e4;
 
-std::string short_number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
-
 void check_pivots(const SparseMatrix& spd, const SupernodalFactor& v, const std::int64_t* perm) {
   const double tol = kPivotDigits * static_cast<double>(v.n) * std::numeric_limits<double>::epsilon() / 2;
   for (std::int64_t J = 0; J < v.nsuper; ++J) {
@@ -50,8 +46,8 @@ void check_pivots(const SparseMatrix& spd, const SupernodalFactor& v, const std:
         throw NotPositiveDefinite(
             "CholeskyFactor: matrix is numerically singular (not positive definite in double precision): the pivot "
             "of column " +
-                std::to_string(col) + " is " + short_number(l * l / diag) +
-                " times its diagonal entry, below the rounding level " + short_number(tol) +
+                std::to_string(col) + " is " + number_text(l * l / diag, 3) +
+                " times its diagonal entry, below the rounding level " + number_text(tol, 3) +
                 " (condition number too large; for a model, s / sigma is too large for the graph)",
             static_cast<Index>(col));
     }
