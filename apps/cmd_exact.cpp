@@ -42,6 +42,16 @@ struct ExactOptions {
 
 int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   const Ordering ordering = parse_ordering(opt.ordering);
+  // A CSV on standard output: the report goes to stderr so that stdout holds the CSV alone; --json would mix them.
+  auto on_stdout = [](const std::string& p) { return p == "-" || p == "/dev/stdout"; };
+  const bool csv_on_stdout = on_stdout(opt.marginals) || on_stdout(opt.edge_marginals);
+  if (csv_on_stdout && opt.json)
+    throw std::invalid_argument(
+        "exact: --json and a CSV on standard output (--marginals/--edge-marginals -) would "
+        "mix on stdout; write the CSV to a file");
+  if (on_stdout(opt.marginals) && on_stdout(opt.edge_marginals))
+    throw std::invalid_argument("exact: --marginals and --edge-marginals cannot both write to standard output");
+  std::ostream& report = csv_on_stdout ? std::cerr : std::cout;
   const Model m = common.model();
   const auto t0 = Clock::now();
   const SparseMatrix q = m.primal_precision();
@@ -146,29 +156,29 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
     print_json(j);
     return 0;
   }
-  std::cout << std::setprecision(12);
-  std::cout << "model: " << m.summary() << "\n"
-            << "factorization of Q: ordering " << to_string(st.ordering) << ", nnz(L) " << st.nnz_L << ", analyze "
-            << st.analyze_seconds << " s, factorize " << st.factorize_seconds << " s; selected inversion " << si_seconds
-            << " s\n"
-            << "  logdet_Q                 " << logdet << "\n"
-            << "  marginal variance mean   " << j["marginal_variance_mean"].get<double>() << "   (min "
-            << var.minCoeff() << ", max " << var.maxCoeff() << ")\n";
+  report << std::setprecision(12);
+  report << "model: " << m.summary() << "\n"
+         << "factorization of Q: ordering " << to_string(st.ordering) << ", nnz(L) " << st.nnz_L << ", analyze "
+         << st.analyze_seconds << " s, factorize " << st.factorize_seconds << " s; selected inversion " << si_seconds
+         << " s\n"
+         << "  logdet_Q                 " << logdet << "\n"
+         << "  marginal variance mean   " << j["marginal_variance_mean"].get<double>() << "   (min " << var.minCoeff()
+         << ", max " << var.maxCoeff() << ")\n";
   if (j.contains("torus_marginal_variance"))
-    std::cout << "  closed form (torus)      " << j["torus_marginal_variance"].get<double>()
-              << "   [eq:torus_true_var], max |error| " << j["torus_max_abs_error"].get<double>() << "\n";
-  std::cout << "  trace Cov(X)             " << j["trace_cov"].get<double>() << "\n"
-            << "  entropy H(X)             " << h.primal << "   bounds [" << h.primal_lower << ", " << h.primal_upper
-            << "] (appendix B)\n";
+    report << "  closed form (torus)      " << j["torus_marginal_variance"].get<double>()
+           << "   [eq:torus_true_var], max |error| " << j["torus_max_abs_error"].get<double>() << "\n";
+  report << "  trace Cov(X)             " << j["trace_cov"].get<double>() << "\n"
+         << "  entropy H(X)             " << h.primal << "   bounds [" << h.primal_lower << ", " << h.primal_upper
+         << "] (appendix B)\n";
   if (m.num_edges() > 0)
-    std::cout << "  entropy H(y~)            " << h.dual << "   bounds [" << h.dual_lower << ", " << h.dual_upper
-              << "] (logdet_R " << h.logdet_R << ")\n";
+    report << "  entropy H(y~)            " << h.dual << "   bounds [" << h.dual_lower << ", " << h.dual_upper
+           << "] (logdet_R " << h.logdet_R << ")\n";
   if (j.contains("dual_marginal_variance_mean"))
-    std::cout << "  dual variance mean       " << j["dual_marginal_variance_mean"].get<double>()
-              << "   (R^-1 diagonal, " << j["dual_seconds"].get<double>() << " s)\n";
-  if (!opt.marginals.empty()) std::cout << "  node variances written to " << opt.marginals << "\n";
-  if (!opt.edge_marginals.empty()) std::cout << "  edge variances written to " << opt.edge_marginals << "\n";
-  std::cout << "  seconds                  " << seconds << "\n";
+    report << "  dual variance mean       " << j["dual_marginal_variance_mean"].get<double>() << "   (R^-1 diagonal, "
+           << j["dual_seconds"].get<double>() << " s)\n";
+  if (!opt.marginals.empty()) report << "  node variances written to " << opt.marginals << "\n";
+  if (!opt.edge_marginals.empty()) report << "  edge variances written to " << opt.edge_marginals << "\n";
+  report << "  seconds                  " << seconds << "\n";
   return 0;
 }
 
@@ -179,10 +189,12 @@ std::function<int()> setup_exact(CLI::App& app, CommonOptions& common) {
   app.add_option("--ordering", opt.ordering,
                  "fill-reducing ordering: amd, metis, nesdis, auto (CHOLMOD chooses), natural")
       ->capture_default_str();
-  app.add_option("--marginals", opt.marginals, "write per-node variances Var(X_v) to this CSV file (node,variance)");
+  app.add_option("--marginals", opt.marginals,
+                 "write per-node variances Var(X_v) to this CSV file (node,variance); - for standard output\n"
+                 "(the report then goes to stderr)");
   app.add_option("--edge-marginals", opt.edge_marginals,
                  "also write per-edge variances to this CSV file (both from the selected inverse of Q)\n"
-                 "(edge,head,tail,variance_Y,variance_dual: Var(X_u - X_v) and Var(y~_e))");
+                 "(edge,head,tail,variance_Y,variance_dual: Var(X_u - X_v) and Var(y~_e)); - for standard output");
   return [&common]() { return run_exact(common, opt); };
 }
 

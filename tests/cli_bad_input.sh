@@ -283,6 +283,10 @@ expect_error "cannot write an experiment's files to standard output" reproduce f
 expect_ok exact --graph cycle:5 --marginals -  # the CSV on stdout, and no sidecar named '-.json'
 head -1 "$tmp/out" | grep -q '^node,variance$' || bad "exact --marginals -: no CSV on stdout: $(head -c 200 "$tmp/out")"
 [ ! -e ./-.json ] || bad "exact --marginals -: wrote a sidecar './-.json'"
+# stdout holds the CSV alone (the report goes to stderr); --json with a CSV on stdout is refused.
+[ "$(grep -vc '^[0-9]*,[0-9.e+-]*$' "$tmp/out")" = 1 ] || bad "exact --marginals -: stdout is not the CSV alone: $(head -c 300 "$tmp/out")"
+expect_error "would mix on stdout" exact --graph cycle:5 --marginals - --json
+expect_error "cannot both write to standard output" exact --graph cycle:5 --marginals - --edge-marginals /dev/stdout
 expect_ok --graph cycle:6 marginals --method exact --out - --quiet
 head -1 "$tmp/out" | grep -q '^v,estimate,std_error,lower,upper$' || bad "marginals --out -: no CSV on stdout: $(head -c 200 "$tmp/out")"
 [ ! -e ./-.json ] || bad "marginals --out -: wrote a sidecar './-.json'"
