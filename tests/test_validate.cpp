@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "test_support.hpp"
+#include "validate_support.hpp"
 
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/validate.hpp>
@@ -19,18 +20,9 @@ using dualgibbs::testing::message_has;
 
 namespace {
 
-// The exact truth of x (primal) on the pattern of Q: variances and every edge's covariance.
-ExactTruth primal_truth(const Model& m) {
-  const SparseMatrix q = m.primal_precision();
-  return node_truth_from_selected_inverse(m, CholeskyFactor(q).selected_inverse(q));
-}
-
-Draws one_checkpoint(DrawKind kind, Eigen::MatrixXd x, double sweep = 0) {
-  Draws d;
-  d.kind = kind;
-  d.checkpoints.push_back({sweep, std::move(x), {}});
-  return d;
-}
+using validate_support::one_checkpoint;
+using validate_support::primal_truth;
+using validate_support::touches;
 
 // Checks at alpha = 1e-6 fail on exact draws with probability at most 1e-6 (the report's Bonferroni bound).
 ValidateOptions strict() {
@@ -113,28 +105,17 @@ BOOST_AUTO_TEST_CASE(inflated_node_is_flagged_and_named) {
   const Model m(make_torus(25, 40), 1.0, 0.1);
   const ExactTruth t = primal_truth(m);
 
-  Eigen::MatrixXd x = CholeskyFactor(m.primal_precision()).sample(20000, 17);
   const Index v = 517;
-  ChainEngine rng = make_stream(99, 0, StreamPurpose::Parameters);
-  const double sd = std::sqrt(0.12 * t.variance[v]);
-  for (Eigen::Index j = 0; j < x.cols(); ++j) x(v, j) += sd * standard_normal(rng);
+  const Eigen::MatrixXd x = validate_support::inflated_draws(m, t, v, 0.12, 20000, 17, 99);
   const ValidationReport r = validate_draws(m, one_checkpoint(DrawKind::Primal, x), t);
   BOOST_TEST(!r.consistent);
   BOOST_TEST_REQUIRE(!r.worst.empty());
   const ValidationOffender& w = r.worst.front();
   BOOST_TEST(w.p < r.p_threshold);
-  const bool names_v = w.test == ValidationTest::EdgeDifference
-                           ? (m.graph().edge(w.index).head == v || m.graph().edge(w.index).tail == v)
-                           : w.index == v;
-  BOOST_TEST(names_v);
+  BOOST_TEST(touches(m, w, v));
   // Every offender beyond the threshold touches v.
-  for (const auto& o : r.worst) {
-    if (!(o.p < r.p_threshold)) continue;
-    const bool touches = o.test == ValidationTest::EdgeDifference
-                             ? (m.graph().edge(o.index).head == v || m.graph().edge(o.index).tail == v)
-                             : o.index == v;
-    BOOST_TEST(touches);
-  }
+  for (const auto& o : r.worst)
+    if (o.p < r.p_threshold) BOOST_TEST(touches(m, o, v));
 }
 
 // The dual Gibbs sampler on the 10x10 torus (s = 1, sigma = 0.1, the paper's constant start) stopped at sweep 5

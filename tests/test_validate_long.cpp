@@ -3,6 +3,8 @@
 #define BOOST_TEST_MODULE validate_long
 #include <boost/test/unit_test.hpp>
 
+#include "validate_support.hpp"
+
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/validate.hpp>
 #include <dualgibbs/model/generators.hpp>
@@ -16,16 +18,11 @@ using namespace dualgibbs;
 
 namespace {
 
-ExactTruth primal_truth(const Model& m) {
-  const SparseMatrix q = m.primal_precision();
-  return node_truth_from_selected_inverse(m, CholeskyFactor(q).selected_inverse(q));
-}
+using validate_support::primal_truth;
 
+// Draws of one checkpoint at sweep 0 (optionally successive states of chains starting at `offsets`).
 Draws one_checkpoint(DrawKind kind, Eigen::MatrixXd x, std::vector<std::size_t> offsets = {}) {
-  Draws d;
-  d.kind = kind;
-  d.checkpoints.push_back({0.0, std::move(x), std::move(offsets)});
-  return d;
+  return validate_support::one_checkpoint(kind, std::move(x), 0.0, std::move(offsets));
 }
 
 // Binomial check: `hits` out of `trials` at most p + 5 sd(p) (a false failure has probability < 3e-7 when the
@@ -46,19 +43,13 @@ BOOST_AUTO_TEST_SUITE(validate_long)
 BOOST_AUTO_TEST_CASE(three_percent_inflation_on_one_node_of_1000_is_flagged_with_1e5_draws) {
   const Model m(make_torus(25, 40), 1.0, 0.1);
   const ExactTruth t = primal_truth(m);
-  Eigen::MatrixXd x = CholeskyFactor(m.primal_precision()).sample(100000, 23);
   const Index v = 611;
-  ChainEngine rng = make_stream(5, 0, StreamPurpose::Parameters);
-  const double sd = std::sqrt(0.03 * t.variance[v]);
-  for (Eigen::Index j = 0; j < x.cols(); ++j) x(v, j) += sd * standard_normal(rng);
+  const Eigen::MatrixXd x = validate_support::inflated_draws(m, t, v, 0.03, 100000, 23, 5);
   const ValidationReport r = validate_draws(m, one_checkpoint(DrawKind::Primal, x), t);
   BOOST_TEST(!r.consistent);
   BOOST_TEST_REQUIRE(!r.worst.empty());
   const ValidationOffender& w = r.worst.front();
-  const bool names_v = w.test == ValidationTest::EdgeDifference
-                           ? (m.graph().edge(w.index).head == v || m.graph().edge(w.index).tail == v)
-                           : w.index == v;
-  BOOST_TEST(names_v);
+  BOOST_TEST(validate_support::touches(m, w, v));
   BOOST_TEST_MESSAGE("3% on node " << v << ": worst " << to_string(w.test) << " " << w.index << " z = " << w.z
                                    << ", variance z of the node " << r.checkpoints[0].variance_z[v] << ", threshold "
                                    << r.z_threshold);
