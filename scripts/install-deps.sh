@@ -9,7 +9,9 @@ packages=(
   libboost-test-dev libboost-random-dev libboost-math-dev
   libcli11-dev nlohmann-json3-dev
   libopenblas0-pthread
-  python3 python3-matplotlib python3-numpy
+  python3 python3-dev python3-matplotlib python3-numpy python3-scipy python3-pytest
+  python3-networkx python3-skimage pybind11-dev python3-pybind11
+  libopenmpi-dev openmpi-bin
   doxygen
   clang-14 libclang-rt-14-dev clang-format-14
 )
