@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace dualgibbs;
@@ -80,6 +81,17 @@ BOOST_AUTO_TEST_CASE(woodbury_diagonals_hold_on_a_heterogeneous_300x300_torus) {
   BOOST_TEST(worst2 < 1e-11);
   BOOST_TEST(worst3 < 1e-11);
   BOOST_TEST(worst_against_solves(m.dual_precision(), var_yt, 20, 13) < 1e-10);
+}
+
+// An expander's factor fills in: 200000 nodes of degree 32 need about 150 GiB of factor values, more than any
+// test machine has. The factorization is refused after the analysis, with the size, before CHOLMOD allocates it
+// (an allocation that Linux's overcommit may grant and then page the machine to a halt).
+BOOST_AUTO_TEST_CASE(a_factor_larger_than_memory_is_refused_before_allocation) {
+  const Model model(make_random_regular(200000, 32, 7), 1.0, 0.25);
+  BOOST_CHECK_EXCEPTION(CholeskyFactor(model.primal_precision()), FactorizationError, [](const FactorizationError& e) {
+    const std::string what = e.what();
+    return what.find("GiB") != std::string::npos && what.find("out of memory") != std::string::npos;
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

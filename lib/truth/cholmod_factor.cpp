@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -52,6 +53,32 @@ void check_pivots(const SparseMatrix& spd, const SupernodalFactor& v, const std:
             static_cast<Index>(col));
     }
   }
+}
+
+// Bytes of memory the kernel says are available for a new allocation (MemAvailable in /proc/meminfo), or a
+// negative number where that cannot be read (not Linux, a sandbox without /proc).
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return -1;
+}
+
+// A supernodal factor needs its values (xsize doubles) at once, and CHOLMOD allocates them in one block: on a
+// graph whose factor fills in (an expander of 10^5 nodes needs tens of GB) that allocation can succeed under
+// Linux's overcommit and then drive the machine into swap or the OOM killer. Refuse it beforehand with the size.
+void check_factor_fits(double values, Index n) {
+  const double needed = 8.0 * values;
+  const double available = available_memory_bytes();
+  if (available > 0 && needed > 0.9 * available)
+    throw FactorizationError("CHOLMOD factorize: the factor of this " + std::to_string(n) + " x " +
+                             std::to_string(n) + " matrix needs " + number_text(needed / (1 << 30), 3) +
+                             " GiB for its values and " + number_text(available / (1 << 30), 3) +
+                             " GiB are available (out of memory: the graph's factor fills in; use a sampling "
+                             "method such as dual-cv)");
 }
 
 // Sets the fill-reducing ordering of the next analysis (supernodal LL^T, weighted postorder).
@@ -201,6 +228,8 @@ void CholmodFactor::factorize(const SparseMatrix& values, bool pivot_check) {
                                 std::to_string(m_n) + " x " + std::to_string(m_n) + ", " + std::to_string(m_i.size()) +
                                 " non-zeros)");
   m_factorized = false;
+  check_factor_fits(m_factor->is_super && m_factor->xsize > 0 ? static_cast<double>(m_factor->xsize) : m_stats.nnz_L,
+                    m_n);
   cholmod_sparse a = view_of(values);
   const auto t0 = Clock::now();
   {
