@@ -72,6 +72,8 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   j["chains"] = r.chains;
   j["samples"] = r.samples;
   j["degree"] = r.degree;
+  j["gap_ratio_rms"] = r.gap_ratio_rms;
+  j["pilot_gap_ratio"] = r.pilot_gap_ratio;
   j["bracket_rel_width_rms"] = bracket ? nlohmann::json(width) : nlohmann::json(nullptr);
   if (file) {
     file->stream() << "v,estimate,std_error,lower,upper\n" << std::setprecision(17);

@@ -177,6 +177,65 @@ BOOST_AUTO_TEST_CASE(standard_error_ratio_targets) {
   }
 }
 
+// chebyshev_residual is r_k(Q) b with r_k(lambda) = T_k((beta + alpha - 2 lambda) / (beta - alpha)) / T_k((beta +
+// alpha) / (beta - alpha)): checked against that polynomial applied through the dense eigendecomposition of Q.
+BOOST_AUTO_TEST_CASE(chebyshev_residual_is_the_residual_polynomial_of_q) {
+  for (const Case& t : cases()) {
+    const MatrixXd q = MatrixXd(t.model.primal_precision());
+    const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(q);
+    const double beta = 1.1 * eig.eigenvalues().maxCoeff(), alpha = beta / 37;
+    const auto cheb = [](int k, double x) {  // T_k(x) for any real x, by the three-term recurrence
+      double t0 = 1, t1 = x;
+      if (k == 0) return t0;
+      for (int j = 1; j < k; ++j) {
+        const double t2 = 2 * x * t1 - t0;
+        t0 = t1;
+        t1 = t2;
+      }
+      return t1;
+    };
+    const MatrixXd b = MatrixXd::Random(q.rows(), 3);
+    for (int k : {0, 1, 2, 5, 9}) {
+      VectorXd r(q.rows());
+      for (Eigen::Index i = 0; i < q.rows(); ++i)
+        r[i] = cheb(k, (beta + alpha - 2 * eig.eigenvalues()[i]) / (beta - alpha)) /
+               cheb(k, (beta + alpha) / (beta - alpha));
+      const MatrixXd expected = eig.eigenvectors() * r.asDiagonal() * eig.eigenvectors().transpose() * b;
+      const MatrixXd got = chebyshev_residual(t.model.primal_precision(), k, alpha, beta, b);
+      BOOST_TEST((got - expected).cwiseAbs().maxCoeff() <= 1e-12 * (1 + b.cwiseAbs().maxCoeff()),
+                 t.name << ", k = " << k);
+    }
+  }
+}
+
+// A probe's E_v and l_v on its tuning nodes are the full precomputation's at the same degree and interval.
+BOOST_AUTO_TEST_CASE(a_degree_probe_agrees_with_the_full_precomputation) {
+  const Model m(make_torus(8, 8), 1.0, 0.25);
+  for (int k : {1, 3, 6}) {
+    const FlowDegreeProbe p = probe_flow_degree(m, k, 10);
+    BOOST_TEST(p.nodes.size() == 10u);
+    BOOST_TEST(p.visits_per_node > 0.0);
+    FlowCvOptions o;
+    o.degree = k;
+    o.kappa = p.kappa;
+    o.precompute = FlowPrecompute::Dense;  // the independent dense path
+    const FlowControlVariate cv(m, o);
+    BOOST_TEST(std::abs(p.alpha - cv.alpha()) <= 1e-15 * cv.beta());
+    for (std::size_t t = 0; t < p.nodes.size(); ++t) {
+      const auto te = static_cast<Eigen::Index>(t);
+      BOOST_TEST(std::abs(p.energy[te] - cv.flow_energy()[p.nodes[t]]) <= 1e-12 * cv.flow_energy()[p.nodes[t]]);
+      BOOST_TEST(std::abs(p.lower[te] - cv.lower_bound()[p.nodes[t]]) <= 1e-12 * cv.flow_energy()[p.nodes[t]]);
+    }
+  }
+  BOOST_CHECK_EXCEPTION(probe_flow_degree(m, 0), std::invalid_argument, testing::message_has({"degree = 0"}));
+  BOOST_CHECK_EXCEPTION(probe_flow_degree(m, 3, 0), std::invalid_argument, testing::message_has({"tuning_nodes"}));
+  const MatrixXd b = MatrixXd::Ones(5, 2);
+  BOOST_CHECK_EXCEPTION(chebyshev_residual(m.primal_precision(), 2, 1.0, 2.0, b), std::invalid_argument,
+                        testing::message_has({"5 rows"}));
+  BOOST_CHECK_EXCEPTION(chebyshev_residual(m.primal_precision(), 2, 2.0, 1.0, MatrixXd::Ones(64, 1)),
+                        std::invalid_argument, testing::message_has({"0 < alpha < beta"}));
+}
+
 BOOST_AUTO_TEST_CASE(rejects_bad_options) {
   const Model m(make_cycle(5), 1.0, 0.5);
   FlowCvOptions o;

@@ -107,6 +107,29 @@ BOOST_AUTO_TEST_CASE(same_result_for_any_thread_count) {
   }
 }
 
+// The automatic degree is chosen from counted costs, not timings: the same seed gives the same degree and bits
+// (run twice), its pilot's gap ratio is reported, and a given degree skips the pilot.
+BOOST_AUTO_TEST_CASE(automatic_degree_is_reproducible_and_reported) {
+  const Model m(make_random_regular(64, 4, 3), 1.0, 0.25);
+  for (MarginalMethod method : {MarginalMethod::DualCv, MarginalMethod::PrimalCv}) {
+    MarginalOptions o;
+    o.method = method;
+    o.rel_rmse = 0.02;
+    o.seed = 11;
+    const MarginalResult a = estimate_marginal_variances(m, o);
+    const MarginalResult b = estimate_marginal_variances(m, o);
+    BOOST_TEST(a.degree == b.degree);
+    BOOST_TEST(a.degree >= 1);
+    BOOST_TEST((a.estimate.array() == b.estimate.array()).all(), to_string(method));
+    BOOST_TEST(a.pilot_gap_ratio > 0.0);
+    BOOST_TEST(a.gap_ratio_rms > 0.0);
+    o.degree = 3;
+    const MarginalResult c = estimate_marginal_variances(m, o);
+    BOOST_TEST(c.degree == 3);
+    BOOST_TEST(c.pilot_gap_ratio == 0.0);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(default_method_rule) {
   BOOST_TEST(to_string(default_marginal_method(Model(make_torus(30, 30), 1.0, 0.25))) == std::string("exact"));
   BOOST_TEST(to_string(default_marginal_method(Model(make_random_regular(200, 16, 1), 1.0, 0.25))) ==

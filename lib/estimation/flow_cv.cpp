@@ -74,12 +74,14 @@ class LocalFlows {
       for (std::size_t t = 0; t < reach; ++t) {
         const std::size_t u = static_cast<std::size_t>(m_support[t]);
         m_phi[u] += m_d[u];
+        m_visits += static_cast<double>(m_g.offsets[u + 1] - m_g.offsets[u] + 1);
         for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p) touch(m_g.neighbors[static_cast<std::size_t>(p)]);
       }
       // q = Q d on the grown support, then res -= q and the next direction.
       for (Index w : m_support) {
         const auto u = static_cast<std::size_t>(w);
         double q = m_g.diag[u] * m_d[u];
+        m_visits += static_cast<double>(m_g.offsets[u + 1] - m_g.offsets[u] + 2);  // and the update pass
         for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p)
           q -= m_g.inv_sig2[static_cast<std::size_t>(p)] *
                m_d[static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)])];
@@ -99,6 +101,7 @@ class LocalFlows {
     for (Index w : m_support) {
       const auto u = static_cast<std::size_t>(w);
       double lphi = 0;  // (L_sigma phi)_u
+      m_visits += static_cast<double>(m_g.offsets[u + 1] - m_g.offsets[u] + 1);
       for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p) {
         const auto x = static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)]);
         const double diff = m_phi[u] - m_phi[x];
@@ -118,6 +121,9 @@ class LocalFlows {
     }
   }
 
+  // Memory visits (a site or one of its incidences) since construction: the deterministic cost of the flows.
+  double visits() const noexcept { return m_visits; }
+
  private:
   void touch(Index u) {
     if (!m_in[static_cast<std::size_t>(u)]) {
@@ -129,6 +135,7 @@ class LocalFlows {
   std::vector<double> m_phi, m_res, m_d, m_q;
   std::vector<char> m_in;
   std::vector<Index> m_support;
+  double m_visits = 0;
 };
 
 // E and l of every node by dense matrix algebra: Phi = P_k(Q) (the same recurrence on the identity), then
@@ -182,6 +189,35 @@ std::vector<Index> tuning_set(Index n, Index count) {
   return out;
 }
 
+// Sum of E_v over the tuning nodes for degree k and kappa: E_v - V_v is the gap and V_v is fixed, so the kappa
+// that minimises it is the best one without knowing the truth (section 4A of the research note). Searched over
+// kappa = 2^j, j = 1..16: first every other power (4, 16, ..., 65536), then the two powers beside the best.
+double best_kappa(LocalFlows& local, const std::vector<Index>& tune, int k, double beta) {
+  auto energy_sum = [&](double kappa) {
+    const Chebyshev c(beta / kappa, beta);
+    double sum = 0;
+    for (Index v : tune) {
+      double e = 0, l = 0;
+      local.flow(v, k, c, e, l);
+      sum += e;
+    }
+    return sum;
+  };
+  double kappa = 4, best_sum = std::numeric_limits<double>::infinity();
+  auto consider = [&](double candidate) {
+    const double sum = energy_sum(candidate);
+    if (sum < best_sum) {
+      best_sum = sum;
+      kappa = candidate;
+    }
+  };
+  for (double candidate = 4; candidate <= 65536; candidate *= 4) consider(candidate);
+  const double coarse = kappa;
+  consider(coarse / 2);
+  if (coarse < 65536) consider(coarse * 2);
+  return kappa;
+}
+
 }  // namespace
 
 FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o)
@@ -205,18 +241,6 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
   m_beta = g.gershgorin();
   const std::vector<Index> tune = tuning_set(model.num_nodes(), o.tuning_nodes);
 
-  // Sum of E_v over the tuning nodes for degree k and kappa: E_v - V_v is the gap and V_v is fixed, so the kappa
-  // that minimises it is the best one without knowing the truth (section 4A of the research note).
-  auto energy_sum = [&](int k, double kappa) {
-    const Chebyshev c(m_beta / kappa, m_beta);
-    double sum = 0;
-    for (Index v : tune) {
-      double e = 0, l = 0;
-      local.flow(v, k, c, e, l);
-      sum += e;
-    }
-    return sum;
-  };
   m_degree = o.degree;
   if (m_degree < 0) {
     const double ratio =
@@ -225,16 +249,7 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
   }
   double kappa = o.kappa;
   if (kappa == 0 && m_degree == 0) kappa = 2;  // the trivial flow does not depend on the interval
-  if (kappa == 0) {
-    double best_sum = std::numeric_limits<double>::infinity();
-    for (double candidate = 2; candidate <= 65536; candidate *= 2) {
-      const double sum = energy_sum(m_degree, candidate);
-      if (sum < best_sum) {
-        best_sum = sum;
-        kappa = candidate;
-      }
-    }
-  }
+  if (kappa == 0) kappa = best_kappa(local, tune, m_degree, m_beta);
   m_alpha = m_beta / kappa;
   const Chebyshev c(m_alpha, m_beta);
   if (o.precompute == FlowPrecompute::Dense) {
@@ -263,16 +278,57 @@ Eigen::MatrixXd FlowControlVariate::residual(const Eigen::Ref<const Eigen::Matri
   if (b.rows() != m_q.rows())
     throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(b.rows()) + " rows, the model " +
                                 std::to_string(m_q.rows()) + " nodes");
-  const Chebyshev c(m_alpha, m_beta);
-  Eigen::MatrixXd res = b, d = b / c.theta;
+  return chebyshev_residual(m_q, m_degree, m_alpha, m_beta, b);
+}
+
+Eigen::MatrixXd chebyshev_residual(const SparseMatrix& q, int degree, double alpha, double beta,
+                                   const Eigen::Ref<const Eigen::MatrixXd>& b) {
+  if (b.rows() != q.rows())
+    throw std::invalid_argument("chebyshev_residual: samples have " + std::to_string(b.rows()) + " rows, the matrix " +
+                                std::to_string(q.rows()));
+  if (degree < 0) throw std::invalid_argument("chebyshev_residual: degree = " + std::to_string(degree));
+  if (degree > 0 && !(alpha > 0 && alpha < beta && std::isfinite(beta)))
+    throw std::invalid_argument("chebyshev_residual: the interval [" + std::to_string(alpha) + ", " +
+                                std::to_string(beta) + "] must have 0 < alpha < beta");
+  if (degree == 0) return b;
+  // Row-major blocks: a row of the sparse Q times the block then reads whole rows (all samples of one node)
+  // contiguously; with the column-major input it read each with a stride of |V| (3x slower, measured).
+  using RowBlock = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Chebyshev c(alpha, beta);
+  RowBlock res = b, d = res / c.theta;
   double rho = 1.0 / c.sigma1;
-  for (int j = 0; j < m_degree; ++j) {
-    res.noalias() -= m_q * d;
+  for (int j = 0; j < degree; ++j) {
+    res.noalias() -= q * d;
     const double rho_next = 1.0 / (2 * c.sigma1 - rho);
     d = rho_next * rho * d + (2 * rho_next / c.delta) * res;
     rho = rho_next;
   }
   return res;
+}
+
+FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes) {
+  if (degree < 1 || degree > 1000)
+    throw std::invalid_argument("probe_flow_degree: degree = " + std::to_string(degree) + " (expected 1..1000)");
+  if (tuning_nodes < 1)
+    throw std::invalid_argument("probe_flow_degree: tuning_nodes = " + std::to_string(tuning_nodes) +
+                                " (expected at least 1)");
+  const LocalGraph g(model);
+  LocalFlows local(g);
+  FlowDegreeProbe p;
+  p.degree = degree;
+  p.beta = g.gershgorin();
+  p.nodes = tuning_set(model.num_nodes(), tuning_nodes);
+  p.kappa = best_kappa(local, p.nodes, degree, p.beta);
+  p.alpha = p.beta / p.kappa;
+  const Chebyshev c(p.alpha, p.beta);
+  const auto n = static_cast<Eigen::Index>(p.nodes.size());
+  p.energy.resize(n);
+  p.lower.resize(n);
+  const double visits_before = local.visits();
+  for (Eigen::Index t = 0; t < n; ++t)
+    local.flow(p.nodes[static_cast<std::size_t>(t)], degree, c, p.energy[t], p.lower[t]);
+  p.visits_per_node = (local.visits() - visits_before) / static_cast<double>(n);
+  return p;
 }
 
 Eigen::MatrixXd FlowControlVariate::dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde) const {

@@ -12,8 +12,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dualgibbs {
 
@@ -25,6 +28,9 @@ constexpr detail::EnumName<MarginalMethod> kMethods[] = {
     {MarginalMethod::Primal, "primal"},     {MarginalMethod::Dual, "dual"},
     {MarginalMethod::DualCv, "dual-cv"},    {MarginalMethod::PrimalCv, "primal-cv"},
     {MarginalMethod::Cholesky, "cholesky"}, {MarginalMethod::Exact, "exact"}};
+
+// Values (nodes x columns) kept by the automatic degree's pilot: 2e7 doubles, 160 MB.
+constexpr std::size_t kPilotValues = 20000000;
 
 // Thrown by the observer to end a run that reached its target or budget.
 struct StopSampling {};
@@ -88,11 +94,78 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
   r.estimate = acc.estimate();
   r.std_error = acc.std_error();
   r.rel_se_rms = rms_relative(r.std_error, r.estimate);
+  r.gap_ratio_rms = rms_relative(acc.gap(), r.estimate);
   r.reached_target = target > 0 && r.rel_se_rms <= target;
   if (bracket) {
     r.lower = cv.lower_bound();
     r.upper = cv.flow_energy();
   }
+}
+
+// ---- the automatic Chebyshev degree ------------------------------------------------------------------------
+//
+// The control variate's degree k trades its precomputation (node by node on the k-hop ball: |V| x ball(k), which
+// on an expander grows like (degree - 1)^k) against the sampling it saves (the standard-error ratio gap/V falls
+// geometrically in k). A fixed k was measured to lose both ways: k = 8 on kregular:10000,4 (s/sigma = 4) spends
+// 11 s precomputing a ratio of 0.006 where k = 5 reaches the 1% target in a tenth of that. So k is chosen from a
+// pilot of two evaluations after the burn-in: for k = 1, 2, 3, ... the precomputation's cost is counted on the
+// tuning nodes (probe_flow_degree), the gap on them is measured from the pilot's samples (V_v = E_v - gap_v in the
+// dual, l_v + gap_v in the primal), and the k with the least predicted cost wins:
+//
+//   cost(k) = |V| visits(k) c_visit + n_eval(k) (sweep + k (nnz(Q) + 3 |V|) chains c_nnz),
+//   n_eval(k) = max(2, 2 ratio(k)^2 / (target^2 chains)),   sweep = every x sites x chains x c_update,
+//
+// (the relative standard error of a mean of N terms u_v^2, u Gaussian, is sqrt(2 / N) gap_v / V_v). The costs are
+// counted, not timed, so that the choice, and the result of a seed, does not depend on the machine's load; the
+// constants are nanoseconds measured on an AMD EPYC Zen 4 (a ratio of them is all that matters). The search stops
+// when the precomputation alone, or the next probe, would exceed the best total. No truth is used.
+constexpr double kNsPerVisit = 2.0;   // one site or incidence of the local precomputation (1 to 7 measured)
+constexpr double kNsPerUpdate = 6.0;  // one site update of one chain (random scan, one lane)
+constexpr double kNsPerNnz = 0.8;     // one non-zero of Q times one sample in the residual map (0.3 to 2.3)
+
+struct DegreeChoice {
+  int degree = 0;
+  double kappa = 0;
+  double gap_ratio = 0;  // RMS over the tuning nodes of the pilot's gap_v / V_v
+  double predicted_ns = std::numeric_limits<double>::infinity();
+};
+
+constexpr Index kProbeNodes = 50;  // tuning nodes of each probe
+constexpr int kAutoDegrees[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64};
+
+DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::MatrixXd& pilot, std::size_t every,
+                           std::size_t chains, double target) {
+  const SparseMatrix q = model.primal_precision();
+  const Eigen::MatrixXd b =
+      domain == Domain::Dual ? Eigen::MatrixXd(model.node_variances().asDiagonal() * pilot) : pilot;
+  const double n = static_cast<double>(model.num_nodes());
+  const double sites = static_cast<double>(domain == Domain::Dual ? model.num_edges() : model.num_nodes());
+  const double sweep_ns = static_cast<double>(every) * sites * static_cast<double>(chains) * kNsPerUpdate;
+  const double map_ns = (static_cast<double>(q.nonZeros()) + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
+  if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
+  DegreeChoice best;
+  for (int k : kAutoDegrees) {
+    const FlowDegreeProbe probe = probe_flow_degree(model, k, kProbeNodes);
+    const double pre = n * probe.visits_per_node * kNsPerVisit;
+    if (pre >= best.predicted_ns) break;  // the precomputation alone costs more, and it grows with k
+    const Eigen::MatrixXd u = chebyshev_residual(q, k, probe.alpha, probe.beta, b);
+    double sum = 0;
+    for (std::size_t t = 0; t < probe.nodes.size(); ++t) {
+      const auto te = static_cast<Eigen::Index>(t);
+      const double gap = u.row(probe.nodes[t]).squaredNorm() / static_cast<double>(u.cols());
+      const double v = domain == Domain::Dual ? probe.energy[te] - gap : probe.lower[te] + gap;
+      sum += v > 0 ? (gap / v) * (gap / v) : std::numeric_limits<double>::infinity();
+    }
+    const double ratio = std::sqrt(sum / static_cast<double>(probe.nodes.size()));
+    const double n_eval = std::max(2.0, std::ceil(2 * ratio * ratio / (target * target * static_cast<double>(chains))));
+    const double total = pre + n_eval * (sweep_ns + k * map_ns);
+    if (total < best.predicted_ns) best = DegreeChoice{k, probe.kappa, ratio, total};
+    // A probe runs its flows on 11 intervals (the kappa search and the final one): the next, on a larger ball,
+    // would itself cost more than the best run.
+    const double probe_ns = 11 * static_cast<double>(probe.nodes.size()) * probe.visits_per_node * kNsPerVisit;
+    if (probe_ns >= best.predicted_ns) break;
+  }
+  return best;
 }
 
 }  // namespace
@@ -130,15 +203,15 @@ MarginalResult estimate_marginal_variances(const Model& model, const MarginalOpt
   if (dual && model.num_edges() == 0)
     throw std::invalid_argument(std::string("marginals: the method '") + to_string(o.method) +
                                 "' samples the dual domain, and this graph has no edges");
-  FlowCvOptions fo;
-  fo.degree = with_cv ? o.degree : 0;
-  const FlowControlVariate cv(model, fo);
-  r.degree = cv.degree();
   r.chains = o.chains;
-  MarginalVarianceCv acc(cv, dual ? Domain::Dual : Domain::Primal, o.chains);
+  const Domain domain = dual ? Domain::Dual : Domain::Primal;
   double rel = 0;
 
   if (o.method == MarginalMethod::Cholesky) {
+    FlowCvOptions fo;
+    fo.degree = 0;
+    const FlowControlVariate cv(model, fo);
+    MarginalVarianceCv acc(cv, Domain::Primal, o.chains);
     const CholeskyFactor factor(model.primal_precision());
     for (std::uint64_t batch = 0;; ++batch) {
       acc.add(factor.sample(o.chains, mix64(o.seed + batch * 0x9e3779b97f4a7c15ULL)));
@@ -150,7 +223,27 @@ MarginalResult estimate_marginal_variances(const Model& model, const MarginalOpt
     return r;
   }
 
-  const Domain domain = dual ? Domain::Dual : Domain::Primal;
+  // The control variate is built before sampling when its degree is fixed (0 without one), and from a pilot of
+  // two evaluations after the burn-in when it is automatic (choose_degree).
+  std::unique_ptr<FlowControlVariate> cv;
+  std::unique_ptr<MarginalVarianceCv> acc;
+  auto build = [&](int degree, double kappa) {
+    FlowCvOptions fo;
+    fo.degree = degree;
+    fo.kappa = kappa;
+    cv = std::make_unique<FlowControlVariate>(model, fo);
+    acc = std::make_unique<MarginalVarianceCv>(*cv, domain, o.chains);
+    r.degree = cv->degree();
+  };
+  const bool automatic = with_cv && o.degree < 0;
+  if (!automatic) build(with_cv ? o.degree : 0, 0);
+  // The pilot keeps all chains when that is small (then its evaluations count), else the first columns only.
+  const auto n_nodes = static_cast<std::size_t>(model.num_nodes());
+  const std::size_t pilot_columns = std::clamp<std::size_t>(kPilotValues / std::max<std::size_t>(1, 2 * n_nodes),
+                                                            std::min<std::size_t>(8, o.chains), o.chains);
+  Eigen::MatrixXd pilot;
+  std::vector<Eigen::MatrixXd> pilot_full;
+
   r.burn_in = o.burn_in ? o.burn_in : burn_in_for(model, domain, o.max_sweeps);
   EnsembleOptions eo;
   eo.chains = o.chains;
@@ -166,13 +259,40 @@ MarginalResult estimate_marginal_variances(const Model& model, const MarginalOpt
         if (o.seconds > 0 && stop.elapsed() >= o.seconds) throw StopSampling{};
         return;
       }
-      acc.add(cp.states);
+      if (!acc) {  // the automatic degree's pilot: two evaluations
+        if (pilot.size() == 0) {
+          pilot.resize(cp.states.rows(), static_cast<Eigen::Index>(2 * pilot_columns));
+          pilot.leftCols(static_cast<Eigen::Index>(pilot_columns)) =
+              cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
+          if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
+          return;
+        }
+        pilot.rightCols(static_cast<Eigen::Index>(pilot_columns)) =
+            cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
+        if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
+        const DegreeChoice choice = choose_degree(model, domain, pilot, o.every, o.chains, o.rel_rmse);
+        pilot.resize(0, 0);
+        build(choice.degree, choice.kappa);
+        r.pilot_gap_ratio = choice.gap_ratio;
+        for (const Eigen::MatrixXd& states : pilot_full) {
+          acc->add(states);
+          r.samples += o.chains;
+        }
+        pilot_full.clear();
+        if (acc->evaluations() >= 2 && stop.done(*acc, rel)) throw StopSampling{};
+        return;
+      }
+      acc->add(cp.states);
       r.samples += o.chains;
-      if (stop.done(acc, rel)) throw StopSampling{};
+      if (stop.done(*acc, rel)) throw StopSampling{};
     });
   } catch (const StopSampling&) {
   }
-  fill_from(acc, cv, with_cv, r, o.rel_rmse);
+  if (!acc)
+    throw std::invalid_argument(
+        "marginals: the time budget ran out before the two pilot evaluations that choose the "
+        "control variate's degree (give more seconds, or a --degree)");
+  fill_from(*acc, *cv, with_cv, r, o.rel_rmse);
   r.seconds = stop.elapsed();
   return r;
 }

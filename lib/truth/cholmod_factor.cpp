@@ -74,9 +74,9 @@ void check_factor_fits(double values, Index n) {
   const double needed = 8.0 * values;
   const double available = available_memory_bytes();
   if (available > 0 && needed > 0.9 * available)
-    throw FactorizationError("CHOLMOD factorize: the factor of this " + std::to_string(n) + " x " +
-                             std::to_string(n) + " matrix needs " + number_text(needed / (1 << 30), 3) +
-                             " GiB for its values and " + number_text(available / (1 << 30), 3) +
+    throw FactorizationError("CHOLMOD factorize: the factor of this " + std::to_string(n) + " x " + std::to_string(n) +
+                             " matrix needs " + number_text(needed / (1 << 30), 3) + " GiB for its values and " +
+                             number_text(available / (1 << 30), 3) +
                              " GiB are available (out of memory: the graph's factor fills in; use a sampling "
                              "method such as dual-cv)");
 }

@@ -57,7 +57,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // expands like a random regular graph, so every balanced separator, and the Cholesky factor, is huge. Lattices
 // have levels of O(|V|^(1-1/d)) nodes; graphs with hubs (stars, lattice plus hub) go to the analysis.
 bool obviously_expanding(const Graph& g) {
-  constexpr Index kMinNodes = 20000;
+  constexpr Index kMinNodes = 2000;
   const Index n = g.num_nodes();
   if (n < kMinNodes || g.num_edges() == 0) return false;
   if (g.max_degree() > 4.0 * (2.0 * g.num_edges() / n)) return false;

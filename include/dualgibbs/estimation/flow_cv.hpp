@@ -38,6 +38,7 @@
 #include <Eigen/Core>
 
 #include <cstddef>
+#include <vector>
 
 namespace dualgibbs {
 
@@ -56,8 +57,8 @@ struct FlowCvOptions {
   /// estimate is the achieved standard-error ratio, and a caller that finds it too large builds the variate again with
   /// a larger k.
   int degree = -1;
-  /// beta / alpha > 1; 0 chooses it by minimising sum_v E_v over kappa = 2, 4, ..., 2^16 (no truth needed: E_v - V_v
-  /// is the gap and V_v is fixed).
+  /// beta / alpha > 1; 0 chooses it by minimising sum_v E_v over kappa = 2^j, j = 1..16 (every other power, then the
+  /// two beside the best) (no truth needed: E_v - V_v is the gap and V_v is fixed).
   double kappa = 0;
   /// Nodes (evenly spaced ids) on which kappa and the degree are tuned; the whole graph when it is smaller.
   Index tuning_nodes = 200;
@@ -102,6 +103,33 @@ class DUALGIBBS_EXPORT FlowControlVariate {
   double m_alpha = 0, m_beta = 0;
   Eigen::VectorXd m_energy, m_lower;
 };
+
+/// One candidate degree of the control variates measured on the tuning nodes: the pilot of an automatic choice of
+/// k that weighs the precomputation's cost against the sampled gap (estimate_marginal_variances does this).
+struct FlowDegreeProbe {
+  int degree = 0;            ///< the Chebyshev degree k
+  double kappa = 0;          ///< beta / alpha, tuned as FlowCvOptions::kappa = 0 does
+  double alpha = 0;          ///< lower end of the Chebyshev interval
+  double beta = 0;           ///< upper end (Gershgorin bound on lambda_max(Q))
+  std::vector<Index> nodes;  ///< the tuning nodes
+  Eigen::VectorXd energy;    ///< E_v on the tuning nodes
+  Eigen::VectorXd lower;     ///< l_v on the tuning nodes
+  /// Visits (to a site or to one of its incidences) of one node's precomputation at this degree, mean over the
+  /// tuning nodes: a deterministic measure of its cost (a wall-clock time would make an automatic choice, and so the
+  /// results of a seed, depend on the machine's load).
+  double visits_per_node = 0;
+};
+
+/// Tunes kappa for degree k on `tuning_nodes` evenly spaced nodes and measures one node's precomputation there; the
+/// whole-graph precomputation then visits about |V| x visits_per_node sites and incidences. \throws
+/// std::invalid_argument for a degree outside 1..1000 or tuning_nodes < 1.
+DUALGIBBS_EXPORT FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes = 200);
+
+/// r_k(Q) b, column by column: the residual of k Chebyshev steps for Q phi = b on [alpha, beta] (the map behind
+/// FlowControlVariate::residual, for any interval). \throws std::invalid_argument for a wrong number of rows, a
+/// negative degree or not 0 < alpha < beta.
+DUALGIBBS_EXPORT Eigen::MatrixXd chebyshev_residual(const SparseMatrix& q, int degree, double alpha, double beta,
+                                                    const Eigen::Ref<const Eigen::MatrixXd>& b);
 
 /// Marginal variances from samples accumulated online (never stored): for L independent chains, add() takes the
 /// states of one evaluation (|V| x L: x~ = B y~ of the dual sampler, or x of the primal) and keeps per-chain

@@ -60,9 +60,12 @@ struct MarginalOptions {
   std::size_t every = 4;     ///< sweeps between evaluations (sampling methods); >= 1
   std::size_t burn_in = 0;   ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
   std::size_t max_sweeps = 1000000;  ///< the sampling methods stop here whatever the target
-  int degree = -1;                   ///< Chebyshev degree of the control variates (-1: automatic, see FlowCvOptions)
-  std::uint64_t seed = 1;            ///< determines every random number
-  unsigned threads = 0;              ///< sampler threads (0 = all hardware threads)
+  /// Chebyshev degree of the control variates; -1 (automatic) chooses it from a pilot of two evaluations after the
+  /// burn-in: the degree with the least predicted time to the target, weighing the precomputation (timed on the
+  /// tuning nodes, probe_flow_degree) against the sampled gap ratio (docs/accuracy.md, "The degree").
+  int degree = -1;
+  std::uint64_t seed = 1;  ///< determines every random number
+  unsigned threads = 0;    ///< sampler threads (0 = all hardware threads)
   /// Called after every evaluation with the fraction done (towards the target or the budget); may be empty.
   std::function<void(double)> progress;
 };
@@ -72,15 +75,21 @@ struct MarginalResult {
   MarginalMethod method = MarginalMethod::Exact;  ///< the method that ran
   Eigen::VectorXd estimate;                       ///< V_v
   Eigen::VectorXd std_error;                      ///< standard errors (0 for exact)
-  Eigen::VectorXd lower;        ///< certified lower bound l_v (control variates and exact; empty otherwise)
-  Eigen::VectorXd upper;        ///< certified upper bound E_v (control variates and exact; empty otherwise)
-  double rel_se_rms = 0;        ///< RMS over nodes of std_error / estimate
-  double seconds = 0;           ///< wall time of the whole estimate (precomputation included)
-  std::size_t sweeps = 0;       ///< sweeps per chain (sampling methods)
-  std::size_t burn_in = 0;      ///< sweeps discarded (sampling methods)
-  std::size_t chains = 0;       ///< chains (sampling) or draws per batch (cholesky)
-  std::size_t samples = 0;      ///< evaluations x chains (sampling) or draws (cholesky)
-  int degree = 0;               ///< Chebyshev degree of the control variate (0 without)
+  Eigen::VectorXd lower;    ///< certified lower bound l_v (control variates and exact; empty otherwise)
+  Eigen::VectorXd upper;    ///< certified upper bound E_v (control variates and exact; empty otherwise)
+  double rel_se_rms = 0;    ///< RMS over nodes of std_error / estimate
+  double seconds = 0;       ///< wall time of the whole estimate (precomputation included)
+  std::size_t sweeps = 0;   ///< sweeps per chain (sampling methods)
+  std::size_t burn_in = 0;  ///< sweeps discarded (sampling methods)
+  std::size_t chains = 0;   ///< chains (sampling) or draws per batch (cholesky)
+  std::size_t samples = 0;  ///< evaluations x chains (sampling) or draws (cholesky)
+  int degree = 0;           ///< Chebyshev degree of the control variate (0 without)
+  /// RMS over nodes of gap_v / estimate_v, the sampled gap (MarginalVarianceCv::gap) over the estimate: the
+  /// method's standard-error ratio against the plain primal sample variance (1 for primal, about (s_v^2 - V_v) / V_v
+  /// for the dual plug-in; its own quality, no truth used).
+  double gap_ratio_rms = 0;
+  /// The same ratio on the tuning nodes from the pilot that chose an automatic degree (0 when the degree was given).
+  double pilot_gap_ratio = 0;
   bool reached_target = false;  ///< rel_se_rms <= rel_rmse when the run stopped (always true for exact)
 };
 
