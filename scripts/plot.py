@@ -3,7 +3,7 @@
 
     plot.py FIG DIR      reads DIR/FIG.csv (and DIR/FIG_*.csv, DIR/FIG.json), writes DIR/FIG.png and DIR/FIG.pdf
 
-FIG is fig5 ... fig11, rates, validate (`dualgibbs validate --out DIR`), or any convergence table with the
+FIG is fig5 ... fig11, accuracy, rates, validate (`dualgibbs validate --out DIR`), or any convergence table with the
 columns of fig6 (the `converge` subcommand and the default run). Each output is written to a temporary name and then renamed.
 Exit status: 0 on success, 3 if matplotlib/numpy are missing, 2 on bad arguments or unreadable input.
 """
@@ -294,6 +294,52 @@ def rates(d, js, out_dir):
     save(fig, out_dir, "rates")
 
 
+def accuracy(d, js, out_dir):
+    """reproduce accuracy: CPU seconds to each target per graph and method (filled: reached in every replicate;
+    hollow at the budget: not reached), and the achieved relative RMSE over its target (honest: <= 1)."""
+    with open(os.path.join(out_dir, "accuracy.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    methods = [c[: -len("_cpu_seconds")] for c in rows[0] if c.endswith("_cpu_seconds") and c != "truth_cpu_seconds"]
+    targets = sorted({float(r["target"]) for r in rows}, reverse=True)
+    graphs = list(dict.fromkeys(r["graph"] for r in rows))
+    colors = {"exact": "k", "primal": PRIMAL, "dual": DUAL, "dual_cv": "#2ca02c", "primal_cv": "#9467bd",
+              "cholesky": "#ff7f0e"}
+    budget = float(js.get("parameters", {}).get("budget_seconds", "nan"))
+    fig, axes = plt.subplots(2, len(targets), figsize=(6 * len(targets), 8), squeeze=False)
+    for col, t in enumerate(targets):
+        sel = {r["graph"]: r for r in rows if float(r["target"]) == t}
+        for k, m in enumerate(methods):
+            x = np.arange(len(graphs)) + (k - len(methods) / 2) * 0.12
+            cpu = np.array([float(sel[g][f"{m}_cpu_seconds"]) if g in sel else np.nan for g in graphs])
+            ok = np.array([float(sel[g][f"{m}_reached"]) == 1.0 if g in sel else False for g in graphs])
+            ach = np.array([float(sel[g][f"{m}_achieved_rel_rmse"]) if g in sel else np.nan for g in graphs])
+            c = colors.get(m, "#7f7f7f")
+            ax = axes[0, col]
+            ax.plot(x[ok], cpu[ok], "o", color=c, label=m.replace("_", "-"))
+            miss = ~ok & np.isfinite(cpu)
+            if miss.any():
+                ax.plot(x[miss], np.full(miss.sum(), budget if math.isfinite(budget) else np.nanmax(cpu)), "o",
+                        mfc="none", color=c)
+            if m != "exact":
+                axes[1, col].plot(x[ok], ach[ok] / t, "o", color=c, label=m.replace("_", "-"))
+        ax = axes[0, col]
+        ax.set_yscale("log")
+        ax.set_ylabel("CPU seconds (hollow: not reached)")
+        ax2 = axes[1, col]
+        ax2.axhline(1.0, color="k", lw=0.8)
+        ax2.axhline(1.5, color="k", ls=":", lw=0.8)
+        ax2.set_ylabel("achieved rel. RMSE / target")
+        for a in (ax, ax2):
+            a.set_xticks(np.arange(len(graphs)))
+            a.set_xticklabels(graphs, rotation=30, ha="right", fontsize=7)
+            a.grid(alpha=0.3, ls=":")
+        ax.legend(fontsize=7)
+        ax.set_title(f"target {t:g}", fontsize=9)
+    fig.suptitle(js.get("title", "accuracy"), fontsize=9)
+    fig.tight_layout()
+    save(fig, out_dir, "accuracy")
+
+
 def validate(d, js, out_dir):
     """dualgibbs validate: z-scores per coordinate at the last checkpoint (mean, variance, edges) against the
     verdict's threshold; with several checkpoints, the error of the marginal variances against sweep: Eb next to
@@ -349,7 +395,7 @@ def main(argv):
         return 2
     js = read_json(os.path.join(out_dir, f"{name}.json"))
     handlers = {"fig5": fig5, "fig7": fig7, "fig8": fig8, "fig9": fig9, "fig10": fig10, "rates": rates,
-                "validate": validate}
+                "validate": validate, "accuracy": accuracy}
     if name in handlers:
         handlers[name](d, js, out_dir)
     elif "Eu_primal" in d[1] and "Eu_dual" in d[1]:

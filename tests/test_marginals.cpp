@@ -130,6 +130,45 @@ BOOST_AUTO_TEST_CASE(automatic_degree_is_reproducible_and_reported) {
   }
 }
 
+// time_to_accuracy: the table's shape, the truth row, and the achieved error of a run that reached its target.
+// The achieved relative RMSE (RMS over 3 replicates) of an honest 5% stopping rule exceeds 3 x 5% with a
+// probability far below 1e-6 (it would need the standard-error estimate to be off by 3x on every replicate).
+BOOST_AUTO_TEST_CASE(time_to_accuracy_table) {
+  AccuracySettings s;
+  s.graphs = {{"torus:6", 1.0, 0.3}};
+  s.methods = {MarginalMethod::Exact, MarginalMethod::DualCv, MarginalMethod::Cholesky};
+  s.targets = {0.05};
+  s.replicates = 3;
+  s.budget_seconds = 60;
+  std::vector<std::string> notes;
+  const Table t = time_to_accuracy(s, notes);
+  BOOST_TEST_REQUIRE(t.num_rows() == 1u);
+  BOOST_TEST(t.labels()[0] == "torus:6");
+  const std::vector<double>& row = t.rows()[0];
+  BOOST_TEST(row[t.column_index("nodes")] == 36.0);
+  BOOST_TEST(row[t.column_index("exact_reached")] == 1.0);
+  BOOST_TEST(row[t.column_index("exact_achieved_rel_rmse")] == 0.0);
+  for (const char* m : {"dual_cv", "cholesky"}) {
+    BOOST_TEST_CONTEXT(m) {
+      BOOST_TEST(row[t.column_index(std::string(m) + "_reached")] == 1.0);
+      const double achieved = row[t.column_index(std::string(m) + "_achieved_rel_rmse")];
+      BOOST_TEST(achieved > 0.0);
+      BOOST_TEST(achieved <= 3 * 0.05);
+      BOOST_TEST(row[t.column_index(std::string(m) + "_estimated_rel_se")] <= 0.05);
+    }
+  }
+  BOOST_TEST(notes.empty());
+  AccuracySettings bad = s;
+  bad.replicates = 1;
+  BOOST_CHECK_EXCEPTION(time_to_accuracy(bad, notes), std::invalid_argument, testing::message_has({"replicates = 1"}));
+  bad = s;
+  bad.targets = {1.5};
+  BOOST_CHECK_EXCEPTION(time_to_accuracy(bad, notes), std::invalid_argument, testing::message_has({"target"}));
+  bad = s;
+  bad.graphs.clear();
+  BOOST_CHECK_EXCEPTION(time_to_accuracy(bad, notes), std::invalid_argument, testing::message_has({"no graphs"}));
+}
+
 BOOST_AUTO_TEST_CASE(default_method_rule) {
   BOOST_TEST(to_string(default_marginal_method(Model(make_torus(30, 30), 1.0, 0.25))) == std::string("exact"));
   BOOST_TEST(to_string(default_marginal_method(Model(make_random_regular(200, 16, 1), 1.0, 0.25))) ==

@@ -137,9 +137,9 @@ struct Figure {
   ExperimentResult (*run)(const ExperimentOptions& options) = nullptr;  ///< runs the figure (run_fig6, ...)
 };
 
-/// The figure table, in the paper's order (fig5, fig6, fig7, fig8, fig9, fig10, fig11, rates): the one list
-/// from which experiment_names(), experiment_description(), run_experiment() and `dualgibbs reproduce` (its
-/// list, help and dispatch) come. Adding a figure means adding its run function and one entry here.
+/// The figure table, in the paper's order (fig5, fig6, fig7, fig8, fig9, fig10, fig11, then accuracy, rates): the one
+/// list from which experiment_names(), experiment_description(), run_experiment() and `dualgibbs reproduce` (its list,
+/// help and dispatch) come. Adding a figure means adding its run function and one entry here.
 DUALGIBBS_EXPORT const std::vector<Figure>& figures();
 /// The entry named `name`. \throws std::invalid_argument for an unknown name, listing the known ones.
 DUALGIBBS_EXPORT const Figure& find_figure(const std::string& name);

@@ -19,6 +19,7 @@
 /// dualgibbs::MarginalResult r = dualgibbs::estimate_marginal_variances(model, o);   // r.estimate, r.std_error
 /// \endcode
 
+#include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/model/model.hpp>
 
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace dualgibbs {
 
@@ -101,5 +103,48 @@ struct MarginalResult {
 ///         every = 0, a degree below -1, or a budget too short for two evaluations; NotPositiveDefinite and
 ///         FactorizationError from CHOLMOD (cholesky, exact).
 DUALGIBBS_EXPORT MarginalResult estimate_marginal_variances(const Model& model, const MarginalOptions& options);
+
+// ---- time to accuracy --------------------------------------------------------------------------------------
+
+/// One graph of the time-to-accuracy benchmark: a graph spec (io.hpp) and homogeneous s, sigma.
+struct AccuracyCase {
+  std::string spec;     ///< e.g. "kregular:10000,4"
+  double s = 1;         ///< node standard deviation
+  double sigma = 0.25;  ///< edge standard deviation
+};
+
+/// What time_to_accuracy() runs.
+struct AccuracySettings {
+  std::vector<AccuracyCase> graphs;      ///< the graphs, in order
+  std::vector<MarginalMethod> methods;   ///< the methods compared (Exact always runs first: it is the truth)
+  std::vector<double> targets = {0.01};  ///< relative RMSE targets (each in (0, 1))
+  int replicates = 5;                    ///< independent runs per (graph, method, target), >= 2
+  double budget_seconds = 60;            ///< wall budget of one run; a run that ends short of its target says so
+  std::uint64_t seed = 1;                ///< replicate r of every cell runs with seed derived from (seed, r)
+};
+
+/// For each graph, method and target: the CPU time (one thread) of estimate_marginal_variances() to reach the
+/// target, median over replicates, the achieved relative RMSE measured against selected inversion (RMS over
+/// nodes of (estimate - V) / V, RMS over the replicates) beside the method's own estimate (rel_se_rms), and the
+/// exact solve's CPU time as the baseline of the same run. The replicates of a cell stop at the first run that
+/// does not reach its target within the budget (one is enough to say so). A graph whose exact solve fails (out of
+/// memory on an expander) still runs the sampling methods, without a measured error.
+/// Table (label column `graph`): `nodes, edges, s, sigma, target, truth_cpu_seconds` (the selected inversion that gives
+/// the truth) and per method M (its to_string with '-' as '_'): `M_cpu_seconds, M_reached, M_achieved_rel_rmse,
+/// M_estimated_rel_se, M_degree`
+/// (`M_reached` the fraction of replicates that reached the target; NaN where a method did not run). `notes`
+/// names every cell that failed or did not reach its target.
+/// \throws std::invalid_argument for no graphs or methods, a target outside (0, 1), replicates < 2 or a budget
+/// <= 0; a graph spec that does not parse.
+DUALGIBBS_EXPORT Table time_to_accuracy(const AccuracySettings& settings, std::vector<std::string>& notes,
+                                        const ProgressFn& progress = {});
+
+/// `reproduce accuracy`: time_to_accuracy() on `torus:10` sigma 0.1 (fig6's model), `kregular:64,4`, `torus:30`
+/// sigma 0.25, `complete:50` sigma 0.1 (s/sigma = 10), `torus:100`, `kregular:10000,4` and `torus3:20` sigma 0.25,
+/// every method, targets 1% and 0.1%, 5 replicates, 60 s budget (quick: the first two graphs, 5%, 2 replicates, 2 s).
+/// The full-size graphs of the accuracy issue (`torus:1000`, `kregular:100000,32`, `torus3:50`) are in
+/// bench/bench_accuracy. Summary: `speedup_dual_cv_over_primal_GRAPH` at the first target where both reached it,
+/// `dual_cv_worst_achieved_over_target`.
+DUALGIBBS_EXPORT ExperimentResult run_accuracy(const ExperimentOptions& options);
 
 }  // namespace dualgibbs
