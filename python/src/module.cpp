@@ -1,0 +1,739 @@
+// dualgibbs._core: the pybind11 bindings of the public library (DESIGN.md section 2: python/ is a thin layer over the
+// library, like apps/). The Python-side conveniences (graphs from networkx and scipy.sparse, matrices as
+// scipy.sparse.csr_matrix, docs) are in python/dualgibbs/__init__.py; docs/python.md is the user's page.
+//
+// Copies, stated once: results come back without copies (Eigen vectors and matrices are moved into numpy arrays
+// that own them, sparse matrices are moved into a capsule that owns their three CSR arrays, sample() writes the
+// draws straight into the numpy array it returns). Inputs are copied only where the library owns its data: edge
+// arrays become the Graph's edge vector, s and sigma arrays the Model's vectors, a CSR matrix handed to
+// CholeskyFactor the Eigen matrix it factorizes, draws handed to validate_draws its Eigen matrices. A CSR adjacency
+// (Graph.from_adjacency) is read in place when its index arrays are int32 or int64 and C-contiguous.
+//
+// Errors: std::invalid_argument arrives as ValueError (pybind11's own translation, message unchanged); the library's
+// numerical failures (NotPositiveDefinite, FactorizationError, EigensolverError) and a sampler that reached a
+// non-finite value arrive as dualgibbs.NumericalError or its subclasses, message unchanged.
+#include <dualgibbs/dualgibbs.hpp>
+
+#include <pybind11/eigen.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace dualgibbs::python {
+namespace {
+
+/// A numerical failure found by the bindings themselves (a chain that reached a non-finite value): NumericalError.
+class NumericalFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ---- sparse matrices out: the three CSR arrays of an Eigen matrix, owned by a capsule (no copy) ------------------
+
+py::tuple csr_parts(SparseMatrix m) {
+  m.makeCompressed();
+  auto* heap = new SparseMatrix(std::move(m));
+  const py::capsule owner(heap, [](void* p) { delete static_cast<SparseMatrix*>(p); });
+  const py::ssize_t nnz = heap->nonZeros();
+  const py::ssize_t rows = heap->rows();
+  py::array_t<double> data({nnz}, {static_cast<py::ssize_t>(sizeof(double))}, heap->valuePtr(), owner);
+  py::array_t<int> indices({nnz}, {static_cast<py::ssize_t>(sizeof(int))}, heap->innerIndexPtr(), owner);
+  py::array_t<int> indptr({rows + 1}, {static_cast<py::ssize_t>(sizeof(int))}, heap->outerIndexPtr(), owner);
+  return py::make_tuple(data, indices, indptr, py::make_tuple(rows, heap->cols()));
+}
+
+// ---- sparse matrices in: scipy CSR arrays (the matrix is copied into an Eigen matrix the library owns) -------------
+
+SparseMatrix csr_from_parts(py::ssize_t rows, py::ssize_t cols,
+                            const py::array_t<int, py::array::c_style | py::array::forcecast>& indptr,
+                            const py::array_t<int, py::array::c_style | py::array::forcecast>& indices,
+                            const py::array_t<double, py::array::c_style | py::array::forcecast>& data) {
+  if (rows < 0 || cols < 0 || rows > std::numeric_limits<int>::max() || cols > std::numeric_limits<int>::max())
+    throw std::invalid_argument("csr matrix: shape out of the 32-bit index range");
+  if (indptr.ndim() != 1 || indices.ndim() != 1 || data.ndim() != 1)
+    throw std::invalid_argument("csr matrix: indptr, indices and data must be one-dimensional");
+  if (indptr.size() != rows + 1)
+    throw std::invalid_argument("csr matrix: indptr has " + std::to_string(indptr.size()) + " entries, expected " +
+                                std::to_string(rows + 1));
+  const int* p = indptr.data();
+  const py::ssize_t nnz = indices.size();
+  if (data.size() != nnz) throw std::invalid_argument("csr matrix: indices and data differ in length");
+  if (p[0] != 0 || p[rows] != nnz)
+    throw std::invalid_argument("csr matrix: indptr must start at 0 and end at the number of stored entries");
+  for (py::ssize_t r = 0; r < rows; ++r)
+    if (p[r + 1] < p[r]) throw std::invalid_argument("csr matrix: indptr decreases at row " + std::to_string(r));
+  for (py::ssize_t k = 0; k < nnz; ++k)
+    if (indices.data()[k] < 0 || indices.data()[k] >= cols)
+      throw std::invalid_argument("csr matrix: column index " + std::to_string(indices.data()[k]) + " out of range");
+  const Eigen::Map<const SparseMatrix> view(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols),
+                                            static_cast<Eigen::Index>(nnz), p, indices.data(), data.data());
+  SparseMatrix m(view);  // Eigen sorts nothing here: scipy's canonical format (sorted, no duplicates) is expected
+  m.makeCompressed();
+  return m;
+}
+
+// ---- graphs ----------------------------------------------------------------------------------------------------
+
+/// The graph of a symmetric sparsity pattern in CSR form, read in place: one edge (i, j), i < j, per stored
+/// off-diagonal pair, in row order; the diagonal is ignored, duplicates are merged, an asymmetric pattern is refused.
+template <class I>
+Graph graph_from_csr(std::int64_t n, const py::array_t<I, py::array::c_style>& indptr,
+                     const py::array_t<I, py::array::c_style>& indices) {
+  if (n < 1) throw std::invalid_argument("adjacency: the matrix is empty (" + std::to_string(n) + " rows)");
+  if (n > std::numeric_limits<Index>::max())
+    throw std::invalid_argument("adjacency: " + std::to_string(n) + " rows overflow the 32-bit node index");
+  if (indptr.ndim() != 1 || indices.ndim() != 1)
+    throw std::invalid_argument("adjacency: indptr and indices must be one-dimensional");
+  if (indptr.size() != n + 1)
+    throw std::invalid_argument("adjacency: indptr has " + std::to_string(indptr.size()) + " entries for " +
+                                std::to_string(n) + " rows");
+  const I* p = indptr.data();
+  const I* idx = indices.data();
+  const auto nnz = static_cast<std::int64_t>(indices.size());
+  if (p[0] != 0 || static_cast<std::int64_t>(p[n]) != nnz)
+    throw std::invalid_argument("adjacency: indptr must start at 0 and end at the number of stored entries");
+  std::vector<std::pair<Index, Index>> upper, lower;
+  for (std::int64_t r = 0; r < n; ++r) {
+    if (p[r + 1] < p[r]) throw std::invalid_argument("adjacency: indptr decreases at row " + std::to_string(r));
+    for (auto k = static_cast<std::int64_t>(p[r]); k < static_cast<std::int64_t>(p[r + 1]); ++k) {
+      const auto c = static_cast<std::int64_t>(idx[k]);
+      if (c < 0 || c >= n)
+        throw std::invalid_argument("adjacency: column index " + std::to_string(c) + " in row " + std::to_string(r) +
+                                    " is outside 0.." + std::to_string(n - 1));
+      if (c > r) upper.emplace_back(static_cast<Index>(r), static_cast<Index>(c));
+      if (c < r) lower.emplace_back(static_cast<Index>(c), static_cast<Index>(r));
+    }
+  }
+  std::sort(upper.begin(), upper.end());
+  upper.erase(std::unique(upper.begin(), upper.end()), upper.end());
+  std::sort(lower.begin(), lower.end());
+  lower.erase(std::unique(lower.begin(), lower.end()), lower.end());
+  if (upper != lower) {
+    const auto miss = std::mismatch(upper.begin(), upper.end(), lower.begin(), lower.end());
+    const auto e = miss.first != upper.end() && (miss.second == lower.end() || *miss.first < *miss.second)
+                       ? *miss.first
+                       : std::make_pair(miss.second->second, miss.second->first);
+    throw std::invalid_argument("adjacency: the pattern is not symmetric: entry (" + std::to_string(e.first) + ", " +
+                                std::to_string(e.second) + ") has no (" + std::to_string(e.second) + ", " +
+                                std::to_string(e.first) + ")");
+  }
+  std::vector<Edge> edges;
+  edges.reserve(upper.size());
+  for (const auto& e : upper) edges.push_back({e.first, e.second});
+  return Graph(static_cast<Index>(n), std::move(edges));
+}
+
+Graph graph_from_edges(std::int64_t n, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& a) {
+  if (n < 0 || n > std::numeric_limits<Index>::max())
+    throw std::invalid_argument("Graph: " + std::to_string(n) + " nodes is outside 0.." +
+                                std::to_string(std::numeric_limits<Index>::max()));
+  const bool empty = a.size() == 0;
+  if (!empty && (a.ndim() != 2 || a.shape(1) != 2))
+    throw std::invalid_argument("Graph: edges must be an array of shape (m, 2) (one row head, tail per edge)");
+  std::vector<Edge> edges;
+  const py::ssize_t m = empty ? 0 : a.shape(0);
+  edges.reserve(static_cast<std::size_t>(m));
+  const std::int64_t* e = a.data();
+  for (py::ssize_t k = 0; k < m; ++k) {
+    for (int j = 0; j < 2; ++j)
+      if (e[2 * k + j] < 0 || e[2 * k + j] >= n)
+        throw std::invalid_argument("Graph: edge " + std::to_string(k) + " (" + std::to_string(e[2 * k]) + ", " +
+                                    std::to_string(e[2 * k + 1]) + ") has a node id outside 0.." +
+                                    std::to_string(n - 1));
+    edges.push_back({static_cast<Index>(e[2 * k]), static_cast<Index>(e[2 * k + 1])});
+  }
+  return Graph(static_cast<Index>(n), std::move(edges));
+}
+
+// s or sigma: a number (every node / edge) or one value per node / edge (copied: the model owns its parameters).
+std::vector<double> parameter_vector(const py::object& value, Index count) {
+  if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value))
+    return std::vector<double>(static_cast<std::size_t>(count), value.cast<double>());
+  const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
+  if (!a) throw py::type_error("Model: s and sigma must be numbers or sequences of numbers");
+  if (a.ndim() > 1) throw std::invalid_argument("Model: s and sigma must be numbers or one-dimensional arrays");
+  return std::vector<double>(a.data(), a.data() + a.size());
+}
+
+bool is_number(const py::object& value) { return py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value); }
+
+Model make_model(const Graph& graph, const py::object& s, const py::object& sigma) {
+  if (is_number(s) && is_number(sigma)) return Model(graph, s.cast<double>(), sigma.cast<double>());
+  return Model(graph, parameter_vector(s, graph.num_nodes()), parameter_vector(sigma, graph.num_edges()));
+}
+
+// ---- sampling ----------------------------------------------------------------------------------------------------
+
+/// dualgibbs.sample: the options and checks of `dualgibbs sample` (apps/cmd_sample.cpp), the same run_ensemble
+/// call and the same checkpoints, so the draws are the command's bits for the same seed.
+py::object sample(const Model& model, const std::string& domain_name, std::size_t chains, std::size_t sweeps,
+                  std::uint64_t seed, unsigned threads, const std::string& scan, std::size_t every,
+                  std::size_t lockstep, const std::string& init, double init_value, double init_scale,
+                  const std::optional<Eigen::VectorXd>& initial_state, bool noise, const std::string& draws,
+                  bool return_stats) {
+  const Domain domain = parse_domain(domain_name);
+  EnsembleOptions o;
+  o.chains = chains;
+  o.sweeps = sweeps;
+  o.scan = parse_scan_order(scan);
+  o.seed = seed;
+  o.threads = threads;
+  o.lockstep = lockstep;
+  o.init = parse_initial_state(init);
+  if ((o.init == InitialState::Given) != initial_state.has_value())
+    throw std::invalid_argument("sample: init='given' and initial_state go together");
+  if (initial_state) o.given_state = *initial_state;
+  o.init_value = init_value;
+  if (init_scale != 1.0 && o.init != InitialState::Random)
+    throw std::invalid_argument("sample: init_scale applies only with init='random'");
+  o.init_scale = init_scale;
+  o.noise = noise;
+  if (draws != "x" && draws != "y")
+    throw std::invalid_argument("sample: unknown draws '" + draws + "' (expected 'x' or 'y')");
+  if (domain == Domain::Primal && draws == "y")
+    throw std::invalid_argument("sample: draws='y' (the edge variables y~) applies to the dual domain only");
+  o.observe_edges = domain == Domain::Dual && draws == "y";
+  o.checkpoint_every = every == 0 ? std::max<std::size_t>(1, sweeps) : every;
+  const Index dim = o.observe_edges ? model.num_edges() : model.num_nodes();
+  const std::size_t checkpoints = sweeps == 0 || every == 0 ? 1 : sweeps / every + (sweeps % every != 0 ? 1 : 0);
+  if (chains > 0 && static_cast<double>(checkpoints) * static_cast<double>(chains) * static_cast<double>(dim) >
+                        static_cast<double>(std::numeric_limits<py::ssize_t>::max() / 8))
+    throw std::invalid_argument("sample: checkpoints x chains x coordinates overflows the array size");
+
+  py::array_t<double> out(
+      {static_cast<py::ssize_t>(checkpoints), static_cast<py::ssize_t>(chains), static_cast<py::ssize_t>(dim)});
+  double* dst = out.mutable_data();
+  std::vector<std::size_t> at_sweep;
+  at_sweep.reserve(checkpoints);
+  EnsembleStats st{};
+  {
+    const py::gil_scoped_release unlocked;  // the run touches no Python object; the draws go to dst directly
+    st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
+      if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
+      if (every == 0 && cp.sweep != o.sweeps) return;
+      if (at_sweep.size() == checkpoints || cp.states.rows() != dim)
+        throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
+      if (!cp.states.allFinite())
+        throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
+                               " (the model is numerically degenerate)");
+      // Column c of the checkpoint (chain c) is row c of the output: chains x coordinates, C order.
+      double* block = dst + at_sweep.size() * static_cast<std::size_t>(chains) * static_cast<std::size_t>(dim);
+      for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
+        std::memcpy(block + static_cast<std::size_t>(c) * static_cast<std::size_t>(dim), cp.states.col(c).data(),
+                    sizeof(double) * static_cast<std::size_t>(dim));
+      at_sweep.push_back(cp.sweep);
+    });
+  }
+  if (at_sweep.size() != checkpoints) throw std::logic_error("sample: fewer checkpoints than announced");
+  py::object result = out;
+  if (every == 0) result = out[py::int_(0)];
+  if (!return_stats) return result;
+  py::dict stats("seconds"_a = st.seconds, "updates"_a = st.updates, "ns_per_update"_a = st.ns_per_update,
+                 "cpu_seconds"_a = st.cpu_seconds, "sweeps"_a = at_sweep);
+  return py::make_tuple(result, stats);
+}
+
+// ---- results as dictionaries ---------------------------------------------------------------------------------------
+
+py::dict table_dict(const Table& t) {
+  py::dict d;
+  if (!t.label_column().empty()) d[py::str(t.label_column())] = t.labels();
+  for (std::size_t j = 0; j < t.columns().size(); ++j) {
+    Eigen::VectorXd col(static_cast<Eigen::Index>(t.num_rows()));
+    for (std::size_t r = 0; r < t.num_rows(); ++r) col[static_cast<Eigen::Index>(r)] = t.rows()[r][j];
+    d[py::str(t.columns()[j])] = col;
+  }
+  return d;
+}
+
+py::dict rates_dict(const Rates& r) {
+  return py::dict(
+      "lambda2_L"_a = r.lambda2_L, "lambda_max_A_primal"_a = r.lambda_max_A_primal,
+      "lambda_max_A_dual"_a = r.lambda_max_A_dual, "rate_primal"_a = r.rate_primal, "rate_dual"_a = r.rate_dual,
+      "rate_dual_effective"_a = r.rate_dual_effective, "rate_primal_asymptotic"_a = r.rate_primal_asymptotic,
+      "rate_dual_asymptotic"_a = r.rate_dual_asymptotic,
+      "rate_dual_effective_asymptotic"_a = r.rate_dual_effective_asymptotic, "components"_a = r.components,
+      "lambda2_L_per_component"_a = r.lambda2_L_per_component, "lambda_min_nonzero_L"_a = r.lambda_min_nonzero_L,
+      "method_lambda2"_a = to_string(r.method_lambda2), "method_primal"_a = to_string(r.method_primal),
+      "method_dual"_a = to_string(r.method_dual), "seconds_lambda2"_a = r.seconds_lambda2,
+      "seconds_primal"_a = r.seconds_primal, "seconds_dual"_a = r.seconds_dual);
+}
+
+py::dict experiment_dict(const ExperimentResult& r) {
+  py::dict extra;
+  for (const auto& [suffix, table] : r.extra_tables) extra[py::str(suffix)] = table_dict(table);
+  py::list rates;
+  for (const auto& c : r.rates)
+    rates.append(py::dict("label"_a = c.label, "fitted_from"_a = c.fitted_from, "predicted_by"_a = c.predicted_by,
+                          "predicted"_a = c.predicted, "closed_form"_a = c.closed_form, "fitted"_a = c.fit.neg_log_rate,
+                          "relative_disagreement"_a = c.relative_disagreement()));
+  py::dict summary, parameters, timings;
+  for (const auto& [k, v] : r.summary) summary[py::str(k)] = v;
+  for (const auto& [k, v] : r.parameters) parameters[py::str(k)] = v;
+  for (const auto& [k, v] : r.timings) timings[py::str(k)] = v;
+  return py::dict("name"_a = r.name, "title"_a = r.title, "table"_a = table_dict(r.table), "extra_tables"_a = extra,
+                  "rates"_a = rates, "summary"_a = summary, "parameters"_a = parameters, "timings"_a = timings,
+                  "notes"_a = r.notes);
+}
+
+py::dict marginal_dict(const MarginalResult& r) {
+  return py::dict("method"_a = to_string(r.method), "estimate"_a = r.estimate, "std_error"_a = r.std_error,
+                  "lower"_a = r.lower, "upper"_a = r.upper, "rel_se_rms"_a = r.rel_se_rms, "seconds"_a = r.seconds,
+                  "sweeps"_a = r.sweeps, "burn_in"_a = r.burn_in, "chains"_a = r.chains, "samples"_a = r.samples,
+                  "degree"_a = r.degree, "reached_target"_a = r.reached_target);
+}
+
+// The exact truth of validate_draws, as `dualgibbs validate` computes it (apps/cmd_validate.cpp, exact_truth).
+ExactTruth exact_truth(const Model& m, DrawKind kind) {
+  if (kind == DrawKind::DualEdges) {
+    if (m.num_edges() == 0) throw std::invalid_argument("validate: kind 'dual-y' needs a graph with edges");
+    ExactTruth t;
+    t.variance = marginal_variances(m, Domain::Dual);
+    return t;
+  }
+  const SparseMatrix q = m.primal_precision();
+  const ExactTruth primal = node_truth_from_selected_inverse(m, CholeskyFactor(q).selected_inverse(q));
+  if (!primal.variance.allFinite() || !(primal.variance.array() > 0).all())
+    throw NumericalFailure(
+        "validate: Q is numerically singular for these parameters (a marginal variance is not finite and positive)");
+  return kind == DrawKind::Primal ? primal : dual_node_truth_from_primal(m, primal);
+}
+
+py::dict validation_dict(const ValidationReport& r) {
+  py::list checkpoints;
+  for (const auto& c : r.checkpoints)
+    checkpoints.append(
+        py::dict("sweep"_a = c.sweep, "draws"_a = c.draws, "chains"_a = c.chains, "sequential"_a = c.sequential,
+                 "mean_z"_a = c.mean_z, "variance_z"_a = c.variance_z, "variance_ratio"_a = c.variance_ratio,
+                 "edge_z"_a = c.edge_z, "edge_covariance_error"_a = c.edge_covariance_error,
+                 "global_statistic"_a = c.global_statistic, "global_z"_a = c.global_z,
+                 "max_abs_mean_z"_a = c.mean.max_abs, "max_abs_variance_z"_a = c.variance.max_abs,
+                 "max_abs_edge_z"_a = c.edge.max_abs, "Eu"_a = c.error.Eu, "Eu_se"_a = c.error.Eu_se,
+                 "Eb"_a = c.error.Eb, "tests"_a = c.tests, "min_p"_a = c.min_p, "consistent"_a = c.consistent));
+  py::list worst;
+  for (const auto& w : r.worst)
+    worst.append(py::dict("checkpoint"_a = w.checkpoint, "sweep"_a = w.sweep, "test"_a = to_string(w.test),
+                          "index"_a = w.index, "z"_a = w.z, "p"_a = w.p, "estimate"_a = w.estimate,
+                          "exact"_a = w.exact));
+  return py::dict("kind"_a = to_string(r.kind), "consistent"_a = r.consistent, "alpha"_a = r.alpha, "tests"_a = r.tests,
+                  "p_threshold"_a = r.p_threshold, "z_threshold"_a = r.z_threshold, "checkpoints"_a = checkpoints,
+                  "worst"_a = worst, "notes"_a = r.notes, "method"_a = r.method);
+}
+
+}  // namespace
+}  // namespace dualgibbs::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace dualgibbs;
+  using namespace dualgibbs::python;
+  m.doc() = "The compiled part of dualgibbs (pybind11 bindings of libdualgibbs); use the package `dualgibbs`.";
+
+  // ---- exceptions: NumericalError and its subclasses (std::invalid_argument is pybind11's ValueError) -------------
+  static py::exception<NumericalFailure> numerical(m, "NumericalError", PyExc_RuntimeError);
+  numerical.doc() =
+      "A numerical failure: a matrix that is not (numerically) positive definite, a failed factorization or "
+      "eigensolve, a sampler that reached a non-finite value. Bad input raises ValueError instead.";
+  static py::exception<NotPositiveDefinite> npd(m, "NotPositiveDefiniteError", numerical.ptr());
+  static py::exception<FactorizationError> fact(m, "FactorizationError", numerical.ptr());
+  static py::exception<EigensolverError> eig(m, "EigensolverError", numerical.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const NumericalFailure& e) {
+      numerical(e.what());
+    } catch (const NotPositiveDefinite& e) {
+      npd(e.what());
+    } catch (const FactorizationError& e) {
+      fact(e.what());
+    } catch (const EigensolverError& e) {
+      eig(e.what());
+    }
+  });
+
+  m.attr("__version__") = DUALGIBBS_VERSION_STRING;
+
+  // ---- Graph --------------------------------------------------------------------------------------------------
+  py::class_<Graph>(m, "Graph", R"doc(
+A finite simple graph with nodes 0..n-1 and oriented edges 0..m-1 (edge e = (head, tail): B[head, e] = +1,
+B[tail, e] = -1).
+
+Graph(num_nodes, edges): edges is an integer array of shape (m, 2), one row (head, tail) per edge (copied).
+Also: Graph.from_spec('torus:10'), Graph.from_networkx(G), Graph.from_adjacency(A), dualgibbs.as_graph(x).
+Self-loops, duplicate edges (either orientation), ids out of range and an empty graph raise ValueError.
+Isolated nodes and several components are valid.)doc")
+      .def(py::init(&graph_from_edges), "num_nodes"_a, "edges"_a)
+      .def_static(
+          "from_spec", [](const std::string& spec, std::uint64_t seed) { return load_graph(spec, seed).graph; },
+          "spec"_a, "seed"_a = 1,
+          "The graph of a spec as the command's --graph reads it: 'torus:N', 'torus:NxM', 'grid:NxM', 'path:N', "
+          "'cycle:N', 'complete:N', 'bipartite:N1,N2', 'star:N', 'kregular:N,K[,SEED]', 'ws:N,K,P[,SEED]', "
+          "'er:N,P[,SEED]', 'ba:N,M[,SEED]', 'hypercube:D', 'torus3:N', 'file:PATH'. `seed` is used by random "
+          "families given without one (the command passes --seed). Per-edge sigmas of an edge list are not kept: use "
+          "Model.from_spec for them.")
+      .def_static("_from_csr", &graph_from_csr<std::int32_t>, "n"_a, "indptr"_a, "indices"_a)
+      .def_static("_from_csr", &graph_from_csr<std::int64_t>, "n"_a, "indptr"_a, "indices"_a)
+      .def_property_readonly("num_nodes", &Graph::num_nodes, "|V|")
+      .def_property_readonly("num_edges", &Graph::num_edges, "|E|")
+      .def_property_readonly(
+          "edges",
+          [](py::object self) {
+            const auto& g = self.cast<const Graph&>();
+            const auto m = static_cast<py::ssize_t>(g.num_edges());
+            static_assert(sizeof(Edge) == 2 * sizeof(Index), "Edge is two packed indices");
+            // A read-only view of the graph's own edge vector (kept alive by the graph object).
+            py::array_t<Index> a({m, py::ssize_t{2}},
+                                 {static_cast<py::ssize_t>(sizeof(Edge)), static_cast<py::ssize_t>(sizeof(Index))},
+                                 m == 0 ? nullptr : &g.edges()[0].head, self);
+            py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+            return a;
+          },
+          "The oriented edges as an (m, 2) int32 array of (head, tail) rows (a read-only view, no copy).")
+      .def_property_readonly(
+          "degrees",
+          [](const Graph& g) {
+            Eigen::VectorXi d(g.num_nodes());
+            for (Index v = 0; v < g.num_nodes(); ++v) d[v] = g.degree(v);
+            return d;
+          },
+          "d_v of every node.")
+      .def_property_readonly("num_components", &Graph::num_components, "Number of connected components.")
+      .def_property_readonly(
+          "component_labels",
+          [](const Graph& g) {
+            return Eigen::VectorXi(Eigen::Map<const Eigen::VectorXi>(g.component_labels().data(), g.num_nodes()));
+          },
+          "Component label of every node (components numbered by their smallest node).")
+      .def_property_readonly("has_cycles", &Graph::has_cycles, "True if |E| > |V| - components.")
+      .def("summary", &Graph::summary, "A one-line description.")
+      .def("__repr__", [](const Graph& g) { return "<dualgibbs.Graph: " + g.summary() + ">"; });
+
+  // ---- Model --------------------------------------------------------------------------------------------------
+  py::class_<Model>(m, "Model", R"doc(
+The thin-membrane model: a graph, a standard deviation s_v per node and sigma_e per edge.
+Q = D_s^-1 + B D_sigma^-1 B^T (primal, nodes), R = D_sigma + B^T D_s B (dual, edges), D_s = diag(s_v^2).
+
+Model(graph, s=1.0, sigma=0.1): graph is a Graph or anything dualgibbs.as_graph accepts (a spec string, an
+(m, 2) edge array, a networkx graph, a scipy.sparse adjacency); s and sigma are numbers or one value per node /
+edge (copied). Model.from_spec(spec, s, sigma, node_file=None, seed=1) reads as the command's --graph, --s,
+--sigma, --node-file and --seed do (edge lists may carry their own sigma_e).
+Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
+      .def(py::init([](const py::object& graph, const py::object& s, const py::object& sigma) {
+             if (py::isinstance<Graph>(graph)) return make_model(graph.cast<const Graph&>(), s, sigma);
+             const py::object g = py::module_::import("dualgibbs").attr("as_graph")(graph);
+             return make_model(g.cast<const Graph&>(), s, sigma);
+           }),
+           "graph"_a, "s"_a = 1.0, "sigma"_a = 0.1)
+      .def_static(
+          "from_spec",
+          [](const std::string& spec, double s, double sigma, const std::optional<std::string>& node_file,
+             std::uint64_t seed) {
+            check_standard_deviation(s, "s");  // as the command checks them, before the spec
+            check_standard_deviation(sigma, "sigma");
+            return load_model(spec, s, sigma, node_file, seed);
+          },
+          "spec"_a, "s"_a = 1.0, "sigma"_a = 0.1, "node_file"_a = py::none(), "seed"_a = 1,
+          "The model `dualgibbs --graph SPEC --s S --sigma SIGMA [--node-file F] [--seed SEED]` builds.")
+      .def_property_readonly(
+          "graph", [](const Model& model) { return model.graph(); }, "The graph (a copy).")
+      .def_property_readonly("num_nodes", &Model::num_nodes, "|V|")
+      .def_property_readonly("num_edges", &Model::num_edges, "|E|")
+      .def_property_readonly(
+          "s",
+          [](const Model& model) {
+            return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(model.node_sd().data(), model.num_nodes()));
+          },
+          "s_v of every node (standard deviations).")
+      .def_property_readonly(
+          "sigma",
+          [](const Model& model) {
+            return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(model.edge_sd().data(), model.num_edges()));
+          },
+          "sigma_e of every edge (standard deviations).")
+      .def_property_readonly("is_homogeneous", &Model::is_homogeneous, "All s_v equal and all sigma_e equal.")
+      .def(
+          "dimension", [](const Model& model, const std::string& d) { return model.dimension(parse_domain(d)); },
+          "domain"_a, "|V| for 'primal', |E| for 'dual'.")
+      .def_property_readonly(
+          "primal_diagonal", [](const Model& model) { return model.primal_diagonal(); }, "The diagonal of Q.")
+      .def_property_readonly(
+          "dual_diagonal", [](const Model& model) { return model.dual_diagonal(); }, "The diagonal of R.")
+      .def("_incidence", [](const Model& model) { return csr_parts(model.incidence()); })
+      .def("_laplacian", [](const Model& model) { return csr_parts(model.laplacian()); })
+      .def("_primal_precision", [](const Model& model) { return csr_parts(model.primal_precision()); })
+      .def("_dual_precision", [](const Model& model) { return csr_parts(model.dual_precision()); })
+      .def("summary", &Model::summary, "A one-line description.")
+      .def("__repr__", [](const Model& model) { return "<dualgibbs.Model: " + model.summary() + ">"; });
+
+  // ---- sampling -------------------------------------------------------------------------------------------------
+  m.def("sample", &sample, "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100,
+        "seed"_a = 1, "threads"_a = 0, "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant",
+        "init_value"_a = 1.0, "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x",
+        "return_stats"_a = false, R"doc(
+Run Gibbs chains and return their draws, chains x coordinates (the bits `dualgibbs sample` writes for the same
+arguments and seed; the defaults are the command's).
+
+domain: 'primal' (x over nodes, precision Q) or 'dual' (y~ over edges, precision R, the O(1) edge update).
+draws: for the dual, 'x' returns x~ = B y~ over nodes, 'y' the edge variables y~.
+scan: 'random' (the paper's random sweep), 'permutation' or 'fixed'. lockstep: 1, 2, 4, 8 or 16 chains per shared
+schedule block (faster, chains of a block dependent; docs/sampler.md). init: 'constant' (every coordinate
+init_value), 'random' (N(0, init_scale^2 diag(M)^-1)) or 'given' (initial_state, one state of the domain).
+noise=False runs plain Gauss-Seidel. threads: 0 = all cores; the draws do not depend on it.
+every=0 returns the draws after the last sweep as an array (chains, dim); every=k > 0 returns (checkpoints, chains,
+dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time.
+The GIL is released while the chains run. Bad options raise ValueError; a chain that reaches a non-finite value
+raises NumericalError.)doc");
+
+  // ---- exact ------------------------------------------------------------------------------------------------------
+  py::class_<CholeskyFactor>(m, "CholeskyFactor", R"doc(
+Sparse Cholesky factorization (CHOLMOD, supernodal, fill-reducing ordering) of a symmetric positive definite matrix.
+CholeskyFactor(matrix, ordering='amd'): matrix is a scipy.sparse matrix with full symmetric storage (copied into
+the factorization's own storage). Raises ValueError for a non-symmetric or non-finite matrix, NotPositiveDefiniteError
+(a NumericalError) for one that is not numerically positive definite.)doc")
+      .def(py::init([](py::ssize_t rows, py::ssize_t cols,
+                       const py::array_t<int, py::array::c_style | py::array::forcecast>& indptr,
+                       const py::array_t<int, py::array::c_style | py::array::forcecast>& indices,
+                       const py::array_t<double, py::array::c_style | py::array::forcecast>& data,
+                       const std::string& ordering) {
+             const SparseMatrix a = csr_from_parts(rows, cols, indptr, indices, data);
+             const py::gil_scoped_release unlocked;
+             return std::make_unique<CholeskyFactor>(a, parse_ordering(ordering));
+           }),
+           "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "ordering"_a = "amd")
+      .def_property_readonly("size", &CholeskyFactor::size, "n")
+      .def("log_determinant", &CholeskyFactor::log_determinant, "log det M.")
+      .def(
+          "solve", [](const CholeskyFactor& f, const Eigen::MatrixXd& b) { return Eigen::MatrixXd(f.solve(b)); }, "b"_a,
+          "M^-1 b for a vector or a matrix (columns).", py::call_guard<py::gil_scoped_release>())
+      .def(
+          "sample",
+          [](const CholeskyFactor& f, std::size_t count, std::uint64_t seed) {
+            Eigen::MatrixXd draws;
+            {
+              const py::gil_scoped_release unlocked;
+              draws = f.sample(count, seed);
+            }
+            return py::cast(std::move(draws)).attr("T");
+          },
+          "count"_a, "seed"_a = 1, "`count` exact draws from N(0, M^-1), count x n.")
+      .def("marginal_variances", &CholeskyFactor::marginal_variances,
+           "diag(M^-1) by selected inversion (Takahashi recursion).", py::call_guard<py::gil_scoped_release>())
+      .def("_selected_inverse",
+           [](const CholeskyFactor& f, py::ssize_t rows, py::ssize_t cols,
+              const py::array_t<int, py::array::c_style | py::array::forcecast>& indptr,
+              const py::array_t<int, py::array::c_style | py::array::forcecast>& indices,
+              const py::array_t<double, py::array::c_style | py::array::forcecast>& data) {
+             const SparseMatrix pattern = csr_from_parts(rows, cols, indptr, indices, data);
+             SparseMatrix z;
+             {
+               const py::gil_scoped_release unlocked;
+               z = f.selected_inverse(pattern);
+             }
+             return csr_parts(std::move(z));
+           })
+      .def("inverse", &CholeskyFactor::inverse, "Dense M^-1 (n <= 20000).", py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly(
+          "stats",
+          [](const CholeskyFactor& f) {
+            const FactorStats& s = f.stats();
+            return py::dict("analyze_seconds"_a = s.analyze_seconds, "factorize_seconds"_a = s.factorize_seconds,
+                            "nnz_L"_a = s.nnz_L, "flops"_a = s.flops, "supernodes"_a = s.supernodes,
+                            "ordering"_a = to_string(s.ordering),
+                            "selected_inversion_seconds"_a = s.selected_inversion_seconds);
+          },
+          "Timings and sizes of the factorization.");
+
+  m.def(
+      "log_det",
+      [](const Model& model, const std::string& domain) {
+        const Domain d = parse_domain(domain);
+        const py::gil_scoped_release unlocked;
+        const double logdet_q = CholeskyFactor(model.primal_precision()).log_determinant();
+        return d == Domain::Primal ? logdet_q : entropy(model, logdet_q).logdet_R;
+      },
+      "model"_a, "domain"_a = "primal",
+      "log det Q ('primal', CHOLMOD) or log det R ('dual', = log det D_sigma + log det D_s + log det Q by "
+      "Sylvester's identity: R is never factorized).");
+  m.def(
+      "marginal_variances",
+      [](const Model& model, const std::string& domain, const std::string& ordering) {
+        const Domain d = parse_domain(domain);
+        const Ordering o = parse_ordering(ordering);
+        const py::gil_scoped_release unlocked;
+        return marginal_variances(model, d, o);
+      },
+      "model"_a, "domain"_a = "primal", "ordering"_a = "amd",
+      "Exact marginal variances by selected inversion: diag(Q^-1) over nodes ('primal') or diag(R^-1) over edges "
+      "('dual').");
+  m.def(
+      "dual_node_variances",
+      [](const Model& model) {
+        const py::gil_scoped_release unlocked;
+        return marginal_variances_dual_nodes(model);
+      },
+      "model"_a,
+      "Var(x~_v) of x~ = B y~ (what sample(domain='dual', draws='x') draws), exact, from R's selected inverse.");
+  m.def(
+      "covariance",
+      [](const Model& model, const std::string& domain) {
+        const Domain d = parse_domain(domain);
+        const py::gil_scoped_release unlocked;
+        return d == Domain::Primal ? covariance_primal(model) : covariance_dual(model);
+      },
+      "model"_a, "domain"_a = "primal", "Dense Q^-1 ('primal') or R^-1 ('dual'), at most 20000 coordinates.");
+  m.def(
+      "entropy",
+      [](const Model& model) {
+        Entropy e;
+        {
+          const py::gil_scoped_release unlocked;
+          e = entropy(model);
+        }
+        return py::dict("logdet_Q"_a = e.logdet_Q, "logdet_R"_a = e.logdet_R, "primal"_a = e.primal,
+                        "primal_lower"_a = e.primal_lower, "primal_upper"_a = e.primal_upper, "dual"_a = e.dual,
+                        "dual_lower"_a = e.dual_lower, "dual_upper"_a = e.dual_upper);
+      },
+      "model"_a, "Differential entropies H(X), H(y~) (nats) with the bounds of the paper's appendix B.");
+  m.def("torus_marginal_variance", &torus_marginal_variance, "rows"_a, "cols"_a, "s"_a, "sigma"_a,
+        "The torus' marginal variance in closed form [eq:torus_true_var].");
+
+  // ---- spectra and rates ------------------------------------------------------------------------------------------
+  m.def(
+      "algebraic_connectivity",
+      [](const Graph& g, const std::string& method) {
+        const SpectralMethod sm = parse_spectral_method(method);
+        const py::gil_scoped_release unlocked;
+        return algebraic_connectivity(g, sm);
+      },
+      "graph"_a, "method"_a = "auto",
+      "lambda_2(L) of a connected graph (method 'auto', 'dense', 'shift-invert' or 'lanczos').");
+  m.def(
+      "lambda_max_A",
+      [](const Model& model, const std::string& domain, const std::string& method) {
+        const Domain d = parse_domain(domain);
+        SpectralOptions o;
+        o.method = parse_spectral_method(method);
+        const py::gil_scoped_release unlocked;
+        return lambda_max_A(model, d, o);
+      },
+      "model"_a, "domain"_a = "primal", "method"_a = "auto",
+      "lambda_max of the Gibbs iteration matrix A = I - diag(M)^-1 M (M = Q or R) [eqn:AGen].");
+  m.def(
+      "convergence_rates",
+      [](const Model& model, const std::string& method) {
+        SpectralOptions o;
+        o.method = parse_spectral_method(method);
+        Rates r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = convergence_rates(model, o);
+        }
+        return rates_dict(r);
+      },
+      "model"_a, "method"_a = "auto",
+      "Spectra and the random-sweep rates of both domains, as `dualgibbs info` prints them (a dict).");
+
+  // ---- experiments ------------------------------------------------------------------------------------------------
+  m.def(
+      "figures",
+      []() {
+        py::dict d;
+        for (const Figure& f : figures()) d[py::str(f.name)] = f.description;
+        return d;
+      },
+      "The paper's experiments run_experiment() knows: {name: description}, in the paper's order.");
+  m.def(
+      "run_experiment",
+      [](const std::string& name, bool quick, std::uint64_t seed, unsigned threads, std::size_t chains,
+         std::size_t sweeps, const std::function<void(const std::string&, double)>& progress) {
+        ExperimentOptions o;
+        o.quick = quick;
+        o.seed = seed;
+        o.threads = threads;
+        o.chains = chains;
+        o.sweeps = sweeps;
+        if (progress)
+          o.progress = [&progress](const std::string& stage, double fraction) {
+            const py::gil_scoped_acquire locked;
+            progress(stage, fraction);
+          };
+        ExperimentResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = run_experiment(name, o);
+        }
+        return experiment_dict(r);
+      },
+      "name"_a, py::kw_only(), "quick"_a = false, "seed"_a = 1, "threads"_a = 0, "chains"_a = 0, "sweeps"_a = 0,
+      "progress"_a = py::none(),
+      "Run one of the paper's figures (see figures()) as `dualgibbs reproduce NAME` does; returns a dict with "
+      "'table' ({column: array}), 'extra_tables', 'rates', 'summary', 'parameters', 'timings' and 'notes'. "
+      "progress(stage, fraction) is called from the calling thread.");
+
+  // ---- marginals and validation ------------------------------------------------------------------------------------
+  m.def(
+      "marginals",
+      [](const Model& model, const std::optional<std::string>& method, double rel_rmse, double seconds,
+         std::size_t chains, std::size_t every, std::size_t burn_in, std::size_t max_sweeps, int degree,
+         std::uint64_t seed, unsigned threads) {
+        MarginalOptions o;
+        o.method = method ? parse_marginal_method(*method) : default_marginal_method(model);
+        o.rel_rmse = rel_rmse;
+        o.seconds = seconds;
+        o.chains = chains;
+        o.every = every;
+        o.burn_in = burn_in;
+        o.max_sweeps = max_sweeps;
+        o.degree = degree;
+        o.seed = seed;
+        o.threads = threads;
+        MarginalResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = estimate_marginal_variances(model, o);
+        }
+        return marginal_dict(r);
+      },
+      "model"_a, py::kw_only(), "method"_a = py::none(), "rel_rmse"_a = 0.01, "seconds"_a = 0.0, "chains"_a = 100,
+      "every"_a = 4, "burn_in"_a = 0, "max_sweeps"_a = 1000000, "degree"_a = -1, "seed"_a = 1, "threads"_a = 0,
+      R"doc(
+Marginal variances Var(X_v) of every node to a target accuracy, as `dualgibbs marginals` (docs/accuracy.md).
+method: 'primal', 'dual', 'dual-cv', 'primal-cv', 'cholesky' or 'exact'; None picks the command's default
+(exact for lattice-like graphs, dual-cv otherwise). Stops when the RMS relative standard error is at most rel_rmse
+or after `seconds`. Returns a dict: 'estimate', 'std_error', 'lower', 'upper' (certified bracket of the control
+variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chains', 'samples', 'degree', 'seconds'.)doc");
+  m.def(
+      "_validate_draws",
+      [](const Model& model, std::vector<Eigen::MatrixXd> checkpoints, const std::vector<double>& sweeps,
+         const std::string& kind, double alpha, std::size_t batches, std::size_t worst) {
+        Draws d;
+        d.kind = parse_draw_kind(kind);
+        for (std::size_t k = 0; k < checkpoints.size(); ++k)
+          d.checkpoints.push_back({sweeps.empty() ? std::numeric_limits<double>::quiet_NaN() : sweeps.at(k),
+                                   std::move(checkpoints[k]),
+                                   {}});
+        ValidateOptions o;
+        o.alpha = alpha;
+        o.batches = batches;
+        o.worst = worst;
+        ValidationReport r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = validate_draws(model, d, exact_truth(model, d.kind), o);
+        }
+        return validation_dict(r);
+      },
+      "model"_a, "checkpoints"_a, "sweeps"_a, "kind"_a, "alpha"_a, "batches"_a, "worst"_a);
+}
