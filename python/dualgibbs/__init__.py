@@ -153,9 +153,16 @@ def _selected_inverse(self, pattern):
     return _csr(self._selected_inverse(P.shape[0], P.shape[1], P.indptr, P.indices, P.data))
 
 
+def _factor_sample(self, count, seed=1):
+    """`count` exact independent draws from N(0, M^-1) as a count x n array (x = P^T L^-T z, z from the seed's
+    stream: the same draws on every platform)."""
+    return self._sample(count, seed).T  # n x count in column order: its transpose is a C-order view, no copy
+
+
 CholeskyFactor._init = CholeskyFactor.__init__
 CholeskyFactor.__init__ = _factor_init
 CholeskyFactor.selected_inverse = _selected_inverse
+CholeskyFactor.sample = _factor_sample
 
 
 # ---- validation -----------------------------------------------------------------------------------------------------

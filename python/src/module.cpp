@@ -105,9 +105,11 @@ Graph graph_from_csr(std::int64_t n, const py::array_t<I, py::array::c_style>& i
   const auto nnz = static_cast<std::int64_t>(indices.size());
   if (p[0] != 0 || static_cast<std::int64_t>(p[n]) != nnz)
     throw std::invalid_argument("adjacency: indptr must start at 0 and end at the number of stored entries");
+  // indptr first, whole: once it starts at 0, ends at nnz and never decreases, every row's range is inside indices.
+  for (std::int64_t r = 0; r < n; ++r)
+    if (p[r + 1] < p[r]) throw std::invalid_argument("adjacency: indptr decreases at row " + std::to_string(r));
   std::vector<std::pair<Index, Index>> upper, lower;
   for (std::int64_t r = 0; r < n; ++r) {
-    if (p[r + 1] < p[r]) throw std::invalid_argument("adjacency: indptr decreases at row " + std::to_string(r));
     for (auto k = static_cast<std::int64_t>(p[r]); k < static_cast<std::int64_t>(p[r + 1]); ++k) {
       const auto c = static_cast<std::int64_t>(idx[k]);
       if (c < 0 || c >= n)
@@ -515,19 +517,15 @@ the factorization's own storage). Raises ValueError for a non-symmetric or non-f
       .def_property_readonly("size", &CholeskyFactor::size, "n")
       .def("log_determinant", &CholeskyFactor::log_determinant, "log det M.")
       .def(
-          "solve", [](const CholeskyFactor& f, const Eigen::MatrixXd& b) { return Eigen::MatrixXd(f.solve(b)); }, "b"_a,
-          "M^-1 b for a vector or a matrix (columns).", py::call_guard<py::gil_scoped_release>())
+          "solve", [](const CholeskyFactor& f, const Eigen::VectorXd& b) { return f.solve(b); }, "b"_a,
+          "M^-1 b for a vector b (length n).", py::call_guard<py::gil_scoped_release>())
       .def(
-          "sample",
-          [](const CholeskyFactor& f, std::size_t count, std::uint64_t seed) {
-            Eigen::MatrixXd draws;
-            {
-              const py::gil_scoped_release unlocked;
-              draws = f.sample(count, seed);
-            }
-            return py::cast(std::move(draws)).attr("T");
-          },
-          "count"_a, "seed"_a = 1, "`count` exact draws from N(0, M^-1), count x n.")
+          "solve", [](const CholeskyFactor& f, const Eigen::MatrixXd& b) { return Eigen::MatrixXd(f.solve(b)); }, "b"_a,
+          "M^-1 B for a matrix B (n x k), column by column.", py::call_guard<py::gil_scoped_release>())
+      .def(
+          "_sample",
+          [](const CholeskyFactor& f, std::size_t count, std::uint64_t seed) { return f.sample(count, seed); },
+          "count"_a, "seed"_a, py::call_guard<py::gil_scoped_release>())
       .def("marginal_variances", &CholeskyFactor::marginal_variances,
            "diag(M^-1) by selected inversion (Takahashi recursion).", py::call_guard<py::gil_scoped_release>())
       .def("_selected_inverse",

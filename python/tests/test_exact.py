@@ -1,0 +1,146 @@
+"""The exact functions against dense numpy/scipy linear algebra on the same matrices, and the samplers' moments
+against the exact marginal variances."""
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.linalg as la
+import scipy.sparse.linalg as spla
+import scipy.stats as st
+
+import dualgibbs as dg
+
+
+def hetero_model():
+    rng = np.random.default_rng(3)
+    g = dg.Graph.from_networkx(nx.connected_watts_strogatz_graph(24, 4, 0.3, seed=8))
+    return dg.Model(g, rng.uniform(0.6, 1.4, g.num_nodes), rng.uniform(0.2, 0.6, g.num_edges))
+
+
+MODELS = {"torus": lambda: dg.Model("torus:6x5", 1.0, 0.3), "hetero ws": hetero_model}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_exact_against_dense(name):
+    model = MODELS[name]()
+    Q, R = model.Q.toarray(), model.R.toarray()
+    Qi, Ri = np.linalg.inv(Q), np.linalg.inv(R)
+    assert dg.log_det(model) == pytest.approx(np.linalg.slogdet(Q)[1], rel=1e-12)
+    assert dg.log_det(model, "dual") == pytest.approx(np.linalg.slogdet(R)[1], rel=1e-10, abs=1e-10)
+    np.testing.assert_allclose(dg.marginal_variances(model), np.diag(Qi), rtol=1e-11)
+    np.testing.assert_allclose(dg.marginal_variances(model, "dual"), np.diag(Ri), rtol=1e-11)
+    B = model.B.toarray()
+    np.testing.assert_allclose(dg.dual_node_variances(model), np.diag(B @ Ri @ B.T), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(dg.covariance(model), Qi, rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(dg.covariance(model, "dual"), Ri, rtol=1e-10, atol=1e-14)
+    e = dg.entropy(model)
+    n = model.num_nodes
+    assert e["primal"] == pytest.approx(n / 2 * math.log(2 * math.pi * math.e) - np.linalg.slogdet(Q)[1] / 2)
+
+
+def test_cholesky_factor():
+    model = hetero_model()
+    Q = model.Q
+    f = dg.CholeskyFactor(Q, ordering="metis")
+    b = np.linspace(-1, 1, Q.shape[0])
+    x = f.solve(b)
+    assert x.shape == b.shape
+    np.testing.assert_allclose(x, spla.spsolve(Q.tocsc(), b), rtol=1e-11)
+    X = f.solve(np.stack([b, 2 * b], axis=1))
+    np.testing.assert_allclose(X[:, 1], 2 * x, rtol=1e-12)
+    Qi = np.linalg.inv(Q.toarray())
+    np.testing.assert_allclose(f.marginal_variances(), np.diag(Qi), rtol=1e-11)
+    Z = f.selected_inverse(Q)
+    rows, cols = Q.nonzero()
+    np.testing.assert_allclose(np.asarray(Z[rows, cols]).ravel(), Qi[rows, cols], rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(f.inverse(), Qi, rtol=1e-11, atol=1e-14)
+    draws = f.sample(5, seed=2)
+    assert draws.shape == (5, Q.shape[0])
+    np.testing.assert_array_equal(draws, f.sample(5, seed=2))
+    assert f.log_determinant() == pytest.approx(np.linalg.slogdet(Q.toarray())[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_spectra_and_rates_against_dense(name):
+    model = MODELS[name]()
+    L = model.L.toarray()
+    lam2 = np.linalg.eigvalsh(L)[1]
+    assert dg.algebraic_connectivity(model.graph) == pytest.approx(lam2, rel=1e-9)
+    r = dg.convergence_rates(model)
+    for domain, M in (("primal", model.Q.toarray()), ("dual", model.R.toarray())):
+        d = 1 / np.sqrt(np.diag(M))
+        lmax = 1 - np.linalg.eigvalsh(d[:, None] * M * d[None, :])[0]  # A = I - D^-1 M  [eqn:AGen]
+        assert dg.lambda_max_A(model, domain) == pytest.approx(lmax, rel=1e-9)
+        assert r[f"lambda_max_A_{domain}"] == pytest.approx(lmax, rel=1e-9)
+        n = M.shape[0]
+        assert r[f"rate_{domain}"] == pytest.approx(((n - 1 + lmax) / n) ** n, rel=1e-9)  # [eqn:primalrate]
+    assert dg.torus_marginal_variance(6, 5, 1.0, 0.3) == pytest.approx(dg.marginal_variances(MODELS["torus"]())[0])
+
+
+# ---- moments of the samplers against the exact truth ---------------------------------------------------------------
+
+def sweeps_to_converge(rate):
+    """Sweeps after which the initial error of the second moments (order 1) has decayed below 1e-9: rate^(2t)."""
+    return int(math.ceil(math.log(1e-9) / (2 * math.log(rate))))
+
+
+@pytest.mark.parametrize("domain,draws", [("primal", "x"), ("dual", "x"), ("dual", "y")])
+def test_sample_moments_match_exact(domain, draws):
+    """Independent chains (lockstep 1) run to convergence: each coordinate's sample mean and variance against the
+    exact mean 0 and the exact variance. Per coordinate the mean's z is N(0, 1) and (n-1) S^2 / var is chi^2_{n-1}
+    exactly (independent Gaussian draws); the remaining initial error is below 1e-9, far under the 1/sqrt(n) noise.
+    Bonferroni over the 2 x dim tests at a total false-failure probability of 1e-6."""
+    model = hetero_model()
+    rates = dg.convergence_rates(model)
+    rate = rates["rate_primal"] if domain == "primal" else rates["rate_dual"]
+    n = 4000
+    x = dg.sample(model, domain=domain, draws=draws, chains=n, sweeps=sweeps_to_converge(rate), seed=2024,
+                  init="random")
+    if domain == "primal":
+        exact = dg.marginal_variances(model)
+    elif draws == "y":
+        exact = dg.marginal_variances(model, "dual")
+    else:
+        exact = dg.dual_node_variances(model)
+    dim = x.shape[1]
+    p_each = 1e-6 / (2 * dim)
+    z_mean = x.mean(axis=0) / np.sqrt(exact / n)
+    assert np.abs(z_mean).max() < st.norm.isf(p_each / 2), f"mean z {np.abs(z_mean).max()}"
+    stat = (n - 1) * x.var(axis=0, ddof=1) / exact
+    assert (stat > st.chi2.ppf(p_each / 2, n - 1)).all() and (stat < st.chi2.isf(p_each / 2, n - 1)).all()
+
+
+def test_validate_draws_accepts_exact_draws_and_rejects_scaled_ones():
+    """validate_draws (docs/validate.md) on exact CHOLMOD draws: consistent with probability >= 1 - alpha = 1 - 1e-6
+    by its Bonferroni rule; the same draws scaled by 1.5 (variances x 2.25, n = 2000) fail every variance test."""
+    model = hetero_model()
+    draws = dg.CholeskyFactor(model.Q).sample(2000, seed=4)
+    ok = dg.validate_draws(model, draws, "primal", alpha=1e-6)
+    assert ok["consistent"] and ok["tests"] > 0
+    bad = dg.validate_draws(model, 1.5 * draws, "primal", alpha=1e-6)
+    assert not bad["consistent"]
+    assert bad["worst"][0]["test"] in ("variance", "edge", "global")
+
+
+def test_marginals_exact_and_bracket():
+    model = hetero_model()
+    exact = np.diag(np.linalg.inv(model.Q.toarray()))
+    r = dg.marginals(model, method="exact")
+    np.testing.assert_allclose(r["estimate"], exact, rtol=1e-11)
+    cv = dg.marginals(model, method="dual-cv", rel_rmse=0.02, seed=3, threads=1)
+    assert cv["method"] == "dual-cv" and cv["reached_target"]
+    # The control variate's bracket is certified (docs/accuracy.md): l_v <= V_v <= E_v, no sampling involved.
+    assert (cv["lower"] <= exact * (1 + 1e-10)).all() and (exact <= cv["upper"] * (1 + 1e-10)).all()
+    # The estimate against the exact values with its own standard errors: |z| > 6 has probability 2e-9 per node for
+    # a normal estimate; the standard errors are estimated, so this bound is approximate.
+    assert (np.abs(cv["estimate"] - exact) < 6 * cv["std_error"]).all()
+
+
+def test_quick_figure_runs():
+    assert list(dg.figures()) == ["fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "rates"]
+    stages = []
+    r = dg.run_experiment("fig10", quick=True, threads=1, progress=lambda s, f: stages.append(f))
+    assert r["name"] == "fig10" and r["table"] and stages
+    cols = list(r["table"].values())
+    assert all(len(c) == len(cols[0]) for c in cols)
