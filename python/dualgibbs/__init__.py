@@ -138,6 +138,10 @@ Model.L = property(lambda self: _csr(self._laplacian()),
 
 
 def _factor_init(self, matrix, ordering="amd"):
+    """Factorize `matrix` (a scipy.sparse matrix, or a dense array, with full symmetric storage; copied into the
+    factorization's storage) with the fill-reducing `ordering`: 'amd' (default), 'auto', 'metis', 'nesdis' or
+    'natural'. ValueError for a matrix that is not square, not symmetric or not finite; NotPositiveDefiniteError
+    when it is not numerically positive definite."""
     A = matrix if _sp.issparse(matrix) else _sp.csr_matrix(_np.asarray(matrix))
     A = A.tocsr()
     A.sort_indices()
