@@ -19,10 +19,12 @@ Sampling
     (chains x coordinates), bitwise what `dualgibbs sample` writes for the same arguments; the GIL is released.
 Exact inference
     log_det, marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
-    torus_marginal_variance; spectra and rates: algebraic_connectivity, lambda_max_A, convergence_rates.
+    torus_marginal_variance; spectra and rates: algebraic_connectivity, lambda_max_A, convergence_rates,
+    closed_forms (the paper's propositions and Table I).
 Experiments and estimators
-    figures(), run_experiment('fig6', quick=True); marginals(model, method=..., rel_rmse=...) (the accuracy
-    estimator of `dualgibbs marginals`); validate_draws(model, draws, kind=...) (`dualgibbs validate`).
+    figures(), run_experiment('fig6', quick=True), run_convergence(model) (`dualgibbs converge`);
+    marginals(model, method=..., rel_rmse=...) (the accuracy estimator of `dualgibbs marginals`);
+    validate_draws(model, draws, kind=...) (`dualgibbs validate`).
 Errors
     Bad input raises ValueError with the library's message; numerical failures raise NumericalError (subclasses
     NotPositiveDefiniteError, FactorizationError, EigensolverError).
@@ -43,6 +45,7 @@ from ._core import (  # noqa: F401  (re-exported)
     NumericalError,
     __version__,
     algebraic_connectivity,
+    closed_forms,
     convergence_rates,
     covariance,
     dual_node_variances,
@@ -52,6 +55,7 @@ from ._core import (  # noqa: F401  (re-exported)
     log_det,
     marginal_variances,
     marginals,
+    run_convergence,
     run_experiment,
     sample,
     torus_marginal_variance,
@@ -59,9 +63,9 @@ from ._core import (  # noqa: F401  (re-exported)
 
 __all__ = [
     "CholeskyFactor", "EigensolverError", "FactorizationError", "Graph", "Model", "NotPositiveDefiniteError",
-    "NumericalError", "algebraic_connectivity", "as_graph", "convergence_rates", "covariance",
+    "NumericalError", "algebraic_connectivity", "as_graph", "closed_forms", "convergence_rates", "covariance",
     "dual_node_variances", "entropy", "figures", "lambda_max_A", "log_det", "marginal_variances", "marginals",
-    "run_experiment", "sample", "torus_marginal_variance", "validate_draws",
+    "run_convergence", "run_experiment", "sample", "torus_marginal_variance", "validate_draws",
 ]
 
 

@@ -607,6 +607,34 @@ the factorization's own storage). Raises ValueError for a non-symmetric or non-f
   m.def("torus_marginal_variance", &torus_marginal_variance, "rows"_a, "cols"_a, "s"_a, "sigma"_a,
         "The torus' marginal variance in closed form [eq:torus_true_var].");
 
+  m.def(
+      "closed_forms",
+      [](const Model& model, const std::optional<std::string>& spec, double lambda2_L) {
+        const ClosedForms c =
+            spec ? closed_forms(parse_graph_spec(*spec), model, lambda2_L) : closed_forms(model, lambda2_L);
+        py::dict d;
+        const std::pair<const char*, const std::optional<ClosedForm>*> entries[] = {
+            {"lambda2_L", &c.lambda2_L},
+            {"lambda_max_A_primal", &c.lambda_max_A_primal},
+            {"lambda_max_A_dual", &c.lambda_max_A_dual},
+            {"rate_primal", &c.rate_primal},
+            {"rate_dual", &c.rate_dual},
+            {"rate_dual_effective", &c.rate_dual_effective},
+            {"rate_primal_asymptotic", &c.rate_primal_asymptotic},
+            {"rate_dual_asymptotic", &c.rate_dual_asymptotic},
+            {"rate_dual_effective_asymptotic", &c.rate_dual_effective_asymptotic},
+            {"marginal_variance", &c.marginal_variance}};
+        for (const auto& [key, form] : entries)
+          if (*form) d[key] = py::make_tuple((*form)->value, (*form)->source);
+        return d;
+      },
+      "model"_a, "spec"_a = py::none(), "lambda2_L"_a = std::numeric_limits<double>::quiet_NaN(),
+      "The paper's closed forms that apply to a model, as `dualgibbs info` prints them: {name: (value, source)} with "
+      "the names of convergence_rates() (and 'marginal_variance' for a homogeneous torus). Homogeneous models with "
+      "edges "
+      "only; `spec` (the model's graph spec, e.g. 'torus:10') adds the family's lambda_2 (Table I) and the torus "
+      "variance; `lambda2_L` (e.g. the computed one) feeds Prop. 5.");
+
   // ---- spectra and rates ------------------------------------------------------------------------------------------
   m.def(
       "algebraic_connectivity",
@@ -679,6 +707,40 @@ the factorization's own storage). Raises ValueError for a non-symmetric or non-f
       "Run one of the paper's figures (see figures()) as `dualgibbs reproduce NAME` does; returns a dict with "
       "'table' ({column: array}), 'extra_tables', 'rates', 'summary', 'parameters', 'timings' and 'notes'. "
       "progress(stage, fraction) is called from the calling thread.");
+
+  m.def(
+      "run_convergence",
+      [](const Model& model, std::size_t chains, std::size_t sweeps, std::size_t every, const std::string& scan,
+         const std::string& init, double init_value, double init_scale, std::uint64_t seed, unsigned threads,
+         bool control_variate, Index max_full_nodes, const std::string& name, const std::string& graph) {
+        ConvergenceSettings c;
+        c.chains = chains;
+        c.sweeps = sweeps;
+        c.checkpoint_every = every;
+        c.scan = parse_scan_order(scan);
+        c.init = parse_initial_state(init);
+        if (c.init == InitialState::Given)
+          throw std::invalid_argument("run_convergence: init 'given' is not available here (constant or random)");
+        c.init_value = init_value;
+        c.init_scale = init_scale;
+        c.seed = seed;
+        c.threads = threads;
+        c.control_variate = control_variate;
+        ExperimentResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = run_convergence(model, name, graph, c, max_full_nodes);
+        }
+        return experiment_dict(r);
+      },
+      "model"_a, py::kw_only(), "chains"_a = 2000, "sweeps"_a = 100, "every"_a = 1, "scan"_a = "random",
+      "init"_a = "constant", "init_value"_a = 1.0, "init_scale"_a = 1.0, "seed"_a = 1, "threads"_a = 0,
+      "control_variate"_a = false, "max_full_nodes"_a = 2000, "name"_a = "converge", "graph"_a = "",
+      "Primal against dual convergence on any model, as `dualgibbs converge`: both samplers scored every `every` "
+      "sweeps "
+      "against the exact Cov(X) (|V| <= max_full_nodes) or the exact marginal variances, with the split-half error "
+      "[eq:unbiased_error]; returns the dict of run_experiment (table columns sweep, Eb_primal, Eu_primal, Eb_dual, "
+      "Eu_dual, ...; rates predicted against fitted).");
 
   // ---- marginals and validation ------------------------------------------------------------------------------------
   m.def(

@@ -144,3 +144,35 @@ def test_quick_figure_runs():
     assert r["name"] == "fig10" and r["table"] and stages
     cols = list(r["table"].values())
     assert all(len(c) == len(cols[0]) for c in cols)
+
+
+def test_closed_forms_against_the_papers_formulas():
+    s, sigma, n = 1.0, 0.3, 8
+    model = dg.Model(f"torus:{n}", s, sigma)
+    c = dg.closed_forms(model, f"torus:{n}")
+    assert c["lambda2_L"][0] == pytest.approx(4 * math.sin(math.pi / n) ** 2, rel=1e-14)  # Table I
+    assert c["lambda_max_A_dual"][0] == pytest.approx(2 * s**2 / (sigma**2 + 2 * s**2), rel=1e-14)  # Prop. 4
+    assert c["lambda_max_A_primal"][0] == pytest.approx(4 * s**2 / (sigma**2 + 4 * s**2), rel=1e-14)  # Prop. 1
+    assert c["marginal_variance"][0] == pytest.approx(dg.marginal_variances(model)[0], rel=1e-10)
+    assert "Prop. 4" in c["lambda_max_A_dual"][1]
+    assert "lambda2_L" not in dg.closed_forms(model)  # no family without the spec
+    hetero = dg.Model(f"torus:{n}", np.full(n * n, 1.0), np.linspace(0.2, 0.4, 2 * n * n))
+    assert set(dg.closed_forms(hetero)) <= {"lambda2_L"}
+
+
+def test_run_convergence_equals_the_command(cli, tmp_path):
+    """run_convergence and `dualgibbs converge` on the same model and seed: the same error table (the command's CSV
+    carries 10 significant digits; the time columns differ run to run)."""
+    from conftest import run_cli
+    code, _, err = run_cli(cli, "converge", "--graph", "torus:6", "--s", 1, "--sigma", 0.3, "--seed", 5,
+                           "--chains", 60, "--sweeps", 12, "--every", 3, "--threads", 2, "--out", tmp_path,
+                           "--no-plot", "--quiet")
+    assert code == 0, err
+    ref = np.genfromtxt(tmp_path / "converge.csv", delimiter=",", names=True)
+    r = dg.run_convergence(dg.Model.from_spec("torus:6", 1.0, 0.3, seed=5), chains=60, sweeps=12, every=3, seed=5,
+                           threads=1, graph="torus:6")
+    table = r["table"]
+    assert list(table) == list(ref.dtype.names)
+    for col in table:
+        if not col.startswith("time"):
+            np.testing.assert_allclose(table[col], ref[col], rtol=1e-9, atol=1e-300, err_msg=col)
