@@ -295,7 +295,8 @@ py::dict marginal_dict(const MarginalResult& r) {
   return py::dict("method"_a = to_string(r.method), "estimate"_a = r.estimate, "std_error"_a = r.std_error,
                   "lower"_a = r.lower, "upper"_a = r.upper, "rel_se_rms"_a = r.rel_se_rms, "seconds"_a = r.seconds,
                   "sweeps"_a = r.sweeps, "burn_in"_a = r.burn_in, "chains"_a = r.chains, "samples"_a = r.samples,
-                  "degree"_a = r.degree, "reached_target"_a = r.reached_target);
+                  "degree"_a = r.degree, "gap_ratio_rms"_a = r.gap_ratio_rms, "pilot_gap_ratio"_a = r.pilot_gap_ratio,
+                  "reached_target"_a = r.reached_target);
 }
 
 // The exact truth of validate_draws, as `dualgibbs validate` computes it (apps/cmd_validate.cpp, exact_truth).
@@ -773,7 +774,8 @@ Marginal variances Var(X_v) of every node to a target accuracy, as `dualgibbs ma
 method: 'primal', 'dual', 'dual-cv', 'primal-cv', 'cholesky' or 'exact'; None picks the command's default
 (exact for lattice-like graphs, dual-cv otherwise). Stops when the RMS relative standard error is at most rel_rmse
 or after `seconds`. Returns a dict: 'estimate', 'std_error', 'lower', 'upper' (certified bracket of the control
-variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chains', 'samples', 'degree', 'seconds'.)doc");
+variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chains', 'samples', 'degree', 'gap_ratio_rms',
+'pilot_gap_ratio', 'seconds'.)doc");
   m.def(
       "_validate_draws",
       [](const Model& model, std::vector<Eigen::MatrixXd> checkpoints, const std::vector<double>& sweeps,
