@@ -112,7 +112,7 @@ BOOST_AUTO_TEST_CASE(figure_table_drives_names_descriptions_and_dispatch) {
   BOOST_TEST((find_figure("rates").run == &run_rates));
   BOOST_CHECK_EXCEPTION(find_figure("fig12"), std::invalid_argument,
                         testing::message_has({"unknown experiment 'fig12' (known: fig5, fig6, fig7, fig8, fig9, fig10, "
-                                              "fig11, rates)"}));
+                                              "fig11, accuracy, rates)"}));
 }
 
 BOOST_AUTO_TEST_CASE(measure_convergence_rejects_bad_settings) {
