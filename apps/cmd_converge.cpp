@@ -1,6 +1,7 @@
 // dualgibbs converge: primal vs dual error curves on any model (--graph, --s, --sigma, --node-file), scored
 // against the exact covariance (small graphs) or the exact marginal variances (large graphs).
 #include "cli.hpp"
+#include "mpi_session.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/experiments/experiments.hpp>
@@ -82,7 +83,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
     if (o.every < 1) throw std::invalid_argument("converge: --every must be at least 1");
     if (o.full_max < 1) throw std::invalid_argument("converge: --full-max must be at least 1");
     const Model model = common.model();
-    if (!o.out.empty()) prepare_output_directory(o.out);  // a bad --out fails now, not after the run
+    if (!o.out.empty()) on_root([] { prepare_output_directory(o.out); });  // a bad --out fails now, not after the run
     ProgressPrinter progress(common.quiet);
     const auto t0 = std::chrono::steady_clock::now();
     const ExperimentResult r = run_convergence(model, "converge", common.graph, cs, o.full_max, progress.callback());
@@ -93,7 +94,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
         << " --seed " << common.seed << " --chains " << o.chains << " --sweeps " << o.sweeps << " --every " << o.every
         << " --scan " << o.scan << " --init " << o.init;
     WrittenFiles files;
-    if (!o.out.empty()) files = write_result(r, o.out, wall, o.threads, cmd.str(), !o.no_plot);
+    if (!o.out.empty()) on_root([&] { files = write_result(r, o.out, wall, o.threads, cmd.str(), !o.no_plot); });
     if (o.json) {
       print_json(result_json(r, wall, o.threads, cmd.str()));
     } else {

@@ -1,8 +1,10 @@
 // dualgibbs marginals: the marginal variances of every node to a relative-RMSE target or within a time budget,
 // by primal or dual Gibbs (plain or with the flow control variates), exact CHOLMOD draws, or selected inversion.
 #include "cli.hpp"
+#include "mpi_session.hpp"
 #include "output.hpp"
 
+#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 
 #include <iomanip>
@@ -38,6 +40,10 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
     throw std::invalid_argument("marginals: --rel-rmse " + std::to_string(*c.rel_rmse) + " must be > 0");
   if (c.seconds && !(*c.seconds > 0))
     throw std::invalid_argument("marginals: --seconds " + std::to_string(*c.seconds) + " must be > 0");
+  if (c.seconds && current_chain_group())
+    throw std::invalid_argument(
+        "marginals: --seconds is not available under mpirun with more than one rank (the ranks' clocks would "
+        "stop them at different sweeps); give --rel-rmse and --max-sweeps");
   o.chains = c.chains;
   o.every = c.every;
   o.burn_in = c.burn_in;
@@ -48,7 +54,7 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   if (c.json && (c.out == "-" || c.out == "/dev/stdout"))
     throw std::invalid_argument("marginals: --out - and --json would both write to standard output");
   std::optional<AtomicOutput> file;
-  if (!c.out.empty()) file.emplace(c.out);  // a bad path fails before the run
+  if (!c.out.empty()) file.emplace(is_root() ? c.out : "/dev/null");  // a bad path fails before the run; rank 0 alone writes
   ProgressPrinter progress(common.quiet || c.json);
   o.progress = [&progress](double f) { progress("marginals", f); };
   const MarginalResult r = estimate_marginal_variances(model, o);
@@ -86,7 +92,7 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
       file->stream() << '\n';
     }
     j["file"] = c.out;
-    if (is_stream_destination(c.out)) {  // standard output, a device or FIFO: no file for a sidecar to sit next to
+    if (is_stream_destination(c.out) || !is_root()) {  // standard output, a device or FIFO: no file for a sidecar to sit next to
       file->commit();
     } else {
       AtomicOutput side(sidecar_path(c.out));

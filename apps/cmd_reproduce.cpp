@@ -1,6 +1,7 @@
 // dualgibbs reproduce FIG: the paper's figures (fig5 ... fig11) and the spectral-rate benchmark (rates),
 // each written as FIG.csv, a JSON sidecar FIG.json and plots FIG.png / FIG.pdf. See docs/reproducing.md.
 #include "cli.hpp"
+#include "mpi_session.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/experiments/experiments.hpp>
@@ -53,7 +54,7 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
     if (o.chains > 0 && o.chains < kMinSplitHalfChains)
       throw std::invalid_argument("reproduce: --chains must be at least " + std::to_string(kMinSplitHalfChains) +
                                   " (two halves of three chains), got " + std::to_string(o.chains));
-    prepare_output_directory(o.out);  // a bad --out fails now, not after the run
+    on_root([] { prepare_output_directory(o.out); });  // a bad --out fails now, not after the run
     int status = 0;
     for (const Figure* figure : chosen) {
       const std::string& fig = figure->name;
@@ -75,7 +76,8 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
       if (o.chains) cmd += " --chains " + std::to_string(o.chains);
       if (o.sweeps) cmd += " --sweeps " + std::to_string(o.sweeps);
       if (o.threads) cmd += " --threads " + std::to_string(o.threads);
-      const WrittenFiles files = write_result(r, o.out, wall, o.threads, cmd, !o.no_plot);
+      WrittenFiles files;
+      on_root([&] { files = write_result(r, o.out, wall, o.threads, cmd, !o.no_plot); });
       if (o.json) {
         print_json(result_json(r, wall, o.threads, cmd));
       } else {

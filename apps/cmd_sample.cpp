@@ -5,6 +5,7 @@
 // Binary (little-endian): "DGSAMPL1" (8 bytes), then uint64 dim, uint64 chains, uint64 checkpoints; then per
 // checkpoint uint64 sweep followed by chains x dim float64, chain after chain.
 #include "cli.hpp"
+#include "mpi_session.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/model/model.hpp>
@@ -109,7 +110,7 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
 
   // The draws and the sidecar go to temporary files renamed into place at the end, or directly to standard output
   // or a device or FIFO (apps/output_file.hpp): a failed or interrupted run leaves no partial file.
-  AtomicOutput file(so.output);
+  AtomicOutput file(is_root() ? so.output : "/dev/null");  // under mpirun rank 0 alone writes (docs/mpi.md)
   std::ostream& out = file.stream();
   std::uint64_t written = 0;
   if (format == "binary") {
@@ -171,7 +172,7 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   j["seconds"] = st.seconds;
   j["ns_per_update"] = st.ns_per_update;
   j["file"] = so.output;
-  if (sidecar.empty()) {
+  if (sidecar.empty() || !is_root()) {
     file.commit();
   } else {
     AtomicOutput side(sidecar);

@@ -4,6 +4,7 @@
 // measured rates next to the predicted ones, and writes demo.csv, demo.json and plots into ./dualgibbs-out
 // (or $DUALGIBBS_OUT_DIR).
 #include "cli.hpp"
+#include "mpi_session.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/core/number_text.hpp>
@@ -68,7 +69,7 @@ int run_default(const CommonOptions& common) {
   if (m.num_edges() == 0)
     throw std::invalid_argument("the demo compares the primal and the dual sampler, but the graph '" + common.graph +
                                 "' has no edges (no dual domain)");
-  prepare_output_directory(out);  // a bad DUALGIBBS_OUT_DIR fails now, not after the run
+  on_root([&] { prepare_output_directory(out); });  // a bad DUALGIBBS_OUT_DIR fails now, not after the run
   std::cout << "dualgibbs " << DUALGIBBS_VERSION_STRING << ": primal vs dual Gibbs sampling on " << m.summary()
             << "\n(the paper's Fig. 6 at demo size; 'dualgibbs reproduce fig6' runs it at full scale, "
                "'dualgibbs --help' lists everything)\n\n";
@@ -127,7 +128,8 @@ int run_default(const CommonOptions& common) {
   std::cout << "  sampling time: primal " << fmt(r.table.column("time_primal").back()) << " s, dual "
             << fmt(r.table.column("time_dual").back()) << " s (the same O(|E|) cost per sweep)\n\n";
 
-  const WrittenFiles files = write_result(r, out, wall, 0, "dualgibbs --graph " + common.graph, true);
+  WrittenFiles files;
+  on_root([&] { files = write_result(r, out, wall, 0, "dualgibbs --graph " + common.graph, true); });
   std::cout << "files:\n";
   for (const auto& f : files.files) std::cout << "  " << f << "\n";
   if (!files.plot_message.empty()) std::cout << "  (" << files.plot_message << ")\n";

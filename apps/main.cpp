@@ -1,5 +1,6 @@
 // The dualgibbs command: a thin layer over libdualgibbs. Each subcommand is in apps/cmd_NAME.cpp.
 #include "cli.hpp"
+#include "mpi_session.hpp"
 
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/version.hpp>
@@ -34,6 +35,7 @@ void print_json(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }
 
 int main(int argc, char** argv) {
   using namespace dualgibbs::cli;
+  MpiSession session(argc, argv);  // under mpirun: the ranks share the chains (docs/mpi.md)
   CLI::App app{"dualgibbs " DUALGIBBS_VERSION_STRING
                ": Gibbs sampling and exact inference for thin-membrane Gaussian graphical models,\n"
                "in the primal (nodes, precision Q) and dual (edges, precision R) domains.\n"
@@ -69,23 +71,36 @@ int main(int argc, char** argv) {
   }
   app.require_subcommand(0, 1);
 
+  int code = 0;
+  std::exception_ptr error;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    code = app.exit(e);
+    if (code != 0) error = std::current_exception();
+    return session.finish(code, error);
   }
   try {
+    bool ran = false;
     for (auto& [sub, run] : runners)
-      if (sub->parsed()) return run();
-    return run_default(common);
+      if (sub->parsed()) {
+        code = run();
+        ran = true;
+        break;
+      }
+    if (!ran) code = run_default(common);
   } catch (const std::invalid_argument& e) {
     std::cerr << "dualgibbs: error: " << e.what() << std::endl;
-    return 2;
+    code = 2;
+    error = std::current_exception();
   } catch (const std::bad_alloc&) {
     std::cerr << "dualgibbs: failed: out of memory (the problem is too large for this machine)" << std::endl;
-    return 1;
+    code = 1;
+    error = std::current_exception();
   } catch (const std::exception& e) {
     std::cerr << "dualgibbs: failed: " << e.what() << std::endl;
-    return 1;
+    code = 1;
+    error = std::current_exception();
   }
+  return session.finish(code, error);
 }

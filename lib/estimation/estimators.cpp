@@ -2,6 +2,7 @@
 // jackknife and bootstrap, normalisation and the Theil–Sen decay-rate fit. See estimators.hpp.
 #include <dualgibbs/estimation/estimators.hpp>
 
+#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/core/random.hpp>
 #include "core/blas_threads.hpp"
@@ -184,7 +185,7 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
   if (m_kind == MomentKind::Full) {
     const detail::ScopedBlasThreads single_threaded_blas(1);
     const double flops = static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n);
-    run_tasks(groups, flops, [&](std::size_t g) {
+    auto one_group = [&](std::size_t g) {
       const auto off = static_cast<Eigen::Index>(offsets[g]);
       const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
       MomentSums& s = m_groups[g];
@@ -198,7 +199,33 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
       Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
       for (Eigen::Index j = 0; j < dim; ++j)
         for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
-    });
+    };
+    if (!current_chain_group()) {
+      run_tasks(groups, flops, one_group);
+    } else {
+      // Over the members of the chain group (chain_group.hpp): each computes its share of the groups as above, and
+      // the sums travel packed as (count, sum, scatter): copies, so the bits are those of one process.
+      const auto unit = static_cast<std::size_t>(1 + dim + scatter_size);
+      std::vector<double> packed(groups * unit);
+      shared_items(groups, unit, packed.data(), [&](std::size_t first, std::size_t last) {
+        run_tasks(last - first, flops * static_cast<double>(last - first) / static_cast<double>(groups),
+                  [&](std::size_t i) {
+                    const std::size_t g = first + i;
+                    one_group(g);
+                    double* q = packed.data() + g * unit;
+                    q[0] = m_groups[g].count;
+                    std::copy(m_groups[g].sum.data(), m_groups[g].sum.data() + dim, q + 1);
+                    std::copy(m_groups[g].scatter.data(), m_groups[g].scatter.data() + scatter_size, q + 1 + dim);
+                  });
+      });
+      for (std::size_t g = 0; g < groups; ++g) {
+        const double* q = packed.data() + g * unit;
+        MomentSums& s = m_groups[g];
+        s.count = q[0];
+        s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
+        s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
+      }
+    }
   }
   Eigen::VectorXd c(dim);
   for (std::size_t g = 0; g < groups && m_kind == MomentKind::Diagonal; ++g) {

@@ -3,6 +3,8 @@
 // Derivations: include/dualgibbs/estimation/flow_cv.hpp and shared/research/dual-estimators.md (sections 1, 4A).
 #include <dualgibbs/estimation/flow_cv.hpp>
 
+#include <dualgibbs/core/chain_group.hpp>
+
 #include <Eigen/Dense>
 
 #include <algorithm>
@@ -278,7 +280,17 @@ Eigen::MatrixXd FlowControlVariate::residual(const Eigen::Ref<const Eigen::Matri
   if (b.rows() != m_q.rows())
     throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(b.rows()) + " rows, the model " +
                                 std::to_string(m_q.rows()) + " nodes");
-  return chebyshev_residual(m_q, m_degree, m_alpha, m_beta, b);
+  // Column by column the same arithmetic whatever the number of columns, so with a chain group installed the
+  // members split the columns (one per chain) and gather them in order (chain_group.hpp): the same bits.
+  if (!current_chain_group()) return chebyshev_residual(m_q, m_degree, m_alpha, m_beta, b);
+  Eigen::MatrixXd out(b.rows(), b.cols());
+  shared_items(static_cast<std::size_t>(b.cols()), static_cast<std::size_t>(b.rows()), out.data(),
+               [&](std::size_t first, std::size_t last) {
+                 const auto f = static_cast<Eigen::Index>(first), n = static_cast<Eigen::Index>(last - first);
+                 if (n > 0)
+                   out.middleCols(f, n) = chebyshev_residual(m_q, m_degree, m_alpha, m_beta, b.middleCols(f, n));
+               });
+  return out;
 }
 
 Eigen::MatrixXd chebyshev_residual(const SparseMatrix& q, int degree, double alpha, double beta,

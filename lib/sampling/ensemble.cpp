@@ -1,6 +1,8 @@
 // run_ensemble: lock-step blocks of chains over a fork-join pool, observers at checkpoints.
 #include <dualgibbs/sampling/ensemble.hpp>
 
+#include <dualgibbs/core/chain_group.hpp>
+
 #include "core/enum_names.hpp"
 #include "sampling/ensemble_pool.hpp"
 
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -109,6 +112,45 @@ void check_memory(std::size_t chains, Index dimension, Index tally_dimension, In
                                 std::to_string(static_cast<long long>(available / 1e9)) + " GB");
 }
 
+// With a chain group installed (chain_group.hpp), this member runs only its contiguous share of the blocks: the
+// blocks whose first chain lies in member_share(chains) (the blocks are those of one process, so a block never
+// crosses members). Returns the range [first block, last block).
+std::pair<std::size_t, std::size_t> owned_blocks(const std::vector<std::pair<std::size_t, int>>& spec,
+                                                 std::size_t chains, const ChainGroup* group) {
+  if (!group) return {0, spec.size()};
+  const auto [lo, hi] = member_share(chains, group->rank(), group->size());
+  std::size_t first = 0, last = 0;
+  while (first < spec.size() && spec[first].first < lo) ++first;
+  last = first;
+  while (last < spec.size() && spec[last].first < hi) ++last;
+  return {first, last};
+}
+
+// Every member's value, gathered in rank order (collective).
+std::vector<double> gathered(ChainGroup& group, double mine) {
+  std::vector<double> all(static_cast<std::size_t>(group.size()));
+  all[static_cast<std::size_t>(group.rank())] = mine;
+  group.all_gather(&all[static_cast<std::size_t>(group.rank())], all.data(),
+                   std::vector<std::size_t>(all.size(), 1), 1);
+  return all;
+}
+
+double agreed_max(ChainGroup& group, double mine) {
+  const std::vector<double> all = gathered(group, mine);
+  return *std::max_element(all.begin(), all.end());
+}
+
+double agreed_sum(ChainGroup& group, double mine) {
+  double sum = 0.0;
+  for (double v : gathered(group, mine)) sum += v;  // rank order
+  return sum;
+}
+
+// The first chain of block b (the number of chains for b = spec.size()).
+std::size_t block_start(const std::vector<std::pair<std::size_t, int>>& spec, std::size_t b, std::size_t chains) {
+  return b < spec.size() ? spec[b].first : chains;
+}
+
 EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptions& o,
                          const detail::BlockFactory& make_block, const Observer& observe) {
   using Clock = std::chrono::steady_clock;
@@ -116,41 +158,70 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   const Index obs_dim = show_tally ? shape.tally_dimension : shape.dimension;
   check_memory(o.chains, shape.dimension, shape.tally_dimension, observe ? obs_dim : 0);
   const auto spec = lockstep_blocks(o.chains, o.lockstep);
+  ChainGroup* group = current_chain_group();
+  const auto [b_lo, b_hi] = owned_blocks(spec, o.chains, group);
+  // Every member runs `work` and learns of any member's failure (ChainGroup::run); alone, it just runs it.
+  auto together = [group](const std::function<void()>& work) { group ? group->run(work) : work(); };
   std::vector<std::unique_ptr<detail::EnsembleBlock>> blocks(spec.size());
 
   unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, spec.size()));
+  threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, b_hi - b_lo)));
   detail::WorkerPool pool(threads);
   std::vector<SweepWorkspace> workspaces(pool.participants());
 
   // Build (and initialize) the blocks in parallel: each block's construction depends only on its own streams.
   std::atomic<std::size_t> next{0};
-  pool.run([&](unsigned) {
-    for (std::size_t b; (b = next.fetch_add(1)) < spec.size();) blocks[b] = make_block(spec[b].first, spec[b].second);
+  together([&] {
+    next = b_lo;
+    pool.run([&](unsigned) {
+      for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b] = make_block(spec[b].first, spec[b].second);
+    });
   });
 
   Eigen::MatrixXd states;
   if (observe) states.resize(obs_dim, static_cast<Eigen::Index>(o.chains));
   double seconds = 0.0;
   std::vector<double> cpu(pool.participants(), 0.0);
+  // The members' chain counts, for gathering their columns in chain order.
+  std::vector<std::size_t> columns;
+  if (group) {
+    columns.resize(static_cast<std::size_t>(group->size()));
+    std::size_t b = 0;
+    for (int r = 0; r < group->size(); ++r) {
+      const std::size_t hi_chain = member_share(o.chains, r, group->size()).second;
+      std::size_t e = b;
+      while (e < spec.size() && spec[e].first < hi_chain) ++e;
+      columns[static_cast<std::size_t>(r)] = block_start(spec, e, o.chains) - block_start(spec, b, o.chains);
+      b = e;
+    }
+  }
   auto checkpoint = [&](std::size_t sweep) {
     if (!observe) return;
-    next = 0;
+    next = b_lo;
     pool.run([&](unsigned) {
-      for (std::size_t b; (b = next.fetch_add(1)) < blocks.size();) blocks[b]->gather(states, show_tally);
+      for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->gather(states, show_tally);
     });
-    observe(Checkpoint{sweep, seconds, Eigen::Ref<const Eigen::MatrixXd>(states)});
+    double when = seconds;
+    if (group) {
+      const std::size_t first = block_start(spec, b_lo, o.chains);
+      group->all_gather(states.data() + first * static_cast<std::size_t>(obs_dim), states.data(), columns,
+                        static_cast<std::size_t>(obs_dim));
+      when = agreed_max(*group, seconds);  // every member's observer sees the same time
+    }
+    together([&] { observe(Checkpoint{sweep, when, Eigen::Ref<const Eigen::MatrixXd>(states)}); });
   };
 
   checkpoint(0);
   for (std::size_t done = 0; done < o.sweeps;) {
     const std::size_t count = std::min(o.checkpoint_every, o.sweeps - done);
-    next = 0;
+    next = b_lo;
     const auto t0 = Clock::now();
-    pool.run([&](unsigned p) {
-      const double c0 = thread_cpu_seconds();
-      for (std::size_t b; (b = next.fetch_add(1)) < blocks.size();) blocks[b]->sweep(count, workspaces[p]);
-      cpu[p] += thread_cpu_seconds() - c0;
+    together([&] {
+      pool.run([&](unsigned p) {
+        const double c0 = thread_cpu_seconds();
+        for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->sweep(count, workspaces[p]);
+        cpu[p] += thread_cpu_seconds() - c0;
+      });
     });
     seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     done += count;
@@ -159,9 +230,13 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   EnsembleStats stats{};
   stats.seconds = seconds;
   stats.updates = static_cast<std::uint64_t>(o.chains) * o.sweeps * static_cast<std::uint64_t>(shape.dimension);
-  stats.ns_per_update = stats.updates ? seconds * 1e9 / static_cast<double>(stats.updates) : 0.0;
   stats.cpu_seconds = 0.0;
   for (double c : cpu) stats.cpu_seconds += c;
+  if (group) {
+    stats.seconds = agreed_max(*group, seconds);
+    stats.cpu_seconds = agreed_sum(*group, stats.cpu_seconds);
+  }
+  stats.ns_per_update = stats.updates ? stats.seconds * 1e9 / static_cast<double>(stats.updates) : 0.0;
   return stats;
 }
 

@@ -1,0 +1,108 @@
+#pragma once
+/// \file chain_group.hpp
+/// Processes that share the chains of one ensemble (MPI ranks), behind an interface free of MPI.
+///
+/// A ChainGroup is the set of K processes ("members", numbered 0..K-1) that run one program together, each the
+/// same code on the same input (SPMD). While a group is installed on the calling thread (ScopedChainGroup),
+///  - run_ensemble() gives every member a contiguous share of the lock-step blocks (the same blocks as in one
+///    process, lockstep_blocks()), and at every checkpoint gathers the chain states in chain order, so every
+///    member's observer sees exactly the matrix a single process would see;
+///  - the estimators' per-group and per-chain work (GroupedMoments' group sums, FlowControlVariate's per-chain
+///    terms) is split over the members the same way and gathered in group (chain) order. Each item is computed by
+///    the same code on one member and then copied, and every combination of items runs in a fixed order on every
+///    member, so the results are bitwise identical to a one-process run for any K and any thread count (on
+///    members of one CPU type: the BLAS picks its kernels per CPU). Sums are never formed by the transport's own
+///    reductions, whose order is unspecified.
+///
+/// Every call that moves data is *collective*: all members must make it, in the same order. Errors: each
+/// collective first settles whether a member failed (settle()): a member that threw rethrows its own exception, the
+/// others throw the first failing member's message (as std::invalid_argument if that was one, else
+/// std::runtime_error), so an error on one member ends every member, with one message, and never a hang.
+///
+/// The MPI implementation is dualgibbs::mpi::Group (dualgibbs/sampling/mpi.hpp, in builds with
+/// DUALGIBBS_WITH_MPI); this header and the rest of the library do not include MPI.
+
+#include <dualgibbs/export.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dualgibbs {
+
+/// The members sharing an ensemble's chains: rank, size and the three collectives the library needs.
+class DUALGIBBS_EXPORT ChainGroup {
+ public:
+  ChainGroup() = default;
+  virtual ~ChainGroup();
+  ChainGroup(const ChainGroup&) = delete;
+  ChainGroup& operator=(const ChainGroup&) = delete;
+
+  /// This member's number, 0 <= rank() < size().
+  virtual int rank() const noexcept = 0;
+  /// Number of members K >= 1.
+  virtual int size() const noexcept = 0;
+
+  /// Collective: every member contributes counts[rank()] items of `unit` doubles at `mine`; on return `all` holds
+  /// every member's items in rank order (sum of counts times `unit` doubles). `mine` may point at this member's own
+  /// place inside `all`. Settles errors first (see settle()).
+  /// \throws std::invalid_argument if counts.size() != size(); whatever settle() throws.
+  void all_gather(const double* mine, double* all, const std::vector<std::size_t>& counts, std::size_t unit);
+
+  /// Collective: `error` is this member's outcome (null = success). Returns if no member failed. Otherwise a
+  /// failed member rethrows its own exception and every other member throws the message of the lowest-numbered
+  /// failed member, as std::invalid_argument if that member's exception was one, else as std::runtime_error.
+  void settle(const std::exception_ptr& error);
+
+  /// Collective: runs `work` and settles its outcome. An exception that a collective inside `work` already settled
+  /// passes through without a second settlement (so nested sections stay matched across members).
+  void run(const std::function<void()>& work);
+
+  /// True if the last collective settled a failure (every member is then unwinding the same error): a caller that
+  /// catches it must not settle it again.
+  bool failure_settled() const noexcept { return m_unwinding; }
+
+ protected:
+  /// Collective: the lowest rank of a member that passed failed = true, or size() if none did.
+  virtual int lowest_failure(bool failed) = 0;
+  /// Collective: member `root`'s `code` and `text` are copied to every member.
+  virtual void broadcast(int root, int& code, std::string& text) = 0;
+  /// Collective: as all_gather(), without the settlement.
+  virtual void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts,
+                            std::size_t unit) = 0;
+
+ private:
+  bool m_unwinding = false;  // an exception settled by the last collective is propagating
+};
+
+/// Installs a group on the calling thread for the scope's lifetime (the previous one is restored after).
+class DUALGIBBS_EXPORT ScopedChainGroup {
+ public:
+  /// Makes `group` the calling thread's chain group.
+  explicit ScopedChainGroup(ChainGroup& group) noexcept;
+  ~ScopedChainGroup();
+  ScopedChainGroup(const ScopedChainGroup&) = delete;
+  ScopedChainGroup& operator=(const ScopedChainGroup&) = delete;
+
+ private:
+  ChainGroup* m_previous;
+};
+
+/// The calling thread's chain group, or nullptr if none is installed or it has a single member.
+DUALGIBBS_EXPORT ChainGroup* current_chain_group() noexcept;
+
+/// Member `rank`'s contiguous share [first, last) of `count` items split over `size` members, as evenly as
+/// possible (the first count % size members get one more). \throws std::invalid_argument unless
+/// 0 <= rank < size.
+DUALGIBBS_EXPORT std::pair<std::size_t, std::size_t> member_share(std::size_t count, int rank, int size);
+
+/// Computes items [0, count) of `unit` doubles each into `out` (count x unit doubles, item-major): with a chain
+/// group installed each member computes its member_share() by `compute(first, last)` and the shares are gathered;
+/// without one, `compute(0, count)` runs here. Collective when a group is installed.
+DUALGIBBS_EXPORT void shared_items(std::size_t count, std::size_t unit, double* out,
+                                   const std::function<void(std::size_t first, std::size_t last)>& compute);
+
+}  // namespace dualgibbs

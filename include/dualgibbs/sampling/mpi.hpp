@@ -1,0 +1,70 @@
+#pragma once
+/// \file mpi.hpp
+/// Ensembles over MPI ranks with the same bits as one process (installed only in builds with DUALGIBBS_WITH_MPI;
+/// link `dualgibbs::mpi`). Not included by dualgibbs.hpp, so programs that do not use MPI never see `mpi.h`.
+///
+/// Every rank runs the same program on the same input. mpi::run_ensemble() gives each rank a contiguous share of the
+/// lock-step blocks of chains and runs it with the rank's threads as run_ensemble() does; at every checkpoint the
+/// states are gathered in chain order, so the observer, called on *every* rank, sees exactly the matrix of a
+/// one-process run with the same seed, for any number of ranks and threads. Within the call the estimators that
+/// the observer uses (GroupedMoments, CovarianceErrorTracker, FlowControlVariate) split their per-group and
+/// per-chain work over the ranks too (chain_group.hpp). For a whole program section, install the group with
+/// ScopedChainGroup instead: every run_ensemble() and estimator call inside is then shared the same way.
+///
+/// All ranks must make the same calls in the same order (they are collective). An exception on one rank ends the
+/// call on every rank (ChainGroup::settle()); nothing hangs.
+///
+/// \code
+/// MPI_Init(&argc, &argv);
+/// {
+///   dualgibbs::Model model(dualgibbs::make_torus(10, 10), 1.0, 0.1);
+///   dualgibbs::EnsembleOptions opt;
+///   opt.chains = 1000; opt.sweeps = 50; opt.threads = 1;
+///   dualgibbs::mpi::run_ensemble(MPI_COMM_WORLD, model, dualgibbs::Domain::Dual, opt,
+///                                [](const dualgibbs::Checkpoint& cp) { /* cp.states: all 1000 chains */ });
+/// }
+/// MPI_Finalize();
+/// \endcode
+
+#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace dualgibbs::mpi {
+
+/// A ChainGroup over the ranks of an MPI communicator (a duplicate of it, so the library's messages never mix
+/// with the caller's). MPI must be initialized before and finalized after the object's lifetime; the library
+/// calls MPI only from the thread that made the collective call (MPI_THREAD_FUNNELED suffices).
+class Group final : public ChainGroup {
+ public:
+  /// Duplicates `comm` (collective over comm). \throws std::runtime_error if MPI is not initialized or fails.
+  explicit Group(MPI_Comm comm);
+  ~Group() override;
+  int rank() const noexcept override { return m_rank; }
+  int size() const noexcept override { return m_size; }
+
+ protected:
+  int lowest_failure(bool failed) override;
+  void broadcast(int root, int& code, std::string& text) override;
+  void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts,
+                    std::size_t unit) override;
+
+ private:
+  MPI_Comm m_comm = MPI_COMM_NULL;
+  int m_rank = 0;
+  int m_size = 1;
+};
+
+/// run_ensemble(model, domain, options, observe) over the ranks of `comm` (collective): the observer is called on
+/// every rank with the states of all chains in chain order, and the checkpoints, the statistics and everything the
+/// observer computes with the library's estimators are bitwise identical to a one-process run.
+/// EnsembleOptions::threads is per rank. EnsembleStats: seconds is the slowest rank's, cpu_seconds the sum over
+/// ranks, updates those of all chains. \throws what run_ensemble() throws, on every rank (ChainGroup::settle()).
+EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
+                           const Observer& observe);
+
+}  // namespace dualgibbs::mpi

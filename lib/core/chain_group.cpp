@@ -1,0 +1,102 @@
+// ChainGroup: the error settlement shared by every transport, the thread's current group, member shares.
+#include <dualgibbs/core/chain_group.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs {
+
+namespace {
+
+thread_local ChainGroup* t_group = nullptr;
+
+// Codes carried by broadcast(): what the failed member threw.
+constexpr int kInvalidArgument = 2;
+constexpr int kFailure = 1;
+
+}  // namespace
+
+ChainGroup::~ChainGroup() = default;
+
+void ChainGroup::settle(const std::exception_ptr& error) {
+  m_unwinding = false;
+  const int failed = lowest_failure(error != nullptr);
+  if (failed >= size()) return;
+  int code = kFailure;
+  std::string text;
+  if (failed == rank()) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::invalid_argument& e) {
+      code = kInvalidArgument;
+      text = e.what();
+    } catch (const std::exception& e) {
+      text = e.what();
+    } catch (...) {
+      text = "an unknown exception";
+    }
+  }
+  broadcast(failed, code, text);
+  m_unwinding = true;
+  if (error) std::rethrow_exception(error);
+  const std::string message = text + " (on rank " + std::to_string(failed) + ")";
+  if (code == kInvalidArgument) throw std::invalid_argument(message);
+  throw std::runtime_error(message);
+}
+
+void ChainGroup::all_gather(const double* mine, double* all, const std::vector<std::size_t>& counts,
+                            std::size_t unit) {
+  if (counts.size() != static_cast<std::size_t>(size()))
+    throw std::invalid_argument("ChainGroup::all_gather: " + std::to_string(counts.size()) + " counts for " +
+                                std::to_string(size()) + " members");
+  settle(nullptr);
+  gather_items(mine, all, counts, unit);
+}
+
+void ChainGroup::run(const std::function<void()>& work) {
+  std::exception_ptr error;
+  m_unwinding = false;
+  try {
+    work();
+  } catch (...) {
+    if (m_unwinding) throw;  // settled by a collective inside `work`
+    error = std::current_exception();
+  }
+  settle(error);
+}
+
+ScopedChainGroup::ScopedChainGroup(ChainGroup& group) noexcept : m_previous(t_group) { t_group = &group; }
+
+ScopedChainGroup::~ScopedChainGroup() { t_group = m_previous; }
+
+ChainGroup* current_chain_group() noexcept { return t_group && t_group->size() > 1 ? t_group : nullptr; }
+
+std::pair<std::size_t, std::size_t> member_share(std::size_t count, int rank, int size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw std::invalid_argument("member_share: rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                                " members");
+  const auto k = static_cast<std::size_t>(size), r = static_cast<std::size_t>(rank);
+  const std::size_t base = count / k, extra = count % k;
+  const std::size_t first = r * base + std::min(r, extra);
+  return {first, first + base + (r < extra ? 1 : 0)};
+}
+
+void shared_items(std::size_t count, std::size_t unit, double* out,
+                  const std::function<void(std::size_t first, std::size_t last)>& compute) {
+  ChainGroup* group = current_chain_group();
+  if (!group) {
+    compute(0, count);
+    return;
+  }
+  const auto [first, last] = member_share(count, group->rank(), group->size());
+  group->run([&] { compute(first, last); });
+  std::vector<std::size_t> counts(static_cast<std::size_t>(group->size()));
+  for (int r = 0; r < group->size(); ++r) {
+    const auto [f, l] = member_share(count, r, group->size());
+    counts[static_cast<std::size_t>(r)] = l - f;
+  }
+  group->all_gather(out + first * unit, out, counts, unit);
+}
+
+}  // namespace dualgibbs
