@@ -2,6 +2,7 @@
 #include <dualgibbs/core/chain_group.hpp>
 
 #include <algorithm>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +32,8 @@ void ChainGroup::settle(const std::exception_ptr& error) {
     } catch (const std::invalid_argument& e) {
       code = kInvalidArgument;
       text = e.what();
+    } catch (const std::bad_alloc&) {
+      text = "out of memory (the problem is too large for this machine)";
     } catch (const std::exception& e) {
       text = e.what();
     } catch (...) {
@@ -47,10 +50,15 @@ void ChainGroup::settle(const std::exception_ptr& error) {
 
 void ChainGroup::all_gather(const double* mine, double* all, const std::vector<std::size_t>& counts,
                             std::size_t unit) {
+  all_gather(nullptr, mine, all, counts, unit);
+}
+
+void ChainGroup::all_gather(const std::exception_ptr& error, const double* mine, double* all,
+                            const std::vector<std::size_t>& counts, std::size_t unit) {
   if (counts.size() != static_cast<std::size_t>(size()))
     throw std::invalid_argument("ChainGroup::all_gather: " + std::to_string(counts.size()) + " counts for " +
                                 std::to_string(size()) + " members");
-  settle(nullptr);
+  settle(error);
   gather_items(mine, all, counts, unit);
 }
 
@@ -90,13 +98,20 @@ void shared_items(std::size_t count, std::size_t unit, double* out,
     return;
   }
   const auto [first, last] = member_share(count, group->rank(), group->size());
-  group->run([&] { compute(first, last); });
+  group->clear_settled();
+  std::exception_ptr error;
+  try {
+    compute(first, last);
+  } catch (...) {
+    if (group->failure_settled()) throw;  // settled by a collective inside `compute`
+    error = std::current_exception();
+  }
   std::vector<std::size_t> counts(static_cast<std::size_t>(group->size()));
   for (int r = 0; r < group->size(); ++r) {
     const auto [f, l] = member_share(count, r, group->size());
     counts[static_cast<std::size_t>(r)] = l - f;
   }
-  group->all_gather(out + first * unit, out, counts, unit);
+  group->all_gather(error, out + first * unit, out, counts, unit);
 }
 
 }  // namespace dualgibbs

@@ -160,8 +160,21 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   const auto spec = lockstep_blocks(o.chains, o.lockstep);
   ChainGroup* group = current_chain_group();
   const auto [b_lo, b_hi] = owned_blocks(spec, o.chains, group);
-  // Every member runs `work` and learns of any member's failure (ChainGroup::run); alone, it just runs it.
-  auto together = [group](const std::function<void()>& work) { group ? group->run(work) : work(); };
+  // Alone, `work` just runs. In a group, a member's own failure is kept and settled at the next collective (the
+  // checkpoint's gather or the final statistics), where every member learns of it (ChainGroup::settle); until then
+  // the failed member skips its work. One settlement per checkpoint keeps the members' waits few.
+  std::exception_ptr pending;
+  if (group) group->clear_settled();
+  auto attempt = [&](const std::function<void()>& work) {
+    if (!group) return work();
+    if (pending) return;
+    try {
+      work();
+    } catch (...) {
+      if (group->failure_settled()) throw;  // every member already knows
+      pending = std::current_exception();
+    }
+  };
   std::vector<std::unique_ptr<detail::EnsembleBlock>> blocks(spec.size());
 
   unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -171,7 +184,7 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
 
   // Build (and initialize) the blocks in parallel: each block's construction depends only on its own streams.
   std::atomic<std::size_t> next{0};
-  together([&] {
+  attempt([&] {
     next = b_lo;
     pool.run([&](unsigned) {
       for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b] = make_block(spec[b].first, spec[b].second);
@@ -197,18 +210,19 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   }
   auto checkpoint = [&](std::size_t sweep) {
     if (!observe) return;
-    next = b_lo;
-    pool.run([&](unsigned) {
-      for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->gather(states, show_tally);
+    attempt([&] {
+      next = b_lo;
+      pool.run([&](unsigned) {
+        for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->gather(states, show_tally);
+      });
     });
-    double when = seconds;
     if (group) {
       const std::size_t first = block_start(spec, b_lo, o.chains);
-      group->all_gather(states.data() + first * static_cast<std::size_t>(obs_dim), states.data(), columns,
+      group->all_gather(pending, states.data() + first * static_cast<std::size_t>(obs_dim), states.data(), columns,
                         static_cast<std::size_t>(obs_dim));
-      when = agreed_max(*group, seconds);  // every member's observer sees the same time
     }
-    together([&] { observe(Checkpoint{sweep, when, Eigen::Ref<const Eigen::MatrixXd>(states)}); });
+    // The time is this member's (rank 0's is the one written): a timing, never a decision.
+    attempt([&] { observe(Checkpoint{sweep, seconds, Eigen::Ref<const Eigen::MatrixXd>(states)}); });
   };
 
   checkpoint(0);
@@ -216,7 +230,7 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
     const std::size_t count = std::min(o.checkpoint_every, o.sweeps - done);
     next = b_lo;
     const auto t0 = Clock::now();
-    together([&] {
+    attempt([&] {
       pool.run([&](unsigned p) {
         const double c0 = thread_cpu_seconds();
         for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->sweep(count, workspaces[p]);
@@ -233,6 +247,7 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   stats.cpu_seconds = 0.0;
   for (double c : cpu) stats.cpu_seconds += c;
   if (group) {
+    group->settle(pending);
     stats.seconds = agreed_max(*group, seconds);
     stats.cpu_seconds = agreed_sum(*group, stats.cpu_seconds);
   }

@@ -29,6 +29,10 @@ Group::Group(MPI_Comm comm) {
   MPI_Comm_set_errhandler(m_comm, MPI_ERRORS_RETURN);
   check(MPI_Comm_rank(m_comm, &m_rank), "Comm_rank");
   check(MPI_Comm_size(m_comm, &m_size), "Comm_size");
+  MPI_Comm local = MPI_COMM_NULL;  // the ranks on this machine
+  check(MPI_Comm_split_type(m_comm, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &local), "Comm_split_type");
+  MPI_Comm_size(local, &m_local_size);
+  MPI_Comm_free(&local);
 }
 
 Group::~Group() {

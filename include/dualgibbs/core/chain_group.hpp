@@ -45,12 +45,18 @@ class DUALGIBBS_EXPORT ChainGroup {
   virtual int rank() const noexcept = 0;
   /// Number of members K >= 1.
   virtual int size() const noexcept = 0;
+  /// Number of members on this machine (they share its cores: the estimators' helper threads are the hardware
+  /// threads divided by it). Default 1.
+  virtual int local_size() const noexcept { return 1; }
 
   /// Collective: every member contributes counts[rank()] items of `unit` doubles at `mine`; on return `all` holds
   /// every member's items in rank order (sum of counts times `unit` doubles). `mine` may point at this member's own
   /// place inside `all`. Settles errors first (see settle()).
   /// \throws std::invalid_argument if counts.size() != size(); whatever settle() throws.
   void all_gather(const double* mine, double* all, const std::vector<std::size_t>& counts, std::size_t unit);
+  /// The same, settling this member's outcome `error` first (one settlement instead of settle() + all_gather()).
+  void all_gather(const std::exception_ptr& error, const double* mine, double* all,
+                  const std::vector<std::size_t>& counts, std::size_t unit);
 
   /// Collective: `error` is this member's outcome (null = success). Returns if no member failed. Otherwise a
   /// failed member rethrows its own exception and every other member throws the message of the lowest-numbered
@@ -64,6 +70,8 @@ class DUALGIBBS_EXPORT ChainGroup {
   /// True if the last collective settled a failure (every member is then unwinding the same error): a caller that
   /// catches it must not settle it again.
   bool failure_settled() const noexcept { return m_unwinding; }
+  /// Forgets a settled failure that the caller caught and handled (a section starts afresh).
+  void clear_settled() noexcept { m_unwinding = false; }
 
  protected:
   /// Collective: the lowest rank of a member that passed failed = true, or size() if none did.

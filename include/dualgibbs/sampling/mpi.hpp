@@ -46,6 +46,7 @@ class Group final : public ChainGroup {
   ~Group() override;
   int rank() const noexcept override { return m_rank; }
   int size() const noexcept override { return m_size; }
+  int local_size() const noexcept override { return m_local_size; }
 
  protected:
   int lowest_failure(bool failed) override;
@@ -57,6 +58,7 @@ class Group final : public ChainGroup {
   MPI_Comm m_comm = MPI_COMM_NULL;
   int m_rank = 0;
   int m_size = 1;
+  int m_local_size = 1;
 };
 
 /// run_ensemble(model, domain, options, observe) over the ranks of `comm` (collective): the observer is called on

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The command under mpirun (issue 14, docs/mpi.md): sample, converge and a quick figure over 1, 2 and 3 ranks
+# (3 oversubscribes a 2-core machine) write bit for bit the files of the plain command with the same seed
+# (the wall-clock columns of the convergence tables aside); errors end every rank with one message and the exit
+# code of the plain command: bad input (2) everywhere, a failure on rank 0 only, an out-of-memory failure on
+# rank 1 only (1). `timeout` turns a hang into a failure.
+set -u
+exe="$1"; shift
+mpiexec=("$@")  # the launcher and its flags
+fail=0; pass=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+run_np() { local k=$1; shift; timeout 300 "${mpiexec[@]}" -np "$k" "$@"; }
+# The convergence tables without their wall-clock columns 6 and 7 (time_primal, time_dual).
+untimed() { cut -d, -f1-5,8- "$1"; }
+
+# The plain runs (no launcher: one process, MPI not initialized).
+sample_args=(--quiet --graph torus:5x4 --sigma 0.3 --seed 7 sample --domain dual --chains 37 --sweeps 6 --every 2
+             --init random --lockstep 2 --threads 2)
+"$exe" "${sample_args[@]}" --output "$tmp/plain.csv" 2>"$tmp/err" || bad "plain sample: $(head -c 300 "$tmp/err")"
+converge_args=(--quiet --graph ws:24,4,0.3,5 --sigma 0.2 --seed 3 converge --chains 401 --sweeps 12 --every 2
+               --init random --no-plot)
+"$exe" "${converge_args[@]}" --threads 1 --out "$tmp/plain" >/dev/null 2>"$tmp/err" \
+  || bad "plain converge: $(head -c 300 "$tmp/err")"
+"$exe" --quiet --seed 5 reproduce fig6 --quick --no-plot --threads 1 --out "$tmp/plain" >/dev/null 2>"$tmp/err" \
+  || bad "plain reproduce fig6: $(head -c 300 "$tmp/err")"
+[ "$(wc -l < "$tmp/plain.csv")" -eq 112 ] && ok || bad "plain sample wrote $(wc -l < "$tmp/plain.csv") lines, expected 112"
+
+for k in 1 2 3; do
+  threads=$(( k == 2 ? 2 : 1 ))
+  run_np $k "$exe" "${sample_args[@]}" --output "$tmp/np$k.csv" >/dev/null 2>"$tmp/err" \
+    || bad "sample -np $k exit $?: $(head -c 300 "$tmp/err")"
+  cmp -s "$tmp/plain.csv" "$tmp/np$k.csv" && ok || bad "sample -np $k: draws differ from the plain run"
+  run_np $k "$exe" "${converge_args[@]}" --threads $threads --out "$tmp/c$k" >/dev/null 2>"$tmp/err" \
+    || bad "converge -np $k exit $?: $(head -c 300 "$tmp/err")"
+  cmp -s <(untimed "$tmp/plain/converge.csv") <(untimed "$tmp/c$k/converge.csv") && ok \
+    || bad "converge -np $k ($threads threads per rank): converge.csv differs from the plain run"
+  run_np $k "$exe" --quiet --seed 5 reproduce fig6 --quick --no-plot --threads 1 --out "$tmp/f$k" >/dev/null \
+    2>"$tmp/err" || bad "reproduce fig6 -np $k exit $?: $(head -c 300 "$tmp/err")"
+  cmp -s <(untimed "$tmp/plain/fig6.csv") <(untimed "$tmp/f$k/fig6.csv") && ok \
+    || bad "reproduce fig6 -np $k: fig6.csv differs from the plain run"
+done
+head -1 "$tmp/plain/fig6.csv" | cut -d, -f6,7 | grep -qx 'time_primal,time_dual' && ok || bad "fig6.csv: columns 6, 7"
+head -1 "$tmp/plain/converge.csv" | cut -d, -f6,7 | grep -qx 'time_primal,time_dual' && ok || bad "converge.csv: columns 6, 7"
+# Only rank 0 wrote: no stray temporary files next to the outputs.
+[ "$(ls "$tmp/c2" | sort | tr '\n' ' ')" = "converge.csv converge.json " ] && ok || bad "converge -np 2 wrote: $(ls "$tmp/c2")"
+
+# messages: the lines the command printed (the launcher adds its own notes about the exit status).
+messages() { grep -c '^dualgibbs: ' "$tmp/out"; }
+# Bad input on every rank: exit 2, one message.
+run_np 2 "$exe" converge --chains 4 >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'at least 6 chains' "$tmp/out" && ok \
+  || bad "converge --chains 4 -np 2: exit $rc, $(messages) messages: $(head -c 400 "$tmp/out")"
+# A failure on rank 0 only (its output file), while rank 1 samples: exit 2, one message.
+run_np 2 "$exe" --quiet sample --chains 64 --sweeps 400 --output "$tmp/no/such/dir/x.csv" >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'no/such/dir/x.csv' "$tmp/out" && ok \
+  || bad "sample to a missing directory -np 2: exit $rc, $(messages) messages: $(head -c 400 "$tmp/out")"
+# A failure on rank 1 only: its address space is too small for the chains' states (std::bad_alloc there), rank 0
+# samples on: exit 1, one message naming rank 1.
+cat >"$tmp/limit1.sh" <<'EOS'
+#!/bin/bash
+if [ "${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}" = 1 ]; then ulimit -v 800000; fi
+exec "$@"
+EOS
+chmod +x "$tmp/limit1.sh"
+run_np 2 "$tmp/limit1.sh" "$exe" --quiet converge --graph torus:30 --chains 150000 --sweeps 3 --threads 1 \
+  >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && [ "$(messages)" -eq 1 ] && grep -q 'out of memory.*(on rank 1)' "$tmp/out" && ok \
+  || bad "out of memory on rank 1 only: exit $rc, $(messages) messages: $(head -c 400 "$tmp/out")"
+# marginals --seconds would stop the ranks at different sweeps: refused under mpirun.
+run_np 2 "$exe" marginals --graph torus:4 --method dual --seconds 1 >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'not available under mpirun' "$tmp/out" && ok \
+  || bad "marginals --seconds -np 2: exit $rc: $(head -c 400 "$tmp/out")"
+
+echo "cli_mpi: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,151 @@
+// dualgibbs::mpi under mpirun (any number of ranks; tests/CMakeLists.txt runs 1, 2 and 3): the group run gives
+// bitwise the checkpoints and estimator outputs of a one-process run computed on the same rank, and an error
+// raised on one rank only ends the call on every rank with that rank's message (a hang fails by ctest's timeout).
+#define BOOST_TEST_MODULE mpi_ensemble
+#include <boost/test/unit_test.hpp>
+
+#include <dualgibbs/dualgibbs.hpp>
+#include <dualgibbs/sampling/mpi.hpp>
+
+#include <Eigen/Core>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct MpiSetup {
+  MpiSetup() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  }
+  ~MpiSetup() { MPI_Finalize(); }
+};
+BOOST_TEST_GLOBAL_FIXTURE(MpiSetup);
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+bool same_bits(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
+}
+
+// What an observer records at every checkpoint: the states, and the estimators fed with them.
+struct Record {
+  std::vector<Eigen::MatrixXd> states;
+  std::vector<Eigen::MatrixXd> cv_terms;
+  std::vector<double> eu, eb, eu_se;
+};
+
+Record observe_run(const dualgibbs::Model& model, dualgibbs::Domain domain, const dualgibbs::EnsembleOptions& o,
+                   bool over_ranks) {
+  using namespace dualgibbs;
+  const FlowControlVariate cv(model);
+  const Eigen::MatrixXd target = covariance_primal(model);
+  CovarianceErrorTracker tracker(domain, model.node_variances(), target);
+  Record rec;
+  const Observer observe = [&](const Checkpoint& cp) {
+    rec.states.emplace_back(cp.states);
+    if (domain == Domain::Dual) rec.cv_terms.push_back(cv.dual_terms(cp.states));
+    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states);
+    rec.eu.push_back(e.Eu);
+    rec.eb.push_back(e.Eb);
+    rec.eu_se.push_back(e.Eu_se);
+  };
+  if (over_ranks)
+    mpi::run_ensemble(MPI_COMM_WORLD, model, domain, o, observe);
+  else
+    run_ensemble(model, domain, o, observe);
+  return rec;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(mpi_ensemble)
+
+BOOST_AUTO_TEST_CASE(checkpoints_and_estimators_match_one_process) {
+  using namespace dualgibbs;
+  const Model model(make_torus(6, 5), 1.0, 0.3);
+  for (Domain domain : {Domain::Primal, Domain::Dual})
+    for (std::size_t lockstep : {1u, 4u})
+      for (unsigned threads : {1u, 2u}) {
+        EnsembleOptions o;
+        o.chains = 37;  // odd, and not a multiple of the lock-step width or of 2 or 3 ranks
+        o.sweeps = 7;
+        o.checkpoint_every = 3;
+        o.seed = 11;
+        o.threads = threads;
+        o.lockstep = lockstep;
+        o.init = InitialState::Random;
+        const Record one = observe_run(model, domain, o, false);
+        const Record all = observe_run(model, domain, o, true);
+        BOOST_TEST_CONTEXT(to_string(domain) << ", lockstep " << lockstep << ", threads " << threads) {
+          BOOST_REQUIRE_EQUAL(all.states.size(), one.states.size());
+          for (std::size_t k = 0; k < one.states.size(); ++k) {
+            BOOST_CHECK(same_bits(all.states[k], one.states[k]));
+            if (domain == Domain::Dual) BOOST_CHECK(same_bits(all.cv_terms[k], one.cv_terms[k]));
+            BOOST_CHECK(all.eu[k] == one.eu[k]);  // exact: the same bits
+            BOOST_CHECK(all.eb[k] == one.eb[k]);
+            BOOST_CHECK(all.eu_se[k] == one.eu_se[k]);
+          }
+        }
+      }
+}
+
+BOOST_AUTO_TEST_CASE(error_on_one_rank_ends_every_rank) {
+  using namespace dualgibbs;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int culprit = size > 1 ? 1 : 0;
+  const Model model(make_torus(4, 4), 1.0, 0.3);
+  EnsembleOptions o;
+  o.chains = 24;
+  o.sweeps = 6;
+  o.threads = 1;
+  // The culprit throws at sweep 2 before its estimator; the others are inside theirs (GroupedMoments gathers
+  // over the ranks) when they learn of it.
+  const Observer observe = [&](const Checkpoint& cp) {
+    if (cp.sweep == 2 && world_rank() == culprit) throw std::invalid_argument("planted on one rank");
+    const GroupedMoments gm(cp.states, 4, MomentKind::Full);
+    BOOST_CHECK_EQUAL(gm.count(), 24.0);
+  };
+  try {
+    mpi::run_ensemble(MPI_COMM_WORLD, model, Domain::Dual, o, observe);
+    BOOST_ERROR("no exception on rank " << world_rank());
+  } catch (const std::invalid_argument& e) {
+    BOOST_CHECK(std::string(e.what()).find("planted on one rank") != std::string::npos);
+  }
+  // The ranks stay in step: a run after the failure works.
+  o.sweeps = 2;
+  std::size_t seen = 0;
+  mpi::run_ensemble(MPI_COMM_WORLD, model, Domain::Dual, o, [&](const Checkpoint&) { ++seen; });
+  BOOST_CHECK_EQUAL(seen, 3u);
+}
+
+BOOST_AUTO_TEST_CASE(failure_kinds_keep_their_exit_class) {
+  // A numerical or other failure (not std::invalid_argument) arrives on the other ranks as std::runtime_error.
+  using namespace dualgibbs;
+  const Model model(make_torus(4, 4), 1.0, 0.3);
+  EnsembleOptions o;
+  o.chains = 12;
+  o.sweeps = 3;
+  o.threads = 1;
+  const Observer observe = [&](const Checkpoint& cp) {
+    if (cp.sweep == 1 && world_rank() == 0) throw std::logic_error("failure on rank 0");
+  };
+  try {
+    mpi::run_ensemble(MPI_COMM_WORLD, model, Domain::Primal, o, observe);
+    BOOST_ERROR("no exception on rank " << world_rank());
+  } catch (const std::logic_error& e) {
+    BOOST_CHECK_EQUAL(world_rank(), 0);  // the failed rank keeps its own exception
+  } catch (const std::runtime_error& e) {
+    BOOST_CHECK_NE(world_rank(), 0);
+    BOOST_CHECK_EQUAL(std::string(e.what()), "failure on rank 0 (on rank 0)");
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
