@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 build=${DUALGIBBS_ASAN_BUILD_DIR:-build-asan}
 # The Python package is not built here: an ASan-instrumented extension module only loads into an interpreter started
 # with libasan preloaded (LD_PRELOAD), which this suite does not do. Its C++ is the library's, which runs here.
+# Nor MPI: LeakSanitizer reports Open MPI's own allocations at MPI_Init (version-specific, in libopen-pal, PMIx and
+# hwloc), which only a suppression list tied to Open MPI's internals would silence. The chain-group protocol the
+# MPI build uses (gathers, error settlement) runs here over in-process members (test_chain_group).
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DDUALGIBBS_SANITIZE=ON \
-  -DDUALGIBBS_BUILD_BENCH=OFF -DDUALGIBBS_BUILD_PYTHON=OFF ${DUALGIBBS_CMAKE_ARGS:-}
+  -DDUALGIBBS_BUILD_BENCH=OFF -DDUALGIBBS_BUILD_PYTHON=OFF -DDUALGIBBS_WITH_MPI=OFF ${DUALGIBBS_CMAKE_ARGS:-}
 # Only what the default suite runs: the long tests (tests/test_*_long.cpp, label "long") are not built here.
 targets=(dualgibbs_cli)
 for src in tests/test_*.cpp; do

@@ -1,0 +1,255 @@
+// ChainGroup without MPI: member shares, and the whole protocol (gathers in rank order, error settlement,
+// deferred failures, nested collectives) over an in-process group whose members are threads. The same code paths
+// as under mpirun (tests/mpi_ensemble.cpp), here in every build, the sanitizer build included.
+#define BOOST_TEST_MODULE chain_group
+#include <boost/test/unit_test.hpp>
+
+#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/estimation/estimators.hpp>
+#include <dualgibbs/estimation/flow_cv.hpp>
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/truth/exact.hpp>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using dualgibbs::ChainGroup;
+
+// What the members of a ThreadGroup share: a reusable barrier and the exchange slots.
+struct Hub {
+  explicit Hub(int k) : size(k), flags(static_cast<std::size_t>(k)), sources(static_cast<std::size_t>(k)) {}
+  void barrier() {
+    std::unique_lock<std::mutex> lock(mutex);
+    const std::uint64_t gen = generation;
+    if (++arrived == size) {
+      arrived = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return generation != gen; });
+    }
+  }
+  int size;
+  std::mutex mutex;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::uint64_t generation = 0;
+  std::vector<int> flags;
+  std::vector<const double*> sources;
+  int code = 0;
+  std::string text;
+};
+
+// A member of an in-process group: one thread each.
+class ThreadMember final : public ChainGroup {
+ public:
+  ThreadMember(Hub& hub, int rank) : m_hub(hub), m_rank(rank) {}
+  int rank() const noexcept override { return m_rank; }
+  int size() const noexcept override { return m_hub.size; }
+
+ protected:
+  int lowest_failure(bool failed) override {
+    m_hub.flags[static_cast<std::size_t>(m_rank)] = failed;
+    m_hub.barrier();
+    int lowest = size();
+    for (int r = size() - 1; r >= 0; --r)
+      if (m_hub.flags[static_cast<std::size_t>(r)]) lowest = r;
+    m_hub.barrier();
+    return lowest;
+  }
+  void broadcast(int root, int& code, std::string& text) override {
+    if (m_rank == root) {
+      m_hub.code = code;
+      m_hub.text = text;
+    }
+    m_hub.barrier();
+    code = m_hub.code;
+    text = m_hub.text;
+    m_hub.barrier();
+  }
+  void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts,
+                    std::size_t unit) override {
+    m_hub.sources[static_cast<std::size_t>(m_rank)] = mine;
+    m_hub.barrier();
+    std::size_t offset = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      const double* src = m_hub.sources[r];
+      if (src != all + offset * unit) std::copy(src, src + counts[r] * unit, all + offset * unit);
+      offset += counts[r];
+    }
+    m_hub.barrier();  // the sources stay valid until every member has copied
+  }
+
+ private:
+  Hub& m_hub;
+  int m_rank;
+};
+
+// Runs body(member) on `k` threads, each with its member installed; rethrows nothing (the body records).
+void on_members(int k, const std::function<void(ThreadMember&)>& body) {
+  Hub hub(k);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < k; ++r)
+    threads.emplace_back([&, r] {
+      ThreadMember member(hub, r);
+      const dualgibbs::ScopedChainGroup scope(member);
+      body(member);
+    });
+  for (auto& t : threads) t.join();
+}
+
+bool same_bits(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
+}
+
+struct Record {
+  std::vector<Eigen::MatrixXd> states, cv_terms;
+  std::vector<double> eu, eu_se;
+};
+
+Record observe_run(const dualgibbs::Model& model, dualgibbs::Domain domain, const dualgibbs::EnsembleOptions& o) {
+  using namespace dualgibbs;
+  const FlowControlVariate cv(model);
+  CovarianceErrorTracker tracker(domain, model.node_variances(), covariance_primal(model));
+  Record rec;
+  run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
+    rec.states.emplace_back(cp.states);
+    if (domain == Domain::Dual) rec.cv_terms.push_back(cv.dual_terms(cp.states));
+    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states);
+    rec.eu.push_back(e.Eu);
+    rec.eu_se.push_back(e.Eu_se);
+  });
+  return rec;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(chain_group)
+
+BOOST_AUTO_TEST_CASE(member_shares_cover_the_items_in_order) {
+  for (std::size_t count : {0u, 1u, 5u, 37u})
+    for (int k : {1, 2, 3, 7}) {
+      std::size_t next = 0, smallest = count, largest = 0;
+      for (int r = 0; r < k; ++r) {
+        const auto [first, last] = dualgibbs::member_share(count, r, k);
+        BOOST_CHECK_EQUAL(first, next);
+        smallest = std::min(smallest, last - first);
+        largest = std::max(largest, last - first);
+        next = last;
+      }
+      BOOST_CHECK_EQUAL(next, count);
+      BOOST_CHECK_LE(largest - smallest, 1u);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(rejects_a_rank_outside_the_group) {
+  BOOST_CHECK_THROW(dualgibbs::member_share(5, 2, 2), std::invalid_argument);
+  BOOST_CHECK_THROW(dualgibbs::member_share(5, -1, 2), std::invalid_argument);
+  BOOST_CHECK_THROW(dualgibbs::member_share(5, 0, 0), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(no_group_outside_a_scope) { BOOST_CHECK(dualgibbs::current_chain_group() == nullptr); }
+
+BOOST_AUTO_TEST_CASE(ensemble_and_estimators_over_members_match_one_process) {
+  using namespace dualgibbs;
+  const Model model(make_torus(5, 4), 1.0, 0.3);
+  for (Domain domain : {Domain::Primal, Domain::Dual})
+    for (int k : {2, 3}) {
+      EnsembleOptions o;
+      o.chains = 29;
+      o.sweeps = 5;
+      o.checkpoint_every = 2;
+      o.seed = 4;
+      o.threads = 2;
+      o.lockstep = 2;
+      o.init = InitialState::Random;
+      const Record one = observe_run(model, domain, o);
+      std::vector<Record> got(static_cast<std::size_t>(k));
+      on_members(k, [&](ThreadMember& m) { got[static_cast<std::size_t>(m.rank())] = observe_run(model, domain, o); });
+      for (int r = 0; r < k; ++r) {
+        const Record& rec = got[static_cast<std::size_t>(r)];
+        BOOST_TEST_CONTEXT(to_string(domain) << ", member " << r << " of " << k) {
+          BOOST_REQUIRE_EQUAL(rec.states.size(), one.states.size());
+          for (std::size_t c = 0; c < one.states.size(); ++c) {
+            BOOST_CHECK(same_bits(rec.states[c], one.states[c]));
+            if (domain == Domain::Dual) BOOST_CHECK(same_bits(rec.cv_terms[c], one.cv_terms[c]));
+            BOOST_CHECK(rec.eu[c] == one.eu[c]);
+            BOOST_CHECK(rec.eu_se[c] == one.eu_se[c]);
+          }
+        }
+      }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(an_error_on_one_member_ends_every_member) {
+  using namespace dualgibbs;
+  const Model model(make_torus(4, 4), 1.0, 0.3);
+  EnsembleOptions o;
+  o.chains = 24;
+  o.sweeps = 6;
+  o.threads = 1;
+  const int k = 3;
+  std::vector<std::string> caught(k);
+  std::vector<int> kind(k, 0), after(k, 0);
+  on_members(k, [&](ThreadMember& m) {
+    const auto r = static_cast<std::size_t>(m.rank());
+    EnsembleOptions mine = o;  // each member's own copy
+    try {
+      // Member 1 throws before its estimator's gather; the others are inside theirs when they learn of it.
+      run_ensemble(model, Domain::Dual, mine, [&](const Checkpoint& cp) {
+        if (cp.sweep == 2 && m.rank() == 1) throw std::invalid_argument("planted on member 1");
+        const GroupedMoments gm(cp.states, 4, MomentKind::Full);
+      });
+    } catch (const std::invalid_argument& e) {
+      caught[r] = e.what();
+      kind[r] = 2;
+    } catch (const std::exception& e) {
+      caught[r] = e.what();
+      kind[r] = 1;
+    }
+    // Still in step: the next run works on every member.
+    mine.sweeps = 1;
+    run_ensemble(model, Domain::Dual, mine, [&](const Checkpoint&) { ++after[r]; });
+  });
+  BOOST_CHECK_EQUAL(caught[1], "planted on member 1");  // its own exception
+  for (int r : {0, 2}) BOOST_CHECK_EQUAL(caught[static_cast<std::size_t>(r)], "planted on member 1 (on rank 1)");
+  for (int r = 0; r < k; ++r) {
+    BOOST_CHECK_EQUAL(kind[static_cast<std::size_t>(r)], 2);  // std::invalid_argument everywhere (exit code 2)
+    BOOST_CHECK_EQUAL(after[static_cast<std::size_t>(r)], 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(run_settles_a_failure_of_one_member) {
+  // A failure that is not bad input keeps its type on the failed member and arrives as std::runtime_error on the
+  // others (exit code 1 in the command).
+  using namespace dualgibbs;
+  const int k = 2;
+  std::vector<std::string> caught(k);
+  on_members(k, [&](ThreadMember& m) {
+    try {
+      m.run([&] {
+        if (m.rank() == 0) throw std::logic_error("broken on member 0");
+      });
+    } catch (const std::runtime_error& e) {
+      caught[static_cast<std::size_t>(m.rank())] = std::string("runtime_error: ") + e.what();
+    } catch (const std::logic_error& e) {
+      caught[static_cast<std::size_t>(m.rank())] = std::string("logic_error: ") + e.what();
+    }
+  });
+  BOOST_CHECK_EQUAL(caught[0], "logic_error: broken on member 0");
+  BOOST_CHECK_EQUAL(caught[1], "runtime_error: broken on member 0 (on rank 0)");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
