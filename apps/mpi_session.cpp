@@ -98,6 +98,11 @@ int MpiSession::finish(int code, const std::exception_ptr& error) {
 
 bool is_root() noexcept { return g_root; }
 
+int mpi_ranks() noexcept {
+  const ChainGroup* group = current_chain_group();
+  return group ? group->size() : 1;
+}
+
 void on_root(const std::function<void()>& work) {
   ChainGroup* group = current_chain_group();
   if (!group) {

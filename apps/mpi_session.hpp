@@ -30,6 +30,9 @@ class MpiSession {
 /// True on rank 0 (and when there is one process).
 bool is_root() noexcept;
 
+/// The number of ranks sharing the chains (1 without mpirun).
+int mpi_ranks() noexcept;
+
 /// Runs `work` (writing files) on rank 0 only; every rank learns if it failed (collective under mpirun).
 void on_root(const std::function<void()>& work);
 

@@ -1,5 +1,6 @@
 // JSON sidecars, experiment results and progress; see output.hpp.
 #include "output.hpp"
+#include "mpi_session.hpp"
 
 #include <dualgibbs/version.hpp>
 
@@ -38,6 +39,7 @@ nlohmann::json sidecar_base(const std::string& command, const CommonOptions& com
   j["version"] = DUALGIBBS_VERSION_STRING;
   j["seed"] = common.seed;
   j["threads"] = resolved_threads(threads);
+  j["mpi_ranks"] = mpi_ranks();  // 1 without mpirun; threads are per rank
   j["hardware_threads"] = std::thread::hardware_concurrency();
   j["graph"] = common.graph;
   j["s"] = common.s;
@@ -145,6 +147,7 @@ nlohmann::json result_json(const ExperimentResult& r, double wall_seconds, unsig
     if (k == "seed") j["seed"] = std::stoull(v);
   j["threads"] = {
       {"requested", threads}, {"used", resolved_threads(threads)}, {"hardware", std::thread::hardware_concurrency()}};
+  j["mpi_ranks"] = mpi_ranks();  // 1 without mpirun; threads are per rank
   nlohmann::json timings = nlohmann::json::object();
   for (const auto& [k, v] : r.timings) timings[k] = number(v);
   j["timings_seconds"] = timings;

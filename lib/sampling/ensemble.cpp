@@ -112,18 +112,18 @@ void check_memory(std::size_t chains, Index dimension, Index tally_dimension, In
                                 std::to_string(static_cast<long long>(available / 1e9)) + " GB");
 }
 
-// With a chain group installed (chain_group.hpp), this member runs only its contiguous share of the blocks: the
-// blocks whose first chain lies in member_share(chains) (the blocks are those of one process, so a block never
-// crosses members). Returns the range [first block, last block).
-std::pair<std::size_t, std::size_t> owned_blocks(const std::vector<std::pair<std::size_t, int>>& spec,
-                                                 std::size_t chains, const ChainGroup* group) {
-  if (!group) return {0, spec.size()};
-  const auto [lo, hi] = member_share(chains, group->rank(), group->size());
-  std::size_t first = 0, last = 0;
-  while (first < spec.size() && spec[first].first < lo) ++first;
-  last = first;
-  while (last < spec.size() && spec[last].first < hi) ++last;
-  return {first, last};
+// With a chain group installed (chain_group.hpp), member r runs a contiguous share of the blocks of one process:
+// those whose first chain lies in member_share(chains, r, k), so no block crosses two members. Returns the range
+// [first block, last block).
+std::pair<std::size_t, std::size_t> member_blocks(const std::vector<std::pair<std::size_t, int>>& spec,
+                                                  std::size_t chains, int r, int k) {
+  const auto [lo, hi] = member_share(chains, r, k);
+  auto first_from = [&](std::size_t chain) {
+    return static_cast<std::size_t>(
+        std::partition_point(spec.begin(), spec.end(), [chain](const auto& b) { return b.first < chain; }) -
+        spec.begin());
+  };
+  return {first_from(lo), first_from(hi)};
 }
 
 // Every member's value, gathered in rank order (collective).
@@ -159,7 +159,8 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   check_memory(o.chains, shape.dimension, shape.tally_dimension, observe ? obs_dim : 0);
   const auto spec = lockstep_blocks(o.chains, o.lockstep);
   ChainGroup* group = current_chain_group();
-  const auto [b_lo, b_hi] = owned_blocks(spec, o.chains, group);
+  const auto [b_lo, b_hi] = group ? member_blocks(spec, o.chains, group->rank(), group->size())
+                                  : std::pair<std::size_t, std::size_t>{0, spec.size()};
   // Alone, `work` just runs. In a group, a member's own failure is kept and settled at the next collective (the
   // checkpoint's gather or the final statistics), where every member learns of it (ChainGroup::settle); until then
   // the failed member skips its work. One settlement per checkpoint keeps the members' waits few.
@@ -197,16 +198,9 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   std::vector<double> cpu(pool.participants(), 0.0);
   // The members' chain counts, for gathering their columns in chain order.
   std::vector<std::size_t> columns;
-  if (group) {
-    columns.resize(static_cast<std::size_t>(group->size()));
-    std::size_t b = 0;
-    for (int r = 0; r < group->size(); ++r) {
-      const std::size_t hi_chain = member_share(o.chains, r, group->size()).second;
-      std::size_t e = b;
-      while (e < spec.size() && spec[e].first < hi_chain) ++e;
-      columns[static_cast<std::size_t>(r)] = block_start(spec, e, o.chains) - block_start(spec, b, o.chains);
-      b = e;
-    }
+  for (int r = 0; group && r < group->size(); ++r) {
+    const auto [first, last] = member_blocks(spec, o.chains, r, group->size());
+    columns.push_back(block_start(spec, last, o.chains) - block_start(spec, first, o.chains));
   }
   auto checkpoint = [&](std::size_t sweep) {
     if (!observe) return;
