@@ -1,6 +1,7 @@
 // dualgibbs bench: sampler throughput of one configuration, as nanoseconds per chain-update (best of --repeat
 // runs). For the full grid of the figures with their baseline, see bench/bench_sampler.cpp.
 #include "cli.hpp"
+#include "mpi_session.hpp"
 
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
@@ -69,6 +70,7 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   j["scan"] = to_string(o.scan);
   j["chains"] = o.chains;
   j["threads"] = o.threads;
+  j["mpi_ranks"] = mpi_ranks();  // threads are per rank; ns_per_update is the slowest rank's time / all updates
   j["lockstep"] = o.lockstep;
   int widest = 0;
   for (const auto& block : lockstep_blocks(o.chains, o.lockstep)) widest = std::max(widest, block.second);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,21 @@ void check(int status, const char* what) {
   int length = 0;
   MPI_Error_string(status, text, &length);
   throw std::runtime_error(std::string("MPI ") + what + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+// Completes a nonblocking collective. A blocking MPI call busy-waits, and on a machine shared with other work a
+// spinning rank holds the core its partner needs to reach the same call: here the waiting rank polls briefly, then
+// sleeps between polls (up to 200 us), so it gives the core away while the others work.
+void complete(MPI_Request& request, const char* what) {
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    if (done) return;
+    if (polls < 200) continue;
+    const long ns = std::min(200000L, 1000L * (polls - 199));
+    timespec pause{0, ns};
+    nanosleep(&pause, nullptr);
+  }
 }
 
 }  // namespace
@@ -43,7 +59,9 @@ Group::~Group() {
 
 int Group::lowest_failure(bool failed) {
   int mine = failed ? m_rank : m_size, lowest = m_size;
-  check(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, m_comm), "Allreduce");
+  MPI_Request request;
+  check(MPI_Iallreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, m_comm, &request), "Iallreduce");
+  complete(request, "Iallreduce");
   return lowest;
 }
 
@@ -74,10 +92,19 @@ void Group::gather_items(const double* mine, double* all, const std::vector<std:
   check(MPI_Type_commit(&item), "Type_commit");
   const auto me = static_cast<std::size_t>(m_rank);
   const bool in_place = mine == all + static_cast<std::size_t>(displacement[me]) * unit;
-  const int status = MPI_Allgatherv(in_place ? MPI_IN_PLACE : mine, count[me], item, all, count.data(),
-                                    displacement.data(), item, m_comm);
+  MPI_Request request;
+  int status = MPI_Iallgatherv(in_place ? MPI_IN_PLACE : mine, count[me], item, all, count.data(),
+                               displacement.data(), item, m_comm, &request);
+  if (status == MPI_SUCCESS) {
+    try {
+      complete(request, "Iallgatherv");
+    } catch (...) {
+      MPI_Type_free(&item);
+      throw;
+    }
+  }
   MPI_Type_free(&item);
-  check(status, "Allgatherv");
+  check(status, "Iallgatherv");
 }
 
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
