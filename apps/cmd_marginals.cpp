@@ -54,7 +54,8 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   if (c.json && (c.out == "-" || c.out == "/dev/stdout"))
     throw std::invalid_argument("marginals: --out - and --json would both write to standard output");
   std::optional<AtomicOutput> file;
-  if (!c.out.empty()) file.emplace(is_root() ? c.out : "/dev/null");  // a bad path fails before the run; rank 0 alone writes
+  if (!c.out.empty())
+    file.emplace(is_root() ? c.out : "/dev/null");  // a bad path fails before the run; rank 0 alone writes
   ProgressPrinter progress(common.quiet || c.json);
   o.progress = [&progress](double f) { progress("marginals", f); };
   const MarginalResult r = estimate_marginal_variances(model, o);
@@ -92,7 +93,8 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
       file->stream() << '\n';
     }
     j["file"] = c.out;
-    if (is_stream_destination(c.out) || !is_root()) {  // standard output, a device or FIFO: no file for a sidecar to sit next to
+    if (is_stream_destination(c.out) ||
+        !is_root()) {  // standard output, a device or FIFO: no file for a sidecar to sit next to
       file->commit();
     } else {
       AtomicOutput side(sidecar_path(c.out));

@@ -48,8 +48,7 @@ void ChainGroup::settle(const std::exception_ptr& error) {
   throw std::runtime_error(message);
 }
 
-void ChainGroup::all_gather(const double* mine, double* all, const std::vector<std::size_t>& counts,
-                            std::size_t unit) {
+void ChainGroup::all_gather(const double* mine, double* all, const std::vector<std::size_t>& counts, std::size_t unit) {
   all_gather(nullptr, mine, all, counts, unit);
 }
 

@@ -64,8 +64,8 @@ template <class Task>
 void run_tasks(std::size_t count, double flops, const Task& task) {
   // The ranks of a chain group on this machine share its cores.
   const ChainGroup* group = current_chain_group();
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency() /
-                                       static_cast<unsigned>(group ? std::max(1, group->local_size()) : 1));
+  const unsigned hw = std::max(
+      1u, std::thread::hardware_concurrency() / static_cast<unsigned>(group ? std::max(1, group->local_size()) : 1));
   const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : hw, count));
   if (threads <= 1) {
     for (std::size_t i = 0; i < count; ++i) task(i);

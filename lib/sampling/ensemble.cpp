@@ -130,8 +130,8 @@ std::pair<std::size_t, std::size_t> member_blocks(const std::vector<std::pair<st
 std::vector<double> gathered(ChainGroup& group, double mine) {
   std::vector<double> all(static_cast<std::size_t>(group.size()));
   all[static_cast<std::size_t>(group.rank())] = mine;
-  group.all_gather(&all[static_cast<std::size_t>(group.rank())], all.data(),
-                   std::vector<std::size_t>(all.size(), 1), 1);
+  group.all_gather(&all[static_cast<std::size_t>(group.rank())], all.data(), std::vector<std::size_t>(all.size(), 1),
+                   1);
   return all;
 }
 

@@ -17,7 +17,8 @@ void check(int status, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(status, text, &length);
-  throw std::runtime_error(std::string("MPI ") + what + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+  throw std::runtime_error(std::string("MPI ") + what +
+                           " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 
 // Completes a nonblocking collective. A blocking MPI call busy-waits, and on a machine shared with other work a
@@ -93,8 +94,8 @@ void Group::gather_items(const double* mine, double* all, const std::vector<std:
   const auto me = static_cast<std::size_t>(m_rank);
   const bool in_place = mine == all + static_cast<std::size_t>(displacement[me]) * unit;
   MPI_Request request;
-  int status = MPI_Iallgatherv(in_place ? MPI_IN_PLACE : mine, count[me], item, all, count.data(),
-                               displacement.data(), item, m_comm, &request);
+  int status = MPI_Iallgatherv(in_place ? MPI_IN_PLACE : mine, count[me], item, all, count.data(), displacement.data(),
+                               item, m_comm, &request);
   if (status == MPI_SUCCESS) {
     try {
       complete(request, "Iallgatherv");

@@ -51,8 +51,7 @@ class Group final : public ChainGroup {
  protected:
   int lowest_failure(bool failed) override;
   void broadcast(int root, int& code, std::string& text) override;
-  void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts,
-                    std::size_t unit) override;
+  void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts, std::size_t unit) override;
 
  private:
   MPI_Comm m_comm = MPI_COMM_NULL;
