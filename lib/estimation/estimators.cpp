@@ -209,7 +209,7 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
       // Over the members of the chain group (chain_group.hpp): each computes its share of the groups as above, and
       // the sums travel packed as (count, sum, scatter): copies, so the bits are those of one process.
       const auto unit = static_cast<std::size_t>(1 + dim + scatter_size);
-      std::vector<double> packed(groups * unit);
+      Eigen::VectorXd packed(static_cast<Eigen::Index>(groups * unit));  // not zero-filled: every item is written
       shared_items(groups, unit, packed.data(), [&](std::size_t first, std::size_t last) {
         run_tasks(last - first, flops * static_cast<double>(last - first) / static_cast<double>(groups),
                   [&](std::size_t i) {
@@ -549,13 +549,36 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
   m_j2.resize(D, gi);
   m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
   Eigen::VectorXd thb(2 * gi);
-  for (std::size_t j = 0; j < 2 * g; ++j) {
-    const bool first = j < g;
-    const auto col = static_cast<Eigen::Index>(first ? j : j - g);
-    deviation_into(m_kind, m_domain, first ? h1 : h2, &gm.group(j), m_node_variances, m_target, s,
-                   (first ? m_j1 : m_j2).col(col).data());
-    deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, s, m_jb.data());
-    thb(static_cast<Eigen::Index>(j)) = m_jb.squaredNorm();
+  if (!current_chain_group()) {
+    for (std::size_t j = 0; j < 2 * g; ++j) {
+      const bool first = j < g;
+      const auto col = static_cast<Eigen::Index>(first ? j : j - g);
+      deviation_into(m_kind, m_domain, first ? h1 : h2, &gm.group(j), m_node_variances, m_target, s,
+                     (first ? m_j1 : m_j2).col(col).data());
+      deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, s, m_jb.data());
+      thb(static_cast<Eigen::Index>(j)) = m_jb.squaredNorm();
+    }
+  } else {
+    // Over the members of the chain group: each computes its share of the replicates exactly as above (its own
+    // scratch, the same types), and the replicates travel packed as (deviation, squared pooled norm).
+    const auto unit = static_cast<std::size_t>(D + 1);
+    Eigen::VectorXd packed(static_cast<Eigen::Index>(2 * g * unit));
+    shared_items(2 * g, unit, packed.data(), [&](std::size_t lo, std::size_t hi) {
+      Eigen::VectorXd scratch;
+      Eigen::MatrixXd jb(D, 1);
+      for (std::size_t j = lo; j < hi; ++j) {
+        double* q = packed.data() + j * unit;
+        deviation_into(m_kind, m_domain, j < g ? h1 : h2, &gm.group(j), m_node_variances, m_target, scratch, q);
+        deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, scratch, jb.data());
+        q[D] = jb.squaredNorm();
+      }
+    });
+    for (std::size_t j = 0; j < 2 * g; ++j) {
+      const double* q = packed.data() + j * unit;
+      const auto col = static_cast<Eigen::Index>(j < g ? j : j - g);
+      (j < g ? m_j1 : m_j2).col(col) = Eigen::Map<const Eigen::VectorXd>(q, D);
+      thb(static_cast<Eigen::Index>(j)) = q[D];
+    }
   }
   m_j1.colwise() -= column_mean(m_j1, 0, gi);
   m_j2.colwise() -= column_mean(m_j2, 0, gi);
