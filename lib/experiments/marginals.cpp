@@ -1,6 +1,7 @@
 // estimate_marginal_variances: the six methods of `dualgibbs marginals` behind one stopping rule.
 #include <dualgibbs/experiments/marginals.hpp>
 
+#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
@@ -48,6 +49,10 @@ void check_options(const MarginalOptions& o) {
                                 " s must be a finite number > 0");
   if (o.rel_rmse == 0 && o.seconds == 0)
     throw std::invalid_argument("marginals: give a target relative RMSE (> 0) or a time budget (> 0 seconds)");
+  if (o.seconds > 0 && current_chain_group())  // chain_group.hpp: every member must stop at the same sweep
+    throw std::invalid_argument(
+        "marginals: a time budget is not available over several processes (MPI ranks): their clocks would stop "
+        "them at different sweeps; give a target relative RMSE");
   if (o.chains < 2)
     throw std::invalid_argument("marginals: chains = " + std::to_string(o.chains) +
                                 "; at least 2 independent chains are needed for a standard error");
