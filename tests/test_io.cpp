@@ -181,6 +181,58 @@ BOOST_AUTO_TEST_CASE(rejects_bad_lines_with_line_numbers) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+BOOST_AUTO_TEST_SUITE(observation_file)
+
+std::vector<double> obs_from(const std::string& text, Index n) {
+  std::istringstream in(text);
+  return read_observation_file(in, n, "z.txt");
+}
+
+BOOST_AUTO_TEST_CASE(reads_observations_of_any_sign) {
+  const auto z = obs_from("# v z_v\n3 -0.5\n\n0 0 # zero is an observation\n1 1e3\n", 5);
+  BOOST_TEST_REQUIRE(z.size() == 5u);
+  BOOST_TEST(z[0] == 0.0);
+  BOOST_TEST(z[1] == 1000.0);
+  BOOST_TEST(z[3] == -0.5);
+  BOOST_TEST((std::isnan(z[2]) && std::isnan(z[4])));
+}
+
+BOOST_AUTO_TEST_CASE(rejects_bad_lines_with_line_numbers) {
+  BOOST_CHECK_EXCEPTION(obs_from("0 1\n5 1\n", 5), std::invalid_argument,
+                        message_has({"z.txt:2: node id 5 is outside the graph's 0..4"}));
+  BOOST_CHECK_EXCEPTION(obs_from("0 1\n0 2\n", 5), std::invalid_argument,
+                        message_has({"z.txt:2: node 0 given twice (first on line 1)"}));
+  BOOST_CHECK_EXCEPTION(obs_from("0\n", 5), std::invalid_argument,
+                        message_has({"z.txt:1: expected 'v z_v', found 1 fields"}));
+  BOOST_CHECK_EXCEPTION(obs_from("0 nan\n", 5), std::invalid_argument,
+                        message_has({"z.txt:1: observation z_v 'nan' is not finite"}));
+  BOOST_CHECK_EXCEPTION(obs_from("0 inf\n", 5), std::invalid_argument, message_has({"z.txt:1:", "not finite"}));
+  BOOST_CHECK_EXCEPTION(obs_from("0 1e999\n", 5), std::invalid_argument, message_has({"z.txt:1:"}));
+  BOOST_CHECK_EXCEPTION(obs_from("0 pixel\n", 5), std::invalid_argument,
+                        message_has({"z.txt:1: z_v 'pixel' is not a number"}));
+  BOOST_CHECK_EXCEPTION(obs_from("x 1\n", 5), std::invalid_argument,
+                        message_has({"z.txt:1: node id 'x' is not an integer"}));
+}
+
+BOOST_AUTO_TEST_CASE(read_observations_fills_unobserved_nodes_with_zero) {
+  const std::string path = DUALGIBBS_BINARY_DIR "/test_io_observations.txt";
+  {
+    std::ofstream out(path);
+    out << "2 4.5\n0 -1\n";
+  }
+  const Observations obs = read_observations(path, 4);
+  BOOST_TEST(obs.observed == 2);
+  BOOST_TEST(obs.z[0] == -1.0);
+  BOOST_TEST(obs.z[1] == 0.0);
+  BOOST_TEST(obs.z[2] == 4.5);
+  BOOST_TEST(obs.z[3] == 0.0);
+  std::remove(path.c_str());
+  BOOST_CHECK_EXCEPTION(read_observations(path, 4), std::invalid_argument,
+                        message_has({"cannot open observation file"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_SUITE(matrix_market)
 
 BOOST_AUTO_TEST_CASE(pattern_symmetric_off_diagonal_pattern_is_the_graph) {

@@ -196,27 +196,64 @@ LoadedGraph read_edge_list(std::istream& in, const std::string& source, const Re
   return {Graph(static_cast<Index>(max_id + 1), std::move(edges)), std::move(sigma)};
 }
 
-std::vector<double> read_node_file(std::istream& in, Index num_nodes, const std::string& source) {
-  std::vector<double> s(static_cast<std::size_t>(std::max<Index>(num_nodes, 0)),
-                        std::numeric_limits<double>::quiet_NaN());
-  std::vector<std::int64_t> line_of(s.size(), 0);
+namespace {
+
+// The reader of per-node value files (`v value` lines): node files and observation files share every rule (ids in
+// range, each node at most once, comments); `check(value, token, lineno)` validates one value. Nodes without a
+// line get NaN.
+template <class Check>
+std::vector<double> read_per_node_values(std::istream& in, Index num_nodes, const std::string& source,
+                                         const char* value_name, Check&& check) {
+  std::vector<double> values(static_cast<std::size_t>(std::max<Index>(num_nodes, 0)),
+                             std::numeric_limits<double>::quiet_NaN());
+  std::vector<std::int64_t> line_of(values.size(), 0);
   for_each_record(in, source, [&](std::int64_t lineno, const std::vector<std::string_view>& f) {
-    if (f.size() != 2) fail_at(source, lineno, "expected 'v s_v', found " + std::to_string(f.size()) + " fields");
+    if (f.size() != 2)
+      fail_at(source, lineno,
+              std::string("expected 'v ") + value_name + "', found " + std::to_string(f.size()) + " fields");
     std::int64_t v;
-    double sv;
+    double x;
     if (!parse_int(f[0], v)) fail_at(source, lineno, "node id " + shown(f[0]) + " " + integer_problem(f[0]));
     if (v < 0 || v >= num_nodes)
       fail_at(source, lineno,
               "node id " + std::to_string(v) + " is outside the graph's 0.." + std::to_string(num_nodes - 1));
-    if (!parse_double(f[1], sv)) fail_at(source, lineno, "s_v " + shown(f[1]) + " is not a number");
-    check_file_sd(sv, f[1], "s_v", source, lineno);
+    if (!parse_double(f[1], x))
+      fail_at(source, lineno, std::string(value_name) + " " + shown(f[1]) + " is not a number");
+    check(x, f[1], lineno);
     if (line_of[v] != 0)
       fail_at(source, lineno,
               "node " + std::to_string(v) + " given twice (first on line " + std::to_string(line_of[v]) + ")");
     line_of[v] = lineno;
-    s[v] = sv;
+    values[v] = x;
   });
-  return s;
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> read_node_file(std::istream& in, Index num_nodes, const std::string& source) {
+  return read_per_node_values(in, num_nodes, source, "s_v", [&](double x, std::string_view token, std::int64_t line) {
+    check_file_sd(x, token, "s_v", source, line);
+  });
+}
+
+std::vector<double> read_observation_file(std::istream& in, Index num_nodes, const std::string& source) {
+  return read_per_node_values(in, num_nodes, source, "z_v", [&](double x, std::string_view token, std::int64_t line) {
+    if (!std::isfinite(x)) fail_at(source, line, "observation z_v " + shown(token) + " is not finite");
+  });
+}
+
+Observations read_observations(const std::string& path, Index num_nodes) {
+  std::ifstream in = open_input(path, "observation file");
+  const std::vector<double> given = read_observation_file(in, num_nodes, path);
+  Observations obs;
+  obs.z = Eigen::VectorXd::Zero(num_nodes);
+  for (Index v = 0; v < num_nodes; ++v)
+    if (!std::isnan(given[static_cast<std::size_t>(v)])) {
+      obs.z[v] = given[static_cast<std::size_t>(v)];
+      ++obs.observed;
+    }
+  return obs;
 }
 
 LoadedGraph read_matrix_market(std::istream& in, const std::string& source, const ReadLimits& limits) {

@@ -217,6 +217,49 @@ SparseMatrix Model::dual_precision() const {
   return R;
 }
 
+void Model::set_observations(Eigen::VectorXd z) {
+  const Index n = num_nodes();
+  if (z.size() != n)
+    throw std::invalid_argument("Model: " + std::to_string(z.size()) + " observations given for " + std::to_string(n) +
+                                " nodes");
+  Eigen::VectorXd h(n);
+  for (Index v = 0; v < n; ++v) {
+    if (!std::isfinite(z[v]))
+      throw std::invalid_argument("Model: observation z_v of node " + std::to_string(v) + " = " + number_text(z[v]) +
+                                  " is not finite");
+    h[v] = z[v] / m_s2[v];  // h = D_s^-1 z
+    if (!std::isfinite(h[v]))
+      throw std::invalid_argument("Model: observation z_v of node " + std::to_string(v) + " = " + number_text(z[v]) +
+                                  " divided by s_v^2 = " + number_text(m_s2[v]) + " overflows double precision");
+  }
+  m_z = std::move(z);
+  m_h = std::move(h);
+}
+
+void Model::set_canonical_vector(Eigen::VectorXd h) {
+  const Index n = num_nodes();
+  if (h.size() != n)
+    throw std::invalid_argument("Model: canonical vector of length " + std::to_string(h.size()) + " given for " +
+                                std::to_string(n) + " nodes");
+  for (Index v = 0; v < n; ++v)
+    if (!std::isfinite(h[v]))
+      throw std::invalid_argument("Model: canonical vector entry h_v of node " + std::to_string(v) + " = " +
+                                  number_text(h[v]) + " is not finite");
+  m_z.resize(0);
+  m_h = std::move(h);
+}
+
+void Model::clear_mean() noexcept {
+  m_z.resize(0);
+  m_h.resize(0);
+}
+
+Model Model::without_mean() const {
+  Model copy = *this;
+  copy.clear_mean();
+  return copy;
+}
+
 DualPrecisionOperator Model::dual_operator() const { return DualPrecisionOperator(*this); }
 
 std::string Model::summary() const {
@@ -232,6 +275,7 @@ std::string Model::summary() const {
       os << ", sigma_e in [" << *g_lo << ", " << *g_hi << "]";
     }
   }
+  if (has_mean()) os << (m_z.size() > 0 ? "; with observations" : "; with a canonical vector h");
   return os.str();
 }
 

@@ -10,6 +10,8 @@
 ///    lines ignored. The node count is 1 + the largest id. Duplicate edges (either orientation) and
 ///    self-loops are rejected with their line number.
 ///  - node file: `v s_v` lines, same comment rules; each node at most once.
+///  - observation file: `v z_v` lines, the node file's rules; z_v any finite number (the observation of node v,
+///    see Model::set_observations); a node without a line has z_v = 0.
 ///  - Matrix Market: `%%MatrixMarket matrix coordinate (pattern|real|integer) (symmetric|general)`;
 ///    the off-diagonal pattern is the graph (diagonal entries ignored; a general matrix must have a
 ///    symmetric pattern; each undirected edge is taken once).
@@ -46,6 +48,21 @@ DUALGIBBS_EXPORT LoadedGraph read_edge_list(std::istream& in, const std::string&
 /// Reads a node file for a graph of `num_nodes` nodes: returns s_v per node, NaN where not given.
 DUALGIBBS_EXPORT std::vector<double> read_node_file(std::istream& in, Index num_nodes,
                                                     const std::string& source = "node file");
+/// Reads an observation file for a graph of `num_nodes` nodes: returns z_v per node, NaN where not given.
+/// \throws std::invalid_argument naming `source` and the line for a malformed line, a node id out of range or
+///         given twice, or a z_v that is not a finite number.
+DUALGIBBS_EXPORT std::vector<double> read_observation_file(std::istream& in, Index num_nodes,
+                                                           const std::string& source = "observation file");
+
+/// Observations read from a file: z (length |V|, 0 for nodes without a line) and how many nodes had a line.
+struct Observations {
+  Eigen::VectorXd z;   ///< z_v per node, 0 where the file gave none
+  Index observed = 0;  ///< number of nodes with a line in the file
+};
+/// Opens `path` and reads it with read_observation_file(). \throws std::invalid_argument if the file cannot be
+/// opened or is malformed.
+DUALGIBBS_EXPORT Observations read_observations(const std::string& path, Index num_nodes);
+
 /// Reads a Matrix Market file; its off-diagonal pattern is the graph (no edge sigmas).
 DUALGIBBS_EXPORT LoadedGraph read_matrix_market(std::istream& in, const std::string& source = "matrix market",
                                                 const ReadLimits& limits = {});

@@ -11,6 +11,11 @@
 ///   Q  = D_s^-1 + B D_sigma^-1 B^T          primal precision over nodes  [eqn:QPNH]
 ///   R  = D_sigma + B^T D_s B                dual precision over edges    [eqn:QPNHDual]
 ///
+/// A model may carry a mean (the posterior of the paper's Bayesian image model, Section VIII): with
+/// observations z the node factors become exp(-(x_v - z_v)^2 / 2 s_v^2), the precision stays Q and the
+/// density is N(mu, Q^-1) with the canonical vector h = D_s^-1 z and the posterior mean mu = Q^-1 h. A
+/// canonical vector h can also be given directly. Without either the model is the zero-mean prior (h = 0).
+///
 /// All matrices are CSR (row-major Eigen sparse) with full symmetric storage and sorted columns.
 
 #include <dualgibbs/export.hpp>
@@ -105,6 +110,26 @@ class DUALGIBBS_EXPORT Model {
   /// Matrix-free y -> R y in O(|V| + |E|), for graphs where R is too large to store.
   DualPrecisionOperator dual_operator() const;
 
+  /// Sets the observations z (length |V|, finite), one per node: the node factors become
+  /// exp(-(x_v - z_v)^2 / 2 s_v^2) and the canonical vector h = D_s^-1 z (h_v = z_v / s_v^2). Replaces any
+  /// earlier mean. The precision Q, and so every variance, is unchanged.
+  /// \throws std::invalid_argument for a wrong length, a non-finite z_v, or an h_v that overflows.
+  void set_observations(Eigen::VectorXd z);
+  /// Sets the canonical vector h directly (length |V|, finite): the density is proportional to
+  /// exp(-x^T Q x / 2 + h^T x), i.e. N(mu, Q^-1) with Q mu = h. Replaces any earlier mean; observations()
+  /// becomes empty. \throws std::invalid_argument for a wrong length or a non-finite h_v.
+  void set_canonical_vector(Eigen::VectorXd h);
+  /// Removes the mean: back to the zero-mean prior.
+  void clear_mean() noexcept;
+  /// True if observations or a canonical vector were set (even if all zero).
+  bool has_mean() const noexcept { return m_h.size() > 0; }
+  /// h with Q mu = h (length |V|), or an empty vector for a zero-mean model.
+  const Eigen::VectorXd& canonical_vector() const noexcept { return m_h; }
+  /// The observations z given to set_observations() (length |V|), or an empty vector.
+  const Eigen::VectorXd& observations() const noexcept { return m_z; }
+  /// The same model without its mean (the zero-mean fluctuation x - mu has this law).
+  Model without_mean() const;
+
   /// A one-line description: graph summary plus parameters.
   std::string summary() const;
 
@@ -118,6 +143,8 @@ class DUALGIBBS_EXPORT Model {
   Eigen::VectorXd m_sigma2;
   bool m_homogeneous = true;
   double m_common_sigma = 0.0;
+  Eigen::VectorXd m_z;  // observations (empty unless given)
+  Eigen::VectorXd m_h;  // canonical vector (empty: zero mean)
 };
 
 /// Matrix-free dual precision, R y = D_sigma y + B^T (D_s (B y)). Follows Spectra's operator concept
