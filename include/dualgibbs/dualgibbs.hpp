@@ -22,6 +22,7 @@
 // truth/: exact solves and selected inversion (CHOLMOD), spectra and rates (Spectra), the paper's closed forms
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/truth/posterior_mean.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 // estimation/: moments, Woodbury, split-half errors, fits
 #include <dualgibbs/estimation/estimators.hpp>
