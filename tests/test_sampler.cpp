@@ -379,6 +379,9 @@ BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_update) {
   for (const Model* model : {&het, &torus_model}) {
     check_update_paths_all_widths(DualIncidenceKernel(*model), "dual");
     check_update_paths_all_widths(CsrKernel(model->primal_precision()), "primal CSR");
+    Eigen::VectorXd h(model->num_nodes());  // a right-hand side (non-zero mean): the shifted loop
+    for (Index v = 0; v < h.size(); ++v) h[v] = std::cos(0.9 * static_cast<double>(v)) - 0.25;
+    check_update_paths_all_widths(CsrKernel(model->primal_precision(), h), "primal CSR with rhs");
     check_update_paths_all_widths(CsrKernel(model->dual_precision()), "dual CSR");
   }
   BOOST_TEST(detail::select_update_path("none") == nullptr);

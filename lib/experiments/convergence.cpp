@@ -20,9 +20,13 @@ Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes) {
   return Eigen::MatrixXd(marginal_variances(model, Domain::Primal));
 }
 
-ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd& target,
+ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::MatrixXd& target,
                                       const ConvergenceSettings& settings, const ProgressFn& progress,
                                       const std::string& label) {
+  // The covariance errors are of zero-mean draws: a model's mean is dropped (it does not change Q).
+  std::optional<Model> zero_mean;
+  if (model_in.has_mean()) zero_mean = model_in.without_mean();
+  const Model& model = zero_mean ? *zero_mean : model_in;
   if (settings.chains < kMinSplitHalfChains)
     throw std::invalid_argument("measure_convergence: need at least " + std::to_string(kMinSplitHalfChains) +
                                 " chains (two halves of three), got " + std::to_string(settings.chains));

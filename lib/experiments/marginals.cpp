@@ -15,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -188,7 +189,12 @@ MarginalMethod default_marginal_method(const Model& model) {
   return lattice_like || g.num_edges() == 0 ? MarginalMethod::Exact : MarginalMethod::DualCv;
 }
 
-MarginalResult estimate_marginal_variances(const Model& model, const MarginalOptions& o) {
+MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& o) {
+  // The variances do not depend on the model's mean, and the estimators assume zero-mean draws (mean(x_v^2)):
+  // sample the zero-mean fluctuation.
+  std::optional<Model> zero_mean;
+  if (model_in.has_mean()) zero_mean = model_in.without_mean();
+  const Model& model = zero_mean ? *zero_mean : model_in;
   check_options(o);
   const Stopper stop{o, Clock::now()};
   MarginalResult r;

@@ -274,10 +274,17 @@ EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOpti
     check_options(options, model.num_nodes(), "primal");
     if (options.observe_edges)
       throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain");
-    // Q is positive definite by construction (validated model), so only the cheap structural checks run.
+    // Q is positive definite by construction (validated model), so only the cheap structural checks run. A model
+    // with a mean samples N(mu, Q^-1): the kernel gets the canonical vector h (Q mu = h).
+    if (model.has_mean()) {
+      const CsrKernel kernel(model.primal_precision(), model.canonical_vector(), SpdCheck::Cheap);
+      return run_ensemble(kernel, options, observe);
+    }
     const CsrKernel kernel(model.primal_precision(), SpdCheck::Cheap);
     return run_ensemble(kernel, options, observe);
   }
+  // The dual chain is the zero-mean fluctuation whatever the model's mean (the mean is added in the primal
+  // statistics: mu = posterior_mean(model), Cov(X) by Woodbury [eq:cov_woodbury3]).
   check_options(options, model.num_edges(), "dual");
   const DualIncidenceKernel kernel(model);
   return run_ensemble(kernel, options, observe);

@@ -110,6 +110,20 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
   }
 }
 
+CsrKernel::CsrKernel(const SparseMatrix& precision, const Eigen::VectorXd& rhs, SpdCheck check)
+    : CsrKernel(precision, check) {
+  if (rhs.size() != m_n)
+    throw std::invalid_argument("CsrKernel: right-hand side of length " + std::to_string(rhs.size()) + " for " +
+                                std::to_string(m_n) + " coordinates");
+  m_shift.resize(static_cast<std::size_t>(m_n));
+  for (Index i = 0; i < m_n; ++i) {
+    if (!std::isfinite(rhs[i]))
+      throw std::invalid_argument("CsrKernel: right-hand side entry " + std::to_string(i) + " = " +
+                                  number_text(rhs[i], 17) + " is not finite");
+    m_shift[static_cast<std::size_t>(i)] = rhs[i] / m_diag[static_cast<std::size_t>(i)];
+  }
+}
+
 // ---- DualIncidenceKernel ---------------------------------------------------------------------------------
 
 DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model.num_nodes()) {

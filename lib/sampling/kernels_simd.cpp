@@ -88,11 +88,12 @@ template <int W, class Coef>
 }
 
 // ---- the CSR kernel [eqn:sampling_general] ----
-// z_i <- (sum_p coef_p z_{col_p}, from 0 in row order) + sd_i eps, exactly as CsrKernel::update.
-template <int W>
+// z_i <- (sum_p coef_p z_{col_p}, from 0 in row order) + sd_i eps, exactly as CsrKernel::update. With a right-hand
+// side (Shifted) the sum starts from shift_i = h_i / M_ii instead of 0; the zero-mean loop is compiled without it.
+template <int W, bool Shifted>
 [[gnu::always_inline]] inline void csr_loop(const Index* offsets, const Index* cols, const double* coef,
-                                            const double* sd, const Index* sites, std::size_t count, double* z,
-                                            const double* eps) noexcept {
+                                            const double* sd, const double* shift, const Index* sites,
+                                            std::size_t count, double* z, const double* eps) noexcept {
   using V = typename LaneVector<W>::type;
   auto prefetch_row = [&](Index i) {
     const auto p = static_cast<std::size_t>(offsets[i]);
@@ -113,6 +114,7 @@ template <int W>
     if (t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
     const Index i = sites[t];
     V mean{};
+    if constexpr (Shifted) mean += shift[i];
     const auto end = static_cast<std::size_t>(offsets[i + 1]);
     for (auto p = static_cast<std::size_t>(offsets[i]); p < end; ++p) {
       V zj;
@@ -138,8 +140,12 @@ enum class Path { Scalar, Avx2, Avx512 };
   }                                                                                                            \
   template <int W>                                                                                             \
   ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,   \
-                              const Index* sites, std::size_t count, double* z, const double* eps) noexcept {  \
-    csr_loop<W>(offsets, cols, coef, sd, sites, count, z, eps);                                                \
+                              const double* shift, const Index* sites, std::size_t count, double* z,           \
+                              const double* eps) noexcept {                                                    \
+    if (shift)                                                                                                 \
+      csr_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                 \
+    else                                                                                                       \
+      csr_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                \
   }
 
 DUALGIBBS_KERNEL_PATH(scalar, )
@@ -223,17 +229,17 @@ const char* select_update_path(const std::string& name) {
 #define DUALGIBBS_DISPATCH(NAME, CSR, W, ...) NAME##_scalar<W>(__VA_ARGS__);
 #endif
 
-#define DUALGIBBS_RUN_UPDATES(_, W)                                                                                \
-  template <>                                                                                                      \
-  void CsrKernel::run_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps)     \
-      const noexcept {                                                                                             \
-    DUALGIBBS_DISPATCH(csr, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(), sites, count, z, \
-                       eps)                                                                                        \
-  }                                                                                                                \
-  template <>                                                                                                      \
-  void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,            \
-                                           const double* eps) const noexcept {                                     \
-    DUALGIBBS_DISPATCH(dual, false, W, m_edges.data(), sites, count, y, x, eps)                                    \
+#define DUALGIBBS_RUN_UPDATES(_, W)                                                                            \
+  template <>                                                                                                  \
+  void CsrKernel::run_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps) \
+      const noexcept {                                                                                         \
+    DUALGIBBS_DISPATCH(csr, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(),              \
+                       m_shift.empty() ? nullptr : m_shift.data(), sites, count, z, eps)                       \
+  }                                                                                                            \
+  template <>                                                                                                  \
+  void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,        \
+                                           const double* eps) const noexcept {                                 \
+    DUALGIBBS_DISPATCH(dual, false, W, m_edges.data(), sites, count, y, x, eps)                                \
   }
 DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
 #undef DUALGIBBS_RUN_UPDATES

@@ -108,6 +108,12 @@ struct EnsembleStats {
 
 /// Runs options.chains chains of the Gibbs sampler of `domain` (primal: CsrKernel on Q; dual:
 /// DualIncidenceKernel) and calls `observe` (may be empty) at the checkpoints.
+///
+/// A model with a mean (Model::has_mean()): the primal chains sample N(mu, Q^-1) (CsrKernel with the right-hand
+/// side h); the dual chains sample the zero-mean fluctuation exactly as without a mean (the dual has no data term),
+/// and the posterior's moments are mu = posterior_mean(model) (truth/posterior_mean.hpp) and
+/// Cov(X) = D_s - D_s Cov(x~) D_s [eq:cov_woodbury3] from the observed x~: the paper's suggestion, sample the
+/// fluctuation in the dual and add mu.
 /// \throws std::invalid_argument for zero chains, checkpoint_every = 0, a lockstep other than 1/2/4/8/16, a
 ///         given state of the wrong length or with non-finite values, a non-finite init_value, an init_scale that
 ///         is not finite and positive, observe_edges in

@@ -129,6 +129,10 @@ class DUALGIBBS_EXPORT CsrKernel {
 
   /// \throws std::invalid_argument if `precision` fails the checks above.
   explicit CsrKernel(const SparseMatrix& precision, SpdCheck check = SpdCheck::Auto);
+  /// A kernel for N(mu, M^-1) with M mu = rhs (the canonical vector h of Model::canonical_vector()): the
+  /// conditional mean gains the data term, mu_i = (h_i - sum_{j != i} M_ij z_j) / M_ii. Noise-free sweeps are then
+  /// Gauss–Seidel for M z = h. \throws std::invalid_argument as above, or unless rhs has n finite entries.
+  CsrKernel(const SparseMatrix& precision, const Eigen::VectorXd& rhs, SpdCheck check = SpdCheck::Auto);
 
   /// n, the number of coordinates.
   Index dimension() const noexcept { return m_n; }
@@ -138,12 +142,20 @@ class DUALGIBBS_EXPORT CsrKernel {
   double conditional_sd(Index i) const noexcept { return m_sd[static_cast<std::size_t>(i)]; }
   /// M_ii.
   double diagonal(Index i) const noexcept { return m_diag[static_cast<std::size_t>(i)]; }
+  /// True if the kernel was given a right-hand side h (a non-zero-mean target).
+  bool has_rhs() const noexcept { return !m_shift.empty(); }
 
-  /// mean[c] = mu_i = -M_ii^-1 sum_{j != i} M_ij z_j of lane c, for W interleaved lanes [eqn:sampling_general].
-  /// The terms are added in row order for every W, so a lane of a block reproduces a single chain bit for bit.
+  /// mean[c] = mu_i = M_ii^-1 (h_i - sum_{j != i} M_ij z_j) of lane c, for W interleaved lanes
+  /// [eqn:sampling_general] (h = 0 without a right-hand side). The sum starts from h_i / M_ii (from 0 without a
+  /// right-hand side, the zero-mean bits) and adds the terms in row order for every W, so a lane of a block
+  /// reproduces a single chain bit for bit.
   template <int W>
   void conditional_mean(Index i, const double* z, const double*, double* mean) const noexcept {
     for (int c = 0; c < W; ++c) mean[c] = 0.0;
+    if (!m_shift.empty()) {
+      const double start = m_shift[static_cast<std::size_t>(i)];  // 0 + start, as the vectorized loop computes it
+      for (int c = 0; c < W; ++c) mean[c] += start;
+    }
     const std::size_t end = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i) + 1]);
     for (std::size_t p = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i)]); p < end; ++p) {
       const double a = m_coef[p];
@@ -206,6 +218,7 @@ class DUALGIBBS_EXPORT CsrKernel {
   detail::LargeVector<double> m_coef;  // -M_ij / M_ii, so that mu_i = sum_j coef_ij z_j
   std::vector<double> m_diag;
   detail::LargeVector<double> m_sd;
+  detail::LargeVector<double> m_shift;  // h_i / M_ii; empty without a right-hand side (the zero-mean loop)
 };
 
 /// Site kernel for the dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual] of a (possibly heterogeneous)
