@@ -22,12 +22,21 @@ struct CommonOptions {
   double s = 1.0;
   double sigma = 0.1;
   std::optional<std::string> node_file;
+  std::optional<std::string> obs_file;  ///< --obs-file: `v z_v` observations (the posterior model)
   std::uint64_t seed = 1;
   bool quiet = false;
   /// The parsed --graph spec (parsed on the first call). \throws std::invalid_argument for a bad spec.
   const GraphSpec& spec() const;
-  /// Loads the model these options describe. \throws std::invalid_argument on bad input.
+  /// Loads the model these options describe (the zero-mean prior: --obs-file is not read).
+  /// \throws std::invalid_argument on bad input.
   Model model() const;
+  /// The model with the observations of --obs-file set (Model::set_observations; nodes without a line observe 0),
+  /// or the prior without --obs-file; `observed` (if given) receives the number of nodes with a line.
+  /// \throws std::invalid_argument on bad input.
+  Model posterior_model(Index* observed = nullptr) const;
+  /// Refuses --obs-file for a subcommand that does not use it: std::invalid_argument "COMMAND: --obs-file does not
+  /// apply: WHY".
+  void refuse_obs_file(const std::string& command, const std::string& why) const;
 
  private:
   mutable std::optional<GraphSpec> m_spec;  // parsed once, after the command line has set `graph`

@@ -37,6 +37,7 @@ std::string load_average() {
 int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   const Domain domain = parse_domain(bo.domain);
   if (bo.repeat < 1) throw std::invalid_argument("bench: --repeat must be at least 1");
+  common.refuse_obs_file("bench", "throughput does not depend on the mean");
   const Model model = common.model();
   const Index n = model.dimension(domain);
   if (n < 1) throw std::invalid_argument(std::string("bench: the ") + to_string(domain) + " domain has no coordinates");

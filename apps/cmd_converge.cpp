@@ -82,6 +82,9 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
     cs.threads = o.threads;
     if (o.every < 1) throw std::invalid_argument("converge: --every must be at least 1");
     if (o.full_max < 1) throw std::invalid_argument("converge: --full-max must be at least 1");
+    common.refuse_obs_file("converge",
+                           "the error curves are of covariances, which the mean does not change (sample and validate "
+                           "test draws of the posterior)");
     const Model model = common.model();
     if (!o.out.empty()) on_root([] { prepare_output_directory(o.out); });  // a bad --out fails now, not after the run
     ProgressPrinter progress(common.quiet);

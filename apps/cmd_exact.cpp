@@ -1,7 +1,9 @@
 // dualgibbs exact: ground truth of the model from a sparse Cholesky factorization of Q: log-determinant,
 // marginal variances of every node by selected inversion, entropies with the bounds of appendix B, the torus
-// closed form [eq:torus_true_var] when it applies, and optionally per-node / per-edge variances as CSV.
+// closed form [eq:torus_true_var] when it applies, and optionally per-node / per-edge variances as CSV. With
+// --obs-file also the posterior mean mu = Q^-1 D_s^-1 z from the same factor (a `mean` column in --marginals).
 #include "cli.hpp"
+#include "observations.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/model/model.hpp>
@@ -52,7 +54,8 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   if (on_stdout(opt.marginals) && on_stdout(opt.edge_marginals))
     throw std::invalid_argument("exact: --marginals and --edge-marginals cannot both write to standard output");
   std::ostream& report = csv_on_stdout ? std::cerr : std::cout;
-  const Model m = common.model();
+  Index observed = 0;
+  const Model m = common.posterior_model(&observed);
   const auto t0 = Clock::now();
   const SparseMatrix q = m.primal_precision();
   const CholeskyFactor f(q, ordering);
@@ -74,6 +77,17 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   if (!std::isfinite(logdet) || !var.allFinite() || !(var.array() > 0).all())
     throw std::runtime_error("exact: Q is numerically singular for these parameters (log det Q = " +
                              std::to_string(logdet) + ", a marginal variance is not finite and positive)");
+  // The posterior mean from the same factor (one more solve).
+  PosteriorMean pm;
+  if (m.has_mean()) {
+    const auto t_mean = Clock::now();
+    pm.mean = posterior_mean(m, f);
+    const double hn = m.canonical_vector().norm();
+    pm.relative_residual = hn == 0.0 ? 0.0 : (m.canonical_vector() - q * pm.mean).norm() / hn;
+    pm.seconds = since(t_mean);
+    if (!pm.mean.allFinite())
+      throw std::runtime_error("exact: the posterior mean is not finite (Q is numerically singular)");
+  }
   const double seconds = since(t0);
   const Entropy h = entropy(m, logdet);
 
@@ -103,6 +117,7 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
     j["torus_marginal_variance"] = nu->value;
     j["torus_max_abs_error"] = (var.array() - nu->value).abs().maxCoeff();
   }
+  if (m.has_mean()) record_posterior_mean(j, pm, observed);
   j["seconds"] = seconds;
 
   // Parameters of the run, for the sidecar of every CSV written (apps/output.hpp).
@@ -113,11 +128,15 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   side["logdet_Q"] = logdet;
   if (!opt.marginals.empty()) {
     write_atomically(opt.marginals, [&](std::ostream& out) {
-      out << std::setprecision(17) << "node,variance\n";
-      for (Index v = 0; v < m.num_nodes(); ++v) out << v << ',' << var[v] << '\n';
+      out << std::setprecision(17) << (m.has_mean() ? "node,variance,mean\n" : "node,variance\n");
+      for (Index v = 0; v < m.num_nodes(); ++v) {
+        out << v << ',' << var[v];
+        if (m.has_mean()) out << ',' << pm.mean[v];
+        out << '\n';
+      }
     });
     nlohmann::json sj = side;
-    sj["columns"] = {"node", "variance"};
+    sj["columns"] = m.has_mean() ? nlohmann::json{"node", "variance", "mean"} : nlohmann::json{"node", "variance"};
     write_sidecar(opt.marginals, sj);
   }
   if (!opt.edge_marginals.empty()) {
@@ -167,6 +186,10 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   if (j.contains("torus_marginal_variance"))
     report << "  closed form (torus)      " << j["torus_marginal_variance"].get<double>()
            << "   [eq:torus_true_var], max |error| " << j["torus_max_abs_error"].get<double>() << "\n";
+  if (m.has_mean())
+    report << "  posterior mean           " << j["posterior_mean_mean"].get<double>() << "   (min "
+           << pm.mean.minCoeff() << ", max " << pm.mean.maxCoeff() << "; " << observed
+           << " nodes observed, relative residual " << pm.relative_residual << ")\n";
   report << "  trace Cov(X)             " << j["trace_cov"].get<double>() << "\n"
          << "  entropy H(X)             " << h.primal << "   bounds [" << h.primal_lower << ", " << h.primal_upper
          << "] (appendix B)\n";
@@ -190,8 +213,8 @@ std::function<int()> setup_exact(CLI::App& app, CommonOptions& common) {
                  "fill-reducing ordering: amd, metis, nesdis, auto (CHOLMOD chooses), natural")
       ->capture_default_str();
   app.add_option("--marginals", opt.marginals,
-                 "write per-node variances Var(X_v) to this CSV file (node,variance); - for standard output\n"
-                 "(the report then goes to stderr)");
+                 "write per-node variances Var(X_v) to this CSV file (node,variance; with --obs-file also the\n"
+                 "posterior mean: node,variance,mean); - for standard output (the report then goes to stderr)");
   app.add_option("--edge-marginals", opt.edge_marginals,
                  "also write per-edge variances to this CSV file (both from the selected inverse of Q)\n"
                  "(edge,head,tail,variance_Y,variance_dual: Var(X_u - X_v) and Var(y~_e)); - for standard output");

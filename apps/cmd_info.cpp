@@ -140,6 +140,8 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
     SpectralOptions so;
     so.method = parse_spectral_method(opt.method);
     so.tolerance = opt.tolerance;
+    common.refuse_obs_file(
+        "info", "sizes, spectra and rates do not depend on the mean (exact --obs-file gives the posterior mean)");
     const Model m = common.model();
     nlohmann::json j = model_info(m);
     std::optional<Rates> rates;

@@ -2,6 +2,7 @@
 // by primal or dual Gibbs (plain or with the flow control variates), exact CHOLMOD draws, or selected inversion.
 #include "cli.hpp"
 #include "mpi_session.hpp"
+#include "observations.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/core/chain_group.hpp>
@@ -27,10 +28,14 @@ struct MarginalsCliOptions {
   unsigned threads = 0;
   std::string out;
   bool json = false;
+  MeanCliOptions mean;
 };
 
 int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
-  const Model model = common.model();
+  // With --obs-file: the variances are those of the prior's Q (the mean does not change them); the posterior mean
+  // is solved separately and goes into the CSV's `mean` column and the JSON.
+  Index observed = 0;
+  const Model model = common.posterior_model(&observed);
   MarginalOptions o;
   o.method = c.method.empty() ? default_marginal_method(model) : parse_marginal_method(c.method);
   // A target, a budget or both; the default is a 1% target.
@@ -58,6 +63,8 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
     file.emplace(is_root() ? c.out : "/dev/null");  // a bad path fails before the run; rank 0 alone writes
   ProgressPrinter progress(common.quiet || c.json);
   o.progress = [&progress](double f) { progress("marginals", f); };
+  PosteriorMean pm;
+  if (model.has_mean()) pm = solve_posterior_mean(model, c.mean);
   const MarginalResult r = estimate_marginal_variances(model, o);
   progress.finish();
 
@@ -82,14 +89,18 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   j["gap_ratio_rms"] = r.gap_ratio_rms;
   j["pilot_gap_ratio"] = r.pilot_gap_ratio;
   j["bracket_rel_width_rms"] = bracket ? nlohmann::json(width) : nlohmann::json(nullptr);
+  if (model.has_mean()) record_posterior_mean(j, pm, observed);
   if (file) {
-    file->stream() << "v,estimate,std_error,lower,upper\n" << std::setprecision(17);
+    file->stream() << (model.has_mean() ? "v,estimate,std_error,lower,upper,mean\n"
+                                        : "v,estimate,std_error,lower,upper\n")
+                   << std::setprecision(17);
     for (Eigen::Index v = 0; v < r.estimate.size(); ++v) {
       file->stream() << v << ',' << r.estimate[v] << ',' << r.std_error[v] << ',';
       if (bracket)
         file->stream() << r.lower[v] << ',' << r.upper[v];
       else
         file->stream() << ',';
+      if (model.has_mean()) file->stream() << ',' << pm.mean[v];
       file->stream() << '\n';
     }
     j["file"] = c.out;
@@ -120,6 +131,10 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
                 << (r.degree ? ", Chebyshev degree " + std::to_string(r.degree) : "") << ")\n";
     if (bracket && r.method != MarginalMethod::Exact)
       std::cout << "certified bracket l_v <= V_v <= E_v: RMS relative width " << width << "\n";
+    if (model.has_mean())
+      std::cout << "posterior mean: mean " << pm.mean.mean() << ", min " << pm.mean.minCoeff() << ", max "
+                << pm.mean.maxCoeff() << " (" << observed << " nodes observed, " << to_string(pm.solver)
+                << ", relative residual " << pm.relative_residual << ")\n";
     std::cout << "seconds " << r.seconds << (file ? ", written to " + c.out : "") << "\n";
   }
   return r.reached_target || o.rel_rmse == 0 ? 0 : 1;
@@ -146,9 +161,10 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
       ->capture_default_str();
   add_count(app, "--threads", c.threads, "sampler threads (0 = all cores)")->capture_default_str();
   app.add_option("--out,-o", c.out,
-                 "CSV: v, estimate, std_error, lower, upper (JSON sidecar FILE.json; '-' = standard output,\n"
-                 "no sidecar then nor for a device or FIFO)");
+                 "CSV: v, estimate, std_error, lower, upper (and mean, the posterior mean, with --obs-file)\n"
+                 "(JSON sidecar FILE.json; '-' = standard output, no sidecar then nor for a device or FIFO)");
   app.add_flag("--json", c.json, "print the result's summary as JSON on stdout");
+  add_mean_options(app, c.mean);
   return [&common]() { return run_marginals(common, c); };
 }
 

@@ -45,6 +45,7 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
   app.add_flag("--no-plot", o.no_plot, "write CSV and JSON only");
   app.add_flag("--json", o.json, "print the JSON sidecar(s) on stdout instead of the text report");
   return [&common]() {
+    common.refuse_obs_file("reproduce", "the paper's figures are of zero-mean models");
     std::vector<const Figure*> chosen;
     if (o.figure == "all") {
       for (const Figure& f : figures()) chosen.push_back(&f);

@@ -4,8 +4,13 @@
 // CSV: a header `sweep,chain,c0,c1,...` and one row per chain and written checkpoint.
 // Binary (little-endian): "DGSAMPL1" (8 bytes), then uint64 dim, uint64 chains, uint64 checkpoints; then per
 // checkpoint uint64 sweep followed by chains x dim float64, chain after chain.
+//
+// With --obs-file the primal draws are of the posterior N(mu, Q^-1); the dual draws stay the zero-mean fluctuation
+// (x~ or y~) and the posterior mean mu is solved separately: summarised in the sidecar, written in full with
+// --mean-output (CSV `node,mean`).
 #include "cli.hpp"
 #include "mpi_session.hpp"
+#include "observations.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/model/model.hpp>
@@ -39,6 +44,8 @@ struct SampleOptions {
   std::string sidecar;  // empty: OUTPUT.json next to a regular file, none for standard output, a device or FIFO
   std::string format;   // csv | binary; default from the extension
   bool json = false;
+  std::string mean_output;  // with --obs-file: CSV node,mean
+  MeanCliOptions mean;
 };
 
 std::string format_of(const SampleOptions& o) {
@@ -100,7 +107,17 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   o.observe_edges = domain == Domain::Dual && so.draws == "y";
   o.checkpoint_every = so.every == 0 ? std::max<std::size_t>(1, so.sweeps) : so.every;
   const std::string format = format_of(so);
-  const Model model = common.model();
+  Index observed = 0;
+  const Model model = common.posterior_model(&observed);
+  if (!so.mean_output.empty() && !model.has_mean())
+    throw std::invalid_argument("sample: --mean-output needs --obs-file (without observations the mean is zero)");
+  if (!so.mean_output.empty() && (so.mean_output == so.output || so.mean_output == sidecar))
+    throw std::invalid_argument("sample: --mean-output names the same file as --output or --sidecar");
+  if (so.mean_output == "-" && (so.output == "-" || sidecar == "-" || so.json))
+    throw std::invalid_argument("sample: --mean-output - and another output would both write to standard output");
+  // The posterior mean before the run, so a solver failure leaves no file behind.
+  PosteriorMean pm;
+  if (model.has_mean()) pm = solve_posterior_mean(model, so.mean);
 
   // The binary header comes first, so its counts are known before the run (no seeking back: the output may be a
   // pipe). Checkpoints are at sweeps k, 2k, ..., and the last sweep (only sweep 0 if there are no sweeps).
@@ -172,6 +189,18 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   j["seconds"] = st.seconds;
   j["ns_per_update"] = st.ns_per_update;
   j["file"] = so.output;
+  if (model.has_mean()) {
+    // primal draws are of N(mu, Q^-1); dual draws are of the zero-mean fluctuation (add mu for the posterior)
+    j["draws_mean"] = domain == Domain::Primal ? "posterior" : "zero";
+    record_posterior_mean(j, pm, observed);
+    if (!so.mean_output.empty()) j["mean_output"] = so.mean_output;
+  }
+  if (!so.mean_output.empty() && is_root()) {  // rank 0 alone writes
+    write_atomically(so.mean_output, [&](std::ostream& mo) {
+      mo << std::setprecision(17) << "node,mean\n";
+      for (Index v = 0; v < model.num_nodes(); ++v) mo << v << ',' << pm.mean[v] << '\n';
+    });
+  }
   if (sidecar.empty() || !is_root()) {
     file.commit();
   } else {
@@ -222,6 +251,10 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
                  "write the JSON sidecar here (default: FILE.json; none when --output is '-', a device or FIFO)");
   app.add_option("--format", opt.format, "csv or binary (default: binary for *.bin, csv otherwise)");
   app.add_flag("--json", opt.json, "print the run's parameters and timing as JSON on stdout");
+  app.add_option("--mean-output", opt.mean_output,
+                 "with --obs-file: write the posterior mean mu to this CSV file (node,mean); primal draws are of\n"
+                 "N(mu, Q^-1), dual draws stay the zero-mean fluctuation");
+  add_mean_options(app, opt.mean);
   return [&common]() { return run_sample(common, opt); };
 }
 

@@ -9,6 +9,7 @@
 #include <dualgibbs/estimation/validate.hpp>
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/truth/posterior_mean.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -47,16 +48,20 @@ ExactTruth exact_truth(const Model& m, DrawKind kind) {
     return t;
   }
   const SparseMatrix q = m.primal_precision();
-  const ExactTruth primal = node_truth_from_selected_inverse(m, CholeskyFactor(q).selected_inverse(q));
+  const CholeskyFactor f(q);
+  ExactTruth primal = node_truth_from_selected_inverse(m, f.selected_inverse(q));
   if (!primal.variance.allFinite() || !(primal.variance.array() > 0).all())
     throw std::runtime_error(
         "validate: Q is numerically singular for these parameters (a marginal variance is not "
         "finite and positive)");
-  return kind == DrawKind::Primal ? primal : dual_node_truth_from_primal(m, primal);
+  if (kind != DrawKind::Primal) return dual_node_truth_from_primal(m, primal);  // the zero-mean fluctuation
+  // With --obs-file the primal draws are of N(mu, Q^-1): the known mean mu = Q^-1 D_s^-1 z from the same factor.
+  if (m.has_mean()) primal.mean = posterior_mean(m, f);
+  return primal;
 }
 
-// The sidecar `sample` wrote next to FILE, if any, must agree with --domain.
-void check_sidecar(const std::string& path, DrawKind kind) {
+// The sidecar `sample` wrote next to FILE, if any, must agree with --domain, and posterior draws need --obs-file.
+void check_sidecar(const std::string& path, DrawKind kind, bool has_obs) {
   std::ifstream in(sidecar_path(path));
   if (!in) return;
   nlohmann::json j;
@@ -71,6 +76,9 @@ void check_sidecar(const std::string& path, DrawKind kind) {
   if (expected && std::string(expected) != to_string(kind))
     throw std::invalid_argument("validate: --domain " + std::string(to_string(kind)) + ", but " + sidecar_path(path) +
                                 " says the draws are '" + d + "' (--domain " + expected + ")");
+  if (!has_obs && j.contains("draws_mean") && j["draws_mean"] == "posterior")
+    throw std::invalid_argument("validate: " + sidecar_path(path) +
+                                " says the draws are of a posterior (sample --obs-file): give the same --obs-file");
 }
 
 std::string where(const ValidationOffender& o, const Model& m, DrawKind kind) {
@@ -313,9 +321,9 @@ int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
   const DrawLayout layout = parse_draw_layout(o.layout);
   if (!(o.alpha > 0 && o.alpha < 1))
     throw std::invalid_argument("validate: --alpha must be in (0, 1), got " + std::to_string(o.alpha));
-  const Model m = common.model();
+  const Model m = common.posterior_model();  // with --obs-file: primal draws are tested against the mean mu
   if (!o.out.empty()) prepare_output_directory(o.out);
-  check_sidecar(o.draws, kind);
+  check_sidecar(o.draws, kind, m.has_mean());
   const auto t_wall = Clock::now();
   LoadedDraws d = read_draws_file(o.draws, layout);
   d.draws.kind = kind;

@@ -63,6 +63,8 @@ void print_theory(const Model& m, const GraphSpec& spec) {
 }  // namespace
 
 int run_default(const CommonOptions& common) {
+  common.refuse_obs_file("dualgibbs",
+                         "the headline demo compares zero-mean convergence (use sample, exact or marginals)");
   const Model m = common.model();
   const char* env = std::getenv("DUALGIBBS_OUT_DIR");
   const std::string out = env && *env ? env : "dualgibbs-out";

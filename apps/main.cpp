@@ -29,6 +29,22 @@ Model CommonOptions::model() const {
   return load_model(spec(), s, sigma, node_file, seed);
 }
 
+Model CommonOptions::posterior_model(Index* observed) const {
+  Model m = model();
+  if (obs_file) {
+    Observations obs = read_observations(*obs_file, m.num_nodes());
+    if (observed) *observed = obs.observed;
+    m.set_observations(std::move(obs.z));
+  } else if (observed) {
+    *observed = 0;
+  }
+  return m;
+}
+
+void CommonOptions::refuse_obs_file(const std::string& command, const std::string& why) const {
+  if (obs_file) throw std::invalid_argument(command + ": --obs-file does not apply: " + why);
+}
+
 void print_json(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }
 
 }  // namespace dualgibbs::cli
@@ -54,6 +70,10 @@ int main(int argc, char** argv) {
   app.add_option("--sigma", common.sigma, "edge standard deviation sigma (for every edge without its own value)")
       ->capture_default_str();
   app.add_option("--node-file", common.node_file, "file of 'v s_v' lines giving per-node standard deviations");
+  app.add_option("--obs-file", common.obs_file,
+                 "file of 'v z_v' lines: observations z with node factors exp(-(x_v - z_v)^2 / 2 s_v^2), giving the\n"
+                 "posterior N(mu, Q^-1), mu = Q^-1 D_s^-1 z (nodes without a line observe 0); used by sample,\n"
+                 "exact, marginals and validate (docs/observations.md)");
   app.add_option("--seed", common.seed, "seed for random graphs and samplers (a non-negative integer)")
       ->capture_default_str()
       ->check([](const std::string& text) {

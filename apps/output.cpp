@@ -45,6 +45,7 @@ nlohmann::json sidecar_base(const std::string& command, const CommonOptions& com
   j["s"] = common.s;
   j["sigma"] = common.sigma;
   if (common.node_file) j["node_file"] = *common.node_file;
+  if (common.obs_file) j["obs_file"] = *common.obs_file;
   return j;
 }
 

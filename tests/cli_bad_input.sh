@@ -146,6 +146,28 @@ printf '0\n' >"$n";            expect_error "n.txt:1: expected 'v s_v', found 1 
 printf 'x 1\n' >"$n";          expect_error "n.txt:1: node id 'x' is not an integer" info --graph "$g" --node-file "$n"
 expect_error "cannot open node file" info --graph "$g" --node-file "$tmp/missing.txt"
 
+# ---- bad observation files (--obs-file: the node file's reader rules, z_v any finite number) ----------------------
+z="$tmp/z.txt"
+printf '0 1\n5 2\n' >"$z";     expect_error "z.txt:2: node id 5 is outside the graph's 0\.\.4" exact --graph "$g" --obs-file "$z"
+printf '0 1\n0 2\n' >"$z";     expect_error "z.txt:2: node 0 given twice \(first on line 1\)" sample --graph "$g" --obs-file "$z" -o "$tmp/zs.csv"
+printf '0 nan\n' >"$z";        expect_error "z.txt:1: observation z_v 'nan' is not finite" marginals --graph "$g" --obs-file "$z"
+printf '0 -inf\n' >"$z";       expect_error "z.txt:1: observation z_v '-inf' is not finite" exact --graph "$g" --obs-file "$z"
+printf '0 dark\n' >"$z";       expect_error "z.txt:1: z_v 'dark' is not a number" exact --graph "$g" --obs-file "$z"
+printf '0\n' >"$z";            expect_error "z.txt:1: expected 'v z_v', found 1 fields" exact --graph "$g" --obs-file "$z"
+expect_error "cannot open observation file" exact --graph "$g" --obs-file "$tmp/missing.txt"
+printf '0 1e10\n' >"$z";       expect_error "observation z_v of node 0 = .* overflows" exact --graph cycle:5 --s 1e-150 --obs-file "$z"
+printf '0 1\n' >"$z"
+expect_error "info: --obs-file does not apply" info --graph "$g" --obs-file "$z"
+expect_error "converge: --obs-file does not apply" converge --graph cycle:5 --obs-file "$z"
+expect_error "bench: --obs-file does not apply" bench --graph cycle:5 --obs-file "$z"
+expect_error "reproduce: --obs-file does not apply" reproduce fig5 --quick --obs-file "$z"
+expect_error "dualgibbs: --obs-file does not apply" --graph cycle:5 --obs-file "$z"
+expect_error "conjugate gradients stopped after [0-9]+ iterations at relative residual" sample --graph grid:10x10 --obs-file "$z" --mean-solver cg --mean-tolerance 1e-300 -o "$tmp/zs.csv"
+expect_error "tolerance = 0 is not in \(0, 1\)" sample --graph cycle:5 --obs-file "$z" --mean-solver cg --mean-tolerance 0 -o "$tmp/zs.csv"
+expect_error "unknown mean solver 'lu'" marginals --graph cycle:5 --obs-file "$z" --mean-solver lu
+expect_error "--mean-output needs --obs-file" sample --graph cycle:5 -o "$tmp/zs.csv" --mean-output "$tmp/zm.csv"
+[ ! -e "$tmp/zs.csv" ] || bad "a failed sample --obs-file run left $tmp/zs.csv"
+
 # ---- bad Matrix Market files -------------------------------------------------------------------------------------
 m="$tmp/m.mtx"; h='%%%%MatrixMarket matrix coordinate pattern symmetric\n'
 printf '' >"$m";                         expect_error "m.mtx: empty file" info --graph "file:$m"
