@@ -4,10 +4,12 @@
 #include "mpi_session.hpp"
 #include "output.hpp"
 
+#include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +26,10 @@ struct ReproduceOptions {
   unsigned threads = 0;
   bool no_plot = false;
   bool json = false;
+  bool as_published = false;
+  std::string init;  // empty: the figure's (preset's) start
+  double init_value = 1.0;
+  double init_scale = 1.0;
 };
 
 std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
@@ -42,10 +48,28 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
   add_count(app, "--chains", o.chains, "override the figure's number of chains (fig5: samples)");
   add_count(app, "--sweeps", o.sweeps, "override the figure's number of sweeps (fig5: burn-in sweeps)");
   add_count(app, "--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
+  app.add_flag("--as-published", o.as_published,
+               "the settings of the authors' published code and result files (starts, parameter ranges, sigma, "
+               "chains) instead of the paper's text; docs/reproducing.md lists them");
+  auto* init = app.add_option("--init", o.init,
+                              "start of the figure's chains: constant | random (default: the figure's own; fig10 "
+                              "and rates keep their large start for the mean fits)");
+  auto* value = app.add_option("--init-value", o.init_value, "the constant of --init constant");
+  auto* scale = app.add_option("--init-scale", o.init_scale, "--init random starts from N(0, K^2 diag(M)^-1)");
   app.add_flag("--no-plot", o.no_plot, "write CSV and JSON only");
   app.add_flag("--json", o.json, "print the JSON sidecar(s) on stdout instead of the text report");
-  return [&common]() {
+  return [&common, init, value, scale]() {
     common.refuse_obs_file("reproduce", "the paper's figures are of zero-mean models");
+    std::optional<InitialState> init_state;
+    if (init->count() > 0) {
+      init_state = parse_initial_state(o.init);  // throws std::invalid_argument naming the known starts
+      if (*init_state == InitialState::Given)
+        throw std::invalid_argument("reproduce: --init must be constant or random (given states are for the library)");
+    }
+    if (value->count() > 0 && init_state != InitialState::Constant)
+      throw std::invalid_argument("reproduce: --init-value applies only with --init constant");
+    if (scale->count() > 0 && init_state != InitialState::Random)
+      throw std::invalid_argument("reproduce: --init-scale applies only with --init random");
     std::vector<const Figure*> chosen;
     if (o.figure == "all") {
       for (const Figure& f : figures()) chosen.push_back(&f);
@@ -65,6 +89,10 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
       eo.threads = o.threads;
       eo.chains = o.chains;
       eo.sweeps = o.sweeps;
+      eo.as_published = o.as_published;
+      eo.init = init_state;
+      if (value->count() > 0) eo.init_value = o.init_value;
+      if (scale->count() > 0) eo.init_scale = o.init_scale;
       ProgressPrinter progress(common.quiet);
       eo.progress = progress.callback();
       if (!common.quiet && !o.json) std::cerr << "dualgibbs reproduce " << fig << (o.quick ? " (quick)" : "") << "\n";
@@ -77,6 +105,10 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
       if (o.chains) cmd += " --chains " + std::to_string(o.chains);
       if (o.sweeps) cmd += " --sweeps " + std::to_string(o.sweeps);
       if (o.threads) cmd += " --threads " + std::to_string(o.threads);
+      if (o.as_published) cmd += " --as-published";
+      if (init_state) cmd += " --init " + o.init;
+      if (value->count() > 0) cmd += " --init-value " + number_text(o.init_value);
+      if (scale->count() > 0) cmd += " --init-scale " + number_text(o.init_scale);
       WrittenFiles files;
       on_root([&] { files = write_result(r, o.out, wall, o.threads, cmd, !o.no_plot); });
       if (o.json) {

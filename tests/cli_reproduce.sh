@@ -69,6 +69,22 @@ expect_error() {
 }
 expect_error "unknown experiment 'fig99'" reproduce fig99 --quick --out "$tmp/c"
 expect_error "at least 6" reproduce fig6 --quick --chains 2 --out "$tmp/c"
+expect_error "--init-scale applies only with --init random" reproduce fig6 --quick --init-scale 2 --out "$tmp/c"
+expect_error "--init-scale applies only with --init random" reproduce fig6 --quick --init constant --init-scale 2 --out "$tmp/c"
+expect_error "--init-value applies only with --init constant" reproduce fig6 --quick --init-value 3 --out "$tmp/c"
+expect_error "constant or random" reproduce fig6 --quick --init given --out "$tmp/c"
+expect_error "init" reproduce fig6 --quick --init ones --out "$tmp/c"
+expect_error "init_scale = (-2|0)" reproduce fig6 --quick --init random --init-scale -2 --out "$tmp/c"
+expect_error "init_value = (nan|inf)" reproduce fig6 --quick --init constant --init-value nan --out "$tmp/c"
+
+# --as-published and --init: the sidecar says which preset and start ran.
+"$exe" --quiet reproduce fig8 --quick --as-published --no-plot --out "$tmp/p" >/dev/null 2>"$tmp/err" && ok || bad "reproduce fig8 --as-published: $(head -c 300 "$tmp/err")"
+grep -q '"preset": "as-published"' "$tmp/p/fig8.json" && ok || bad "fig8.json lacks preset as-published"
+grep -q '"sigma": "0.3"' "$tmp/p/fig8.json" && ok || bad "fig8 --as-published did not run sigma 0.3"
+grep -q '"init_scale": "2"' "$tmp/p/fig8.json" && ok || bad "fig8 --as-published did not start at scale 2"
+"$exe" --quiet reproduce fig6 --quick --init random --init-scale 3 --no-plot --out "$tmp/q" >/dev/null 2>"$tmp/err" && ok || bad "reproduce fig6 --init random: $(head -c 300 "$tmp/err")"
+grep -q '"preset": "paper-text"' "$tmp/q/fig6.json" && ok || bad "fig6.json lacks preset paper-text"
+grep -q '"init": "random"' "$tmp/q/fig6.json" && grep -q '"init_scale": "3"' "$tmp/q/fig6.json" && ok || bad "fig6 --init random --init-scale 3 not recorded"
 expect_error "scan" converge --scan sideways
 expect_error "at least 6" converge --chains 5
 echo "$pass passed, $fail failed"

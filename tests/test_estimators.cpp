@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE estimators
 #include <boost/test/unit_test.hpp>
 
+#include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
@@ -169,6 +170,55 @@ BOOST_AUTO_TEST_CASE(bootstrap_standard_error_of_a_mean_matches_theory) {
   BOOST_TEST(std::abs(s.sd / (plugin_sd / std::sqrt(500.0)) - 1.0) < 0.15);
   // Same seed, same replicates.
   BOOST_TEST(gm.bootstrap(10, 99, [](const SampleMoments& m) { return m.mean(0); })[3] == boot[3]);
+}
+
+BOOST_AUTO_TEST_CASE(single_draw_bootstrap_equals_naive_resampling) {
+  // Oracle: the documented resampling (replicate r draws n indices with uniform_below from
+  // make_stream(seed, r, Bootstrap)) done by copying columns and computing the sample covariance directly, in
+  // double. bootstrap_draws forms the same resamples as weighted sums in single precision: the statistic must
+  // agree to single-precision rounding of the products (the draws' offset of 3 must not cost accuracy: it works
+  // about the mean). 1300 draws and 600 replicates cross its chunk (4096 draws: one chunk here) and batch (512)
+  // boundaries; dimension 7 gives 35 feature rows.
+  boost::random::mt19937_64 rng(17);
+  Eigen::MatrixXd x = draws_from_precision(dense(Model(make_cycle(7), 1.0, 0.5).primal_precision()), 1300, rng);
+  x.array() += 3.0;
+  const Eigen::MatrixXd weight = Eigen::MatrixXd::Random(7, 7);
+  auto statistic = [&](const SampleMoments& m) {
+    return (m.covariance.cwiseProduct(weight)).norm() + 10.0 * m.mean.sum();
+  };
+  const std::size_t replicates = 600;
+  const std::vector<double> fast = bootstrap_draws(x, replicates, 21, statistic);
+  BOOST_TEST(fast.size() == replicates);
+  double worst = 0;
+  for (std::size_t r = 0; r < replicates; ++r) {
+    ChainEngine e = make_stream(21, r, StreamPurpose::Bootstrap);
+    Eigen::MatrixXd resample(x.rows(), x.cols());
+    for (Eigen::Index k = 0; k < x.cols(); ++k)
+      resample.col(k) = x.col(static_cast<Eigen::Index>(uniform_below(e, static_cast<std::uint64_t>(x.cols()))));
+    SampleMoments m;
+    m.count = static_cast<double>(x.cols());
+    m.mean = resample.rowwise().mean();
+    m.covariance = naive_covariance(resample);
+    worst = std::max(worst, std::abs(fast[r] - statistic(m)) / std::abs(statistic(m)));
+  }
+  BOOST_TEST(worst < 1e-6);
+  // A single-draw bootstrap, not a block one: the replicates differ (no replicate equals the full sample).
+  const GroupedMoments all(x, 1, MomentKind::Full);
+  BOOST_TEST(std::abs(fast[0] - statistic(all.moments())) > 0.0);
+  // Same seed and count, same bits; another count changes only the products' single-precision blocking.
+  BOOST_TEST(bootstrap_draws(x, replicates, 21, statistic)[2] == fast[2]);
+  BOOST_TEST(std::abs(bootstrap_draws(x, 3, 21, statistic)[2] / fast[2] - 1.0) < 1e-8);
+}
+
+BOOST_AUTO_TEST_CASE(single_draw_bootstrap_rejects_bad_input) {
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Random(3, 10);
+  auto stat = [](const SampleMoments& m) { return m.mean(0); };
+  BOOST_CHECK_THROW(bootstrap_draws(x.leftCols(1), 5, 1, stat), std::invalid_argument);
+  BOOST_CHECK_THROW(bootstrap_draws(x, 0, 1, stat), std::invalid_argument);
+  BOOST_CHECK_THROW(bootstrap_draws(x, 5, 1, {}), std::invalid_argument);
+  Eigen::MatrixXd bad = x;
+  bad(1, 4) = std::numeric_limits<double>::quiet_NaN();
+  BOOST_CHECK_THROW(bootstrap_draws(bad, 5, 1, stat), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(diagonal_moments_have_no_dimension_limit) {

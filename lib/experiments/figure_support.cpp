@@ -6,6 +6,7 @@
 #include "experiments/fits.hpp"
 #include "experiments/seeds.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,22 @@ void check_options(const std::string& name, const ExperimentOptions& options) {
     throw std::invalid_argument(name + ": chains = " + std::to_string(options.chains) + " must be 0 (the figure's " +
                                 "default) or at least " + std::to_string(kMinSplitHalfChains) +
                                 " (two halves of three)");
+  if (options.init && *options.init == InitialState::Given)
+    throw std::invalid_argument(name + ": init must be constant or random (given states are for the library)");
+  if (options.init_value && !std::isfinite(*options.init_value))
+    throw std::invalid_argument(name + ": init_value = " + number_text(*options.init_value) + " is not finite");
+  if (options.init_scale && !(std::isfinite(*options.init_scale) && *options.init_scale > 0))
+    throw std::invalid_argument(name + ": init_scale = " + number_text(*options.init_scale) +
+                                " must be finite and positive");
+}
+
+void apply_start(ConvergenceSettings& cs, const ExperimentOptions& opt, InitialState init, double value, double scale) {
+  cs.init = opt.init.value_or(init);
+  cs.init_value = opt.init_value.value_or(value);
+  cs.init_scale = opt.init_scale.value_or(scale);
+  if (opt.init_scale && cs.init != InitialState::Random)
+    throw std::invalid_argument("init_scale applies only to a random start (init random), the start here is " +
+                                std::string(to_string(cs.init)));
 }
 
 ProgressFn sub_progress(const ProgressFn& parent, double lo, double hi, const std::string& prefix) {
@@ -32,6 +49,7 @@ std::size_t pick(std::size_t override_value, bool quick, std::size_t quick_value
 }
 
 void add_common_parameters(ExperimentResult& r, const ExperimentOptions& opt) {
+  r.parameters.emplace_back("preset", opt.as_published ? "as-published" : "paper-text");
   r.parameters.emplace_back("quick", opt.quick ? "true" : "false");
   r.parameters.emplace_back("seed", std::to_string(opt.seed));
   r.parameters.emplace_back("threads_requested", std::to_string(opt.threads));

@@ -23,8 +23,15 @@ class Stopwatch {
 };
 
 /// Checks the options every experiment shares. \throws std::invalid_argument naming `name` for a chain
-/// count override below kMinSplitHalfChains.
+/// count override below kMinSplitHalfChains, a given-state init, a non-finite init_value or an init_scale
+/// that is not finite and positive.
 void check_options(const std::string& name, const ExperimentOptions& options);
+
+/// Sets the start of a figure's convergence chains: the preset's `init`, `value` (constant) and `scale` (random),
+/// each replaced by the options' override when given. \throws std::invalid_argument for an init_scale override
+/// when the start is not random.
+void apply_start(ConvergenceSettings& cs, const ExperimentOptions& opt, InitialState init, double value = 1.0,
+                 double scale = 1.0);
 
 /// Scales a progress callback into [lo, hi) of a larger task and prefixes its stage.
 ProgressFn sub_progress(const ProgressFn& parent, double lo, double hi, const std::string& prefix = "");

@@ -87,7 +87,7 @@ enum class StreamPurpose : std::uint64_t {
   Initial = 3,     ///< the random initial state of one chain
   Graph = 4,       ///< random graph generators (stream chain 0 of the graph's seed)
   Parameters = 5,  ///< the experiments' random parameter and start vectors (stream chain 0 of a derived seed)
-  Bootstrap = 6,   ///< bootstrap resampling of the estimators (stream chain 0 of the bootstrap seed)
+  Bootstrap = 6,   ///< bootstrap resampling (GroupedMoments: chain 0 of the seed; bootstrap_draws: chain = replicate)
   ExactDraws = 7   ///< the standard normals of exact draws from a Cholesky factor (stream chain 0 of the seed)
 };
 

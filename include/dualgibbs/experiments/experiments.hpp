@@ -37,6 +37,7 @@
 #include <functional>
 #include <iosfwd>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,7 +128,17 @@ struct ExperimentOptions {
   /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
   std::size_t chains = 0;
   std::size_t sweeps = 0;  ///< override the figure's number of sweeps (0 = the figure's default)
-  ProgressFn progress;     ///< may be empty
+  /// Run the figure with the settings of the authors' published code and result files (Theborna/dual_gibbs:
+  /// starts, parameter ranges, sigma, chain counts; docs/reproducing.md lists them per figure) instead of the
+  /// paper's text. The sidecar's `preset` parameter says which ran.
+  bool as_published = false;
+  /// Override the start of the figure's convergence chains (InitialState::Constant or InitialState::Random;
+  /// unset = the preset's start). The mean-decay runs of fig10 and rates keep their large given start.
+  std::optional<InitialState> init;
+  std::optional<double> init_value;  ///< override the constant of InitialState::Constant (unset = the preset's)
+  /// Override the scale K of InitialState::Random, N(0, K^2 diag(M)^-1) (unset = the preset's).
+  std::optional<double> init_scale;
+  ProgressFn progress;  ///< may be empty
 };
 
 /// One entry of the figure table: a name, one line saying what it reproduces, and the function that runs it.
