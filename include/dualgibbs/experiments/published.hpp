@@ -1,0 +1,49 @@
+#pragma once
+/// \file published.hpp
+/// The random inputs of the authors' published fig7 run (Theborna/dual_gibbs, experiments.py
+/// `ws_hetero_builder`), regenerated bit for bit: their Watts–Strogatz graphs come from networkx 2.8's
+/// `watts_strogatz_graph(n, k, p, seed=r)` driven by CPython's `random.Random(r)`, their node and edge
+/// standard deviations from numpy's legacy generator (`np.random.seed(1000 + r)`, then `np.random.beta(1, 1)`
+/// scaled to a range, nodes first, then edges in networkx's edge order). `reproduce fig7 --as-published`
+/// uses these; tests/test_published.cpp checks them against networkx and numpy output.
+///
+/// \code
+/// dualgibbs::Graph g = dualgibbs::networkx_watts_strogatz(64, 4, 0.3, 0);   // the authors' graph r = 0
+/// dualgibbs::NumpyLegacyRandom rng(1000);
+/// std::vector<double> s = rng.beta11(64, 0.75, 1.5);                          // its s_v
+/// std::vector<double> sigma = rng.beta11(g.num_edges(), 0.25, 0.5);            // its sigma_e, edge by edge
+/// \endcode
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/graph.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace dualgibbs {
+
+/// networkx 2.8 `watts_strogatz_graph(n, k, p, seed)` with an integer seed: the same edges, oriented and
+/// numbered in the order networkx's `G.edges()` lists them (its adjacency insertion order). CPython's
+/// Mersenne Twister seeding (`init_by_array` of the seed's 32-bit words), `random()` (53 bits from two words)
+/// and `choice` (`_randbelow` by rejection on `getrandbits`) are reproduced exactly.
+/// \throws std::invalid_argument for k >= n, odd k, n < 3, or p outside [0, 1].
+DUALGIBBS_EXPORT Graph networkx_watts_strogatz(Index n, Index k, double p, std::uint32_t seed);
+
+/// numpy's legacy `np.random.seed(seed)` stream (MT19937 `init_genrand`, doubles from two words).
+class DUALGIBBS_EXPORT NumpyLegacyRandom {
+ public:
+  /// `np.random.seed(seed)`.
+  explicit NumpyLegacyRandom(std::uint32_t seed) : m_engine(seed) {}
+  /// `np.random.random_sample()`: (a >> 5, b >> 6) of two words, 53 bits.
+  double uniform();
+  /// `lo + (hi - lo) * np.random.beta(1, 1, count)`: Johnk's algorithm of numpy's legacy_beta for a, b <= 1
+  /// (two uniforms U, V per try, accepted when U + V <= 1, value U / (U + V)).
+  std::vector<double> beta11(std::size_t count, double lo, double hi);
+
+ private:
+  std::mt19937 m_engine;
+};
+
+}  // namespace dualgibbs
