@@ -241,10 +241,10 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
   double sampling = 0;
   for (std::size_t r = 0; r < graphs; ++r) {
     int attempts = 1;
-    Graph g = opt.as_published ? networkx_watts_strogatz(nodes, k, p, static_cast<std::uint32_t>(r))
-                               : detail::connected_graph(
-                                     [&](std::uint64_t sd) { return make_watts_strogatz(nodes, k, p, sd); }, opt.seed,
-                                     7000 + r, &attempts);
+    Graph g = opt.as_published
+                  ? networkx_watts_strogatz(nodes, k, p, static_cast<std::uint32_t>(r))
+                  : detail::connected_graph([&](std::uint64_t sd) { return make_watts_strogatz(nodes, k, p, sd); },
+                                            opt.seed, 7000 + r, &attempts);
     const auto nv = static_cast<std::size_t>(g.num_nodes()), ne = static_cast<std::size_t>(g.num_edges());
     std::vector<double> sv, sgv;
     if (opt.as_published) {  // the authors' ws_hetero_builder: np.random.seed(1000 + r), nodes first, then edges

@@ -23,8 +23,7 @@ std::mt19937 python_random(std::uint32_t seed) {
   constexpr int kN = 624;
   std::array<std::uint32_t, kN> mt{};
   mt[0] = 19650218U;
-  for (int i = 1; i < kN; ++i)
-    mt[i] = 1812433253U * (mt[i - 1] ^ (mt[i - 1] >> 30)) + static_cast<std::uint32_t>(i);
+  for (int i = 1; i < kN; ++i) mt[i] = 1812433253U * (mt[i - 1] ^ (mt[i - 1] >> 30)) + static_cast<std::uint32_t>(i);
   const std::array<std::uint32_t, 1> key{seed};
   int i = 1, j = 0;
   for (int k = std::max<int>(kN, static_cast<int>(key.size())); k > 0; --k) {
@@ -75,8 +74,9 @@ Index randbelow(std::mt19937& e, Index n) {
 
 Graph networkx_watts_strogatz(Index n, Index k, double p, std::uint32_t seed) {
   if (n < 3 || k < 2 || k % 2 != 0 || k >= n || !(p >= 0.0 && p <= 1.0))
-    throw std::invalid_argument("networkx_watts_strogatz: need n >= 3, an even k with 2 <= k < n and p in [0, 1], got n = " +
-                                std::to_string(n) + ", k = " + std::to_string(k) + ", p = " + number_text(p));
+    throw std::invalid_argument(
+        "networkx_watts_strogatz: need n >= 3, an even k with 2 <= k < n and p in [0, 1], got n = " +
+        std::to_string(n) + ", k = " + std::to_string(k) + ", p = " + number_text(p));
   // networkx's adjacency: per node, its neighbours in insertion order (a Python dict).
   std::vector<std::vector<Index>> adj(static_cast<std::size_t>(n));
   auto has_edge = [&](Index u, Index v) {
