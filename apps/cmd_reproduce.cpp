@@ -50,7 +50,7 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
   add_count(app, "--threads", o.threads, "sampler threads (0 = all hardware threads)")->capture_default_str();
   app.add_flag("--as-published", o.as_published,
                "the settings of the authors' published code and result files (starts, parameter ranges, sigma, "
-               "chains) instead of the paper's text; docs/reproducing.md lists them");
+               "fig7's graphs) instead of the paper's text; docs/reproducing.md lists them");
   auto* init = app.add_option("--init", o.init,
                               "start of the figure's chains: constant | random (default: the figure's own; fig10 "
                               "and rates keep their large start for the mean fits)");
