@@ -11,8 +11,10 @@ with B the oriented incidence, L = B B^T the Laplacian, D_s = diag(s_v^2), D_sig
 
 Graphs and models
     Graph(n, edges), Graph.from_spec('torus:10'), Graph.from_networkx(G), Graph.from_adjacency(A),
-    as_graph(x) (any of these); Model(graph, s=1.0, sigma=0.1) with numbers or per-node / per-edge arrays,
-    Model.from_spec('torus:10', s, sigma, node_file=None, seed=1) (the command's --graph/--s/--sigma/--node-file).
+    as_graph(x) (any of these); Model(graph, s=1.0, sigma=0.1, observations=None) with numbers or per-node /
+    per-edge arrays, Model.from_spec('torus:10', s, sigma, node_file=None, seed=1, obs_file=None) (the command's
+    --graph/--s/--sigma/--node-file/--obs-file). With observations z the model is the posterior N(mu, Q^-1),
+    Q mu = D_s^-1 z: posterior_mean(model) (CHOLMOD or conjugate gradients).
     model.Q, model.R, model.B, model.L: scipy.sparse.csr_matrix.
 Sampling
     sample(model, domain='dual', chains=10, sweeps=100, seed=1, threads=0, scan='random', ...) -> ndarray
@@ -27,7 +29,7 @@ Experiments and estimators
     validate_draws(model, draws, kind=...) (`dualgibbs validate`).
 Errors
     Bad input raises ValueError with the library's message; numerical failures raise NumericalError (subclasses
-    NotPositiveDefiniteError, FactorizationError, EigensolverError).
+    NotPositiveDefiniteError, FactorizationError, EigensolverError, SolverNotConvergedError).
 
 docs/python.md in the source tree has examples; help(dualgibbs.sample) and friends document each function.
 """
@@ -43,6 +45,7 @@ from ._core import (  # noqa: F401  (re-exported)
     Model,
     NotPositiveDefiniteError,
     NumericalError,
+    SolverNotConvergedError,
     __version__,
     algebraic_connectivity,
     closed_forms,
@@ -55,6 +58,7 @@ from ._core import (  # noqa: F401  (re-exported)
     log_det,
     marginal_variances,
     marginals,
+    posterior_mean,
     run_convergence,
     run_experiment,
     sample,
@@ -63,9 +67,10 @@ from ._core import (  # noqa: F401  (re-exported)
 
 __all__ = [
     "CholeskyFactor", "EigensolverError", "FactorizationError", "Graph", "Model", "NotPositiveDefiniteError",
-    "NumericalError", "algebraic_connectivity", "as_graph", "closed_forms", "convergence_rates", "covariance",
-    "dual_node_variances", "entropy", "figures", "lambda_max_A", "log_det", "marginal_variances", "marginals",
-    "run_convergence", "run_experiment", "sample", "torus_marginal_variance", "validate_draws",
+    "NumericalError", "SolverNotConvergedError", "algebraic_connectivity", "as_graph", "closed_forms",
+    "convergence_rates", "covariance", "dual_node_variances", "entropy", "figures", "lambda_max_A", "log_det",
+    "marginal_variances", "marginals", "posterior_mean", "run_convergence", "run_experiment", "sample",
+    "torus_marginal_variance", "validate_draws",
 ]
 
 

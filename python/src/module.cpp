@@ -10,8 +10,8 @@
 // (Graph.from_adjacency) is read in place when its index arrays are int32 or int64 and C-contiguous.
 //
 // Errors: std::invalid_argument arrives as ValueError (pybind11's own translation, message unchanged); the library's
-// numerical failures (NotPositiveDefinite, FactorizationError, EigensolverError) and a sampler that reached a
-// non-finite value arrive as dualgibbs.NumericalError or its subclasses, message unchanged.
+// numerical failures (NotPositiveDefinite, FactorizationError, EigensolverError, SolverNotConverged) and a sampler
+// that reached a non-finite value arrive as dualgibbs.NumericalError or its subclasses, message unchanged.
 #include <dualgibbs/dualgibbs.hpp>
 
 #include <pybind11/eigen.h>
@@ -177,6 +177,27 @@ Model make_model(const Graph& graph, const py::object& s, const py::object& sigm
   return Model(graph, parameter_vector(s, graph.num_nodes()), parameter_vector(sigma, graph.num_edges()));
 }
 
+// Observations z or a canonical vector h: one value per node, a one-dimensional array (copied into the model; the
+// library checks the length and finiteness). A 2-D image is refused rather than raveled in a guessed order.
+Eigen::VectorXd node_vector(const py::object& value, const char* what) {
+  const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
+  if (!a) throw py::type_error(std::string("Model: ") + what + " must be a sequence of numbers");
+  if (a.ndim() != 1)
+    throw std::invalid_argument(std::string("Model: ") + what + " must be one-dimensional (one value per node), not " +
+                                std::to_string(a.ndim()) + "-D (ravel an image in the graph's node order)");
+  return Eigen::Map<const Eigen::VectorXd>(a.data(), a.size());
+}
+
+// The mean of Model(..., observations=z) or Model(..., canonical_vector=h): at most one of them.
+void set_mean(Model& model, const py::object& observations, const py::object& canonical_vector) {
+  if (!observations.is_none() && !canonical_vector.is_none())
+    throw std::invalid_argument("Model: give observations or canonical_vector, not both");
+  if (!observations.is_none()) model.set_observations(node_vector(observations, "observations"));
+  if (!canonical_vector.is_none()) model.set_canonical_vector(node_vector(canonical_vector, "canonical_vector"));
+}
+
+py::object optional_vector(const Eigen::VectorXd& v) { return v.size() == 0 ? py::object(py::none()) : py::cast(v); }
+
 // ---- sampling ----------------------------------------------------------------------------------------------------
 
 /// dualgibbs.sample: the options and checks of `dualgibbs sample` (apps/cmd_sample.cpp), the same run_ensemble
@@ -245,6 +266,14 @@ py::object sample(const Model& model, const std::string& domain_name, std::size_
   if (!return_stats) return result;
   py::dict stats("seconds"_a = st.seconds, "updates"_a = st.updates, "ns_per_update"_a = st.ns_per_update,
                  "cpu_seconds"_a = st.cpu_seconds, "sweeps"_a = at_sweep);
+  if (model.has_mean()) {  // as the command's --mean-output: mu by CHOLMOD, beside the draws
+    PosteriorMean pm;
+    {
+      const py::gil_scoped_release unlocked;
+      pm = posterior_mean(model);
+    }
+    stats["mean"] = py::cast(std::move(pm.mean));
+  }
   return py::make_tuple(result, stats);
 }
 
@@ -352,6 +381,7 @@ PYBIND11_MODULE(_core, m) {
   static py::exception<NotPositiveDefinite> npd(m, "NotPositiveDefiniteError", numerical.ptr());
   static py::exception<FactorizationError> fact(m, "FactorizationError", numerical.ptr());
   static py::exception<EigensolverError> eig(m, "EigensolverError", numerical.ptr());
+  static py::exception<SolverNotConverged> cg(m, "SolverNotConvergedError", numerical.ptr());
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -363,6 +393,8 @@ PYBIND11_MODULE(_core, m) {
       fact(e.what());
     } catch (const EigensolverError& e) {
       eig(e.what());
+    } catch (const SolverNotConverged& e) {
+      cg(e.what());
     }
   });
 
@@ -428,27 +460,40 @@ Isolated nodes and several components are valid.)doc")
 The thin-membrane model: a graph, a standard deviation s_v per node and sigma_e per edge.
 Q = D_s^-1 + B D_sigma^-1 B^T (primal, nodes), R = D_sigma + B^T D_s B (dual, edges), D_s = diag(s_v^2).
 
-Model(graph, s=1.0, sigma=0.1): graph is a Graph or anything dualgibbs.as_graph accepts (a spec string, an
-(m, 2) edge array, a networkx graph, a scipy.sparse adjacency); s and sigma are numbers or one value per node /
-edge (copied). Model.from_spec(spec, s, sigma, node_file=None, seed=1) reads as the command's --graph, --s,
---sigma, --node-file and --seed do (edge lists may carry their own sigma_e).
+Model(graph, s=1.0, sigma=0.1, observations=None, canonical_vector=None): graph is a Graph or anything
+dualgibbs.as_graph accepts (a spec string, an (m, 2) edge array, a networkx graph, a scipy.sparse adjacency); s and
+sigma are numbers or one value per node / edge (copied). Model.from_spec(spec, s, sigma, node_file=None, seed=1,
+obs_file=None) reads as the command's --graph, --s, --sigma, --node-file, --seed and --obs-file do (edge lists may
+carry their own sigma_e).
+Observations z (one per node, 1-D): the node factors become exp(-(x_v - z_v)^2 / 2 s_v^2) and the model is the
+posterior N(mu, Q^-1) with Q mu = h = D_s^-1 z (posterior_mean(model)); or give h itself as canonical_vector.
+Without either the model is the zero-mean prior. Q, and so every variance, does not depend on the mean.
 Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
-      .def(py::init([](const py::object& graph, const py::object& s, const py::object& sigma) {
-             if (py::isinstance<Graph>(graph)) return make_model(graph.cast<const Graph&>(), s, sigma);
-             const py::object g = py::module_::import("dualgibbs").attr("as_graph")(graph);
-             return make_model(g.cast<const Graph&>(), s, sigma);
+      .def(py::init([](const py::object& graph, const py::object& s, const py::object& sigma,
+                       const py::object& observations, const py::object& canonical_vector) {
+             Model model =
+                 py::isinstance<Graph>(graph)
+                     ? make_model(graph.cast<const Graph&>(), s, sigma)
+                     : make_model(py::module_::import("dualgibbs").attr("as_graph")(graph).cast<const Graph&>(), s,
+                                  sigma);
+             set_mean(model, observations, canonical_vector);
+             return model;
            }),
-           "graph"_a, "s"_a = 1.0, "sigma"_a = 0.1)
+           "graph"_a, "s"_a = 1.0, "sigma"_a = 0.1, py::kw_only(), "observations"_a = py::none(),
+           "canonical_vector"_a = py::none())
       .def_static(
           "from_spec",
           [](const std::string& spec, double s, double sigma, const std::optional<std::string>& node_file,
-             std::uint64_t seed) {
+             std::uint64_t seed, const std::optional<std::string>& obs_file) {
             check_standard_deviation(s, "s");  // as the command checks them, before the spec
             check_standard_deviation(sigma, "sigma");
-            return load_model(spec, s, sigma, node_file, seed);
+            Model model = load_model(spec, s, sigma, node_file, seed);
+            if (obs_file) model.set_observations(read_observations(*obs_file, model.num_nodes()).z);
+            return model;
           },
-          "spec"_a, "s"_a = 1.0, "sigma"_a = 0.1, "node_file"_a = py::none(), "seed"_a = 1,
-          "The model `dualgibbs --graph SPEC --s S --sigma SIGMA [--node-file F] [--seed SEED]` builds.")
+          "spec"_a, "s"_a = 1.0, "sigma"_a = 0.1, "node_file"_a = py::none(), "seed"_a = 1, "obs_file"_a = py::none(),
+          "The model `dualgibbs --graph SPEC --s S --sigma SIGMA [--node-file F] [--seed SEED] [--obs-file Z]` builds "
+          "(obs_file: `v z_v` lines, nodes without a line observe 0).")
       .def_property_readonly(
           "graph", [](const Model& model) { return model.graph(); }, "The graph (a copy).")
       .def_property_readonly("num_nodes", &Model::num_nodes, "|V|")
@@ -477,6 +522,22 @@ Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
       .def("_laplacian", [](const Model& model) { return csr_parts(model.laplacian()); })
       .def("_primal_precision", [](const Model& model) { return csr_parts(model.primal_precision()); })
       .def("_dual_precision", [](const Model& model) { return csr_parts(model.dual_precision()); })
+      .def_property_readonly("has_mean", &Model::has_mean,
+                             "True if observations or a canonical vector were given (the model is N(mu, Q^-1)).")
+      .def_property_readonly(
+          "observations", [](const Model& model) { return optional_vector(model.observations()); },
+          "The observations z (a copy), or None.")
+      .def_property_readonly(
+          "canonical_vector", [](const Model& model) { return optional_vector(model.canonical_vector()); },
+          "h with Q mu = h (D_s^-1 z for observations; a copy), or None for a zero-mean model.")
+      .def(
+          "set_observations", [](Model& model, const py::object& z) { set_mean(model, z, py::none()); }, "z"_a,
+          "Sets the observations z (one per node; replaces any earlier mean).")
+      .def(
+          "set_canonical_vector", [](Model& model, const py::object& h) { set_mean(model, py::none(), h); }, "h"_a,
+          "Sets the canonical vector h (Q mu = h; replaces any earlier mean).")
+      .def("clear_mean", &Model::clear_mean, "Removes the mean: back to the zero-mean prior.")
+      .def("without_mean", &Model::without_mean, "The same model without its mean (a copy).")
       .def("summary", &Model::summary, "A one-line description.")
       .def("__repr__", [](const Model& model) { return "<dualgibbs.Model: " + model.summary() + ">"; });
 
@@ -496,6 +557,9 @@ init_value), 'random' (N(0, init_scale^2 diag(M)^-1)) or 'given' (initial_state,
 noise=False runs plain Gauss-Seidel. threads: 0 = all cores; the draws do not depend on it.
 every=0 returns the draws after the last sweep as an array (chains, dim); every=k > 0 returns (checkpoints, chains,
 dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time.
+For a model with a mean (observations): the primal chains sample the posterior N(mu, Q^-1) itself; the dual chains
+sample the zero-mean fluctuation exactly as without a mean (the dual has no data term), as the command does; with
+return_stats=True, stats['mean'] is mu (posterior_mean(model), the command's --mean-output).
 The GIL is released while the chains run. Bad options raise ValueError; a chain that reaches a non-finite value
 raises NumericalError.)doc");
 
@@ -565,6 +629,34 @@ the factorization's own storage). Raises ValueError for a non-symmetric or non-f
       "model"_a, "domain"_a = "primal",
       "log det Q ('primal', CHOLMOD) or log det R ('dual', = log det D_sigma + log det D_s + log det Q by "
       "Sylvester's identity: R is never factorized).");
+  m.def(
+      "posterior_mean",
+      [](const Model& model, const std::string& solver, double tolerance, std::size_t max_iterations,
+         const std::string& ordering, bool return_info) -> py::object {
+        PosteriorMeanOptions o;
+        o.solver = parse_mean_solver(solver);
+        o.tolerance = tolerance;
+        o.max_iterations = max_iterations;
+        o.ordering = parse_ordering(ordering);
+        PosteriorMean r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = posterior_mean(model, o);
+        }
+        if (!return_info) return py::cast(std::move(r.mean));
+        py::dict info("solver"_a = to_string(r.solver), "iterations"_a = r.iterations,
+                      "relative_residual"_a = r.relative_residual, "seconds"_a = r.seconds);
+        return py::make_tuple(std::move(r.mean), info);
+      },
+      "model"_a, py::kw_only(), "solver"_a = "cholesky", "tolerance"_a = 1e-10, "max_iterations"_a = 0,
+      "ordering"_a = "amd", "return_info"_a = false, R"doc(
+The posterior mean mu = Q^-1 h (h = D_s^-1 z for observations z) of a model with a mean; zeros for a zero-mean model.
+solver: 'cholesky' (CHOLMOD, exact to rounding; `ordering` as CholeskyFactor) or 'cg' (Jacobi-preconditioned
+conjugate gradients in O(|V| + |E|) memory, stopping when ||h - Q mu|| <= tolerance ||h||; the relative error is
+then at most cond(Q) tolerance; max_iterations 0 = 10 |V| + 100). return_info=True returns (mu, info) with
+'solver', 'iterations', 'relative_residual' (computed afresh) and 'seconds'. A tolerance outside (0, 1) or an unknown
+solver raises ValueError; conjugate gradients stopped above the tolerance raise SolverNotConvergedError (a
+NumericalError). The GIL is released.)doc");
   m.def(
       "marginal_variances",
       [](const Model& model, const std::string& domain, const std::string& ordering) {
