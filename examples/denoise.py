@@ -94,16 +94,19 @@ def maximise_evidence(evidence, lo=0.01, hi=1.0, grid=9, tol=0.01, on_eval=None)
     log sigma between its two neighbours until the bracket is narrower than `tol` (relative, in sigma). Returns
     (sigma, log evidence, mu, trace) with trace the list of (sigma, log evidence, stage) evaluated. Raises
     RuntimeError if the maximum is at an end of [lo, hi] (the rule then has no interior answer)."""
-    trace, cache = [], {}
+    trace, cache, best_mu = [], {}, {}  # log evidence per log sigma; mu of the best only (retina: 16 MB each)
 
     def f(t):
         if t not in cache:
             value, mu = evidence(math.exp(t))
-            cache[t] = (value, mu)
+            cache[t] = value
             trace.append((math.exp(t), value, stage))
             if on_eval:
                 on_eval(math.exp(t), value, mu)
-        return cache[t][0]
+            if value >= max(cache.values()):
+                best_mu.clear()
+                best_mu[t] = mu
+        return cache[t]
 
     stage = "grid"
     ts = np.linspace(math.log(lo), math.log(hi), grid)
@@ -122,8 +125,8 @@ def maximise_evidence(evidence, lo=0.01, hi=1.0, grid=9, tol=0.01, on_eval=None)
         else:
             a, c = c, d
             d = a + GOLDEN * (b - a)
-    t_best = max(cache, key=lambda t: cache[t][0])
-    return math.exp(t_best), cache[t_best][0], cache[t_best][1], trace
+    (t_best, mu), = best_mu.items()
+    return math.exp(t_best), cache[t_best], mu, trace
 
 
 # ---- images ---------------------------------------------------------------------------------------------------------
