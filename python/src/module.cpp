@@ -180,6 +180,7 @@ Model make_model(const Graph& graph, const py::object& s, const py::object& sigm
 // Observations z or a canonical vector h: one value per node, a one-dimensional array (copied into the model; the
 // library checks the length and finiteness). A 2-D image is refused rather than raveled in a guessed order.
 Eigen::VectorXd node_vector(const py::object& value, const char* what) {
+  if (value.is_none()) throw py::type_error(std::string("Model: ") + what + " must be an array of numbers, not None");
   const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
   if (!a) throw py::type_error(std::string("Model: ") + what + " must be a sequence of numbers");
   if (a.ndim() != 1)
@@ -530,13 +531,24 @@ Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
       .def_property_readonly(
           "canonical_vector", [](const Model& model) { return optional_vector(model.canonical_vector()); },
           "h with Q mu = h (D_s^-1 z for observations; a copy), or None for a zero-mean model.")
+      // No setters: a Model is immutable from Python, so a call that runs without the GIL (sample, marginals, ...)
+      // never sees it change under it; with_* return a new model.
       .def(
-          "set_observations", [](Model& model, const py::object& z) { set_mean(model, z, py::none()); }, "z"_a,
-          "Sets the observations z (one per node; replaces any earlier mean).")
+          "with_observations",
+          [](const Model& model, const py::object& z) {
+            Model copy = model;
+            copy.set_observations(node_vector(z, "observations"));
+            return copy;
+          },
+          "z"_a, "A copy of the model with observations z (one per node; replacing any mean).")
       .def(
-          "set_canonical_vector", [](Model& model, const py::object& h) { set_mean(model, py::none(), h); }, "h"_a,
-          "Sets the canonical vector h (Q mu = h; replaces any earlier mean).")
-      .def("clear_mean", &Model::clear_mean, "Removes the mean: back to the zero-mean prior.")
+          "with_canonical_vector",
+          [](const Model& model, const py::object& h) {
+            Model copy = model;
+            copy.set_canonical_vector(node_vector(h, "canonical_vector"));
+            return copy;
+          },
+          "h"_a, "A copy of the model with the canonical vector h (Q mu = h; replacing any mean).")
       .def("without_mean", &Model::without_mean, "The same model without its mean (a copy).")
       .def("summary", &Model::summary, "A one-line description.")
       .def("__repr__", [](const Model& model) { return "<dualgibbs.Model: " + model.summary() + ">"; });

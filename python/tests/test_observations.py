@@ -32,10 +32,10 @@ def test_model_with_observations():
     m2 = dg.Model(m.graph, s=s, sigma=m.sigma, canonical_vector=h)
     assert m2.observations is None
     np.testing.assert_array_equal(m2.canonical_vector, h)
-    m2.clear_mean()
-    assert not m2.has_mean
-    m2.set_observations(z)
-    np.testing.assert_array_equal(m2.canonical_vector, m.canonical_vector)
+    m3 = m2.with_observations(z)
+    assert m2.observations is None  # with_* returns a copy: a Model is immutable from Python
+    np.testing.assert_array_equal(m3.canonical_vector, m.canonical_vector)
+    np.testing.assert_array_equal(m.without_mean().with_canonical_vector(h).canonical_vector, h)
 
 
 @pytest.mark.parametrize("spec", ["grid:7x6", "ws:40,4,0.3,2", "path:30"])
@@ -55,7 +55,7 @@ def test_posterior_mean_against_scipy(spec):
 def test_canonical_vector_mean():
     m, s, z = hetero_posterior()
     h = np.random.default_rng(9).normal(size=m.num_nodes)
-    m.set_canonical_vector(h)
+    m = m.with_canonical_vector(h)
     np.testing.assert_allclose(dg.posterior_mean(m), scipy.sparse.linalg.spsolve(m.Q.tocsc(), h), rtol=1e-10)
 
 
@@ -138,6 +138,8 @@ def test_bad_input(tmp_path):
         dg.Model(g, canonical_vector=np.ones(3))
     with pytest.raises(TypeError):
         dg.Model(g, observations="abc")
+    with pytest.raises(TypeError, match="not None"):
+        m.with_observations(None)
     with pytest.raises(ValueError, match="tolerance = 1.5 is not in"):
         dg.posterior_mean(m, solver="cg", tolerance=1.5)
     with pytest.raises(ValueError, match="unknown mean solver .lu."):
