@@ -16,6 +16,7 @@
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
 // sampling/: site kernels, the sweep engine, ensembles of chains
+#include <dualgibbs/sampling/accelerated.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/sampling/kernels.hpp>
 #include <dualgibbs/sampling/sampler.hpp>

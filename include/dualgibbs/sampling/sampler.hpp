@@ -91,6 +91,10 @@ class SweepWorkspace {
 //   std::size_t site_updates(Index n) const;  // site updates one sweep performs (n for a scan, 2n for SSOR)
 //   template <class Kernel, int W> void sweep(SweepContext<Kernel, W>& ctx);   // one sweep, no allocation
 //
+// Optional: `template <class Kernel, int W> void check_kernel(const Kernel&) const`, called by GibbsSampler's
+// constructor, throws std::invalid_argument when the scheme is not defined for that kernel (e.g. relaxed updates on
+// a kernel without set_site).
+//
 // The context gives the scheme the kernel, the interleaved state and tally, the block's schedule stream and the
 // lanes' deviates, and two building blocks: ctx.gibbs(sites, count) runs plain Gibbs updates of a list of sites
 // (deviates drawn chunk by chunk, the kernel's vectorized run_updates), and ctx.draw_deviates(count, eps) for a
@@ -147,6 +151,58 @@ struct SweepContext {
     }
   }
 };
+
+namespace detail {
+/// True when Kernel has the optional commit hook set_site<W> (kernels.hpp).
+template <class Kernel, int W, class = void>
+struct HasSetSite : std::false_type {};
+template <class Kernel, int W>
+struct HasSetSite<Kernel, W,
+                  std::void_t<decltype(std::declval<const Kernel&>().template set_site<W>(
+                      Index{0}, static_cast<double*>(nullptr), static_cast<double*>(nullptr),
+                      static_cast<const double*>(nullptr)))>> : std::true_type {};
+
+/// True when Scheme has the optional member `template <class K, int W> void check_kernel(const K&) const`.
+template <class Scheme, class Kernel, int W, class = void>
+struct HasCheckKernel : std::false_type {};
+template <class Scheme, class Kernel, int W>
+struct HasCheckKernel<Scheme, Kernel, W,
+                      std::void_t<decltype(std::declval<const Scheme&>().template check_kernel<Kernel, W>(
+                          std::declval<const Kernel&>()))>> : std::true_type {};
+
+/// Relaxed updates of the sites produced by next_chunk (as SweepContext::gibbs), count sites in all:
+///
+///   z_i <- (1 - omega) z_i + omega mu_i + noise_scale M_ii^{-1/2} eps,
+///
+/// through the kernel's conditional_mean and set_site (SymmetricSweep with noise_scale = sqrt(omega (2 - omega)),
+/// ChebyshevSsorSweep with that times its per-iteration factor). Needs set_site (check_kernel refuses the kernel
+/// before a sweep can get here).
+template <class Kernel, int W, class NextChunk>
+void relaxed_updates(SweepContext<Kernel, W>& ctx, std::size_t count, const NextChunk& next_chunk, double omega,
+                     double noise_scale) {
+  if constexpr (HasSetSite<Kernel, W>::value) {
+    const double keep = 1.0 - omega;
+    double* eps = ctx.ws.normals();
+    for (std::size_t start = 0; start < count; start += ctx.kChunk) {
+      const std::size_t len = std::min(ctx.kChunk, count - start);
+      const Index* sites = next_chunk(start, len, ctx.ws.indices());
+      ctx.draw_deviates(len, eps);
+      for (std::size_t t = 0; t < len; ++t) {
+        const Index i = sites[t];
+        const double* zi = ctx.z + static_cast<std::size_t>(i) * W;
+        const double sd = noise_scale * ctx.kernel.conditional_sd(i);
+        double fresh[W];
+        ctx.kernel.template conditional_mean<W>(i, ctx.z, ctx.tally, fresh);
+        for (int c = 0; c < W; ++c) fresh[c] = keep * zi[c] + omega * fresh[c] + sd * eps[t * W + c];
+        ctx.kernel.template set_site<W>(i, ctx.z, ctx.tally, fresh);
+      }
+    }
+  } else {
+    throw std::logic_error("relaxed_updates: the site kernel has no set_site");
+  }
+}
+
+}  // namespace detail
 
 /// The paper's samplers: one sweep is n Gibbs updates in a scan order (ScanOrder). Implicitly constructible from
 /// a ScanOrder, so GibbsSampler<K>(kernel, ScanOrder::Fixed, ...) reads as before.
@@ -232,29 +288,19 @@ struct SymmetricSweep {
       ctx.gibbs(n, descending);
       return;
     }
-    relaxed(ctx, n, ascending);
-    relaxed(ctx, n, descending);
+    const double noise_scale = std::sqrt(omega * (2.0 - omega));
+    detail::relaxed_updates(ctx, n, ascending, omega, noise_scale);
+    detail::relaxed_updates(ctx, n, descending, omega, noise_scale);
   }
 
- private:
-  template <class Kernel, int W, class NextChunk>
-  void relaxed(SweepContext<Kernel, W>& ctx, std::size_t n, const NextChunk& next_chunk) const {
-    const double keep = 1.0 - omega, noise_scale = std::sqrt(omega * (2.0 - omega));
-    double* eps = ctx.ws.normals();
-    for (std::size_t start = 0; start < n; start += ctx.kChunk) {
-      const std::size_t len = std::min(ctx.kChunk, n - start);
-      const Index* sites = next_chunk(start, len, ctx.ws.indices());
-      ctx.draw_deviates(len, eps);
-      for (std::size_t t = 0; t < len; ++t) {
-        const Index i = sites[t];
-        const double* zi = ctx.z + static_cast<std::size_t>(i) * W;
-        const double sd = noise_scale * ctx.kernel.conditional_sd(i);
-        double fresh[W];
-        ctx.kernel.template conditional_mean<W>(i, ctx.z, ctx.tally, fresh);
-        for (int c = 0; c < W; ++c) fresh[c] = keep * zi[c] + omega * fresh[c] + sd * eps[t * W + c];
-        ctx.kernel.template set_site<W>(i, ctx.z, ctx.tally, fresh);
-      }
-    }
+  /// \throws std::invalid_argument for omega != 1 on a kernel without set_site (GibbsSampler's constructor calls
+  /// it).
+  template <class Kernel, int W>
+  void check_kernel(const Kernel&) const {
+    if (omega != 1.0 && !detail::HasSetSite<Kernel, W>::value)
+      throw std::invalid_argument("SymmetricSweep: omega = " + std::to_string(omega) +
+                                  " needs a site kernel with set_site (the commit hook of relaxed updates); this "
+                                  "kernel has none");
   }
 };
 
@@ -286,6 +332,7 @@ class GibbsSampler {
         m_seed(seed),
         m_first_chain(first_chain) {
     if (kernel.dimension() < 1) throw std::invalid_argument("GibbsSampler: the kernel has no coordinates");
+    if constexpr (detail::HasCheckKernel<Scheme, Kernel, Width>::value) m_scheme.template check_kernel<Kernel, Width>(kernel);
     m_scheme.prepare(kernel.dimension(), Width);
   }
 

@@ -1,0 +1,206 @@
+#pragma once
+/// \file accelerated.hpp
+/// Accelerated samplers: the SSOR sampler (SymmetricSweep, sampler.hpp) and its Chebyshev acceleration (Fox and
+/// Parker, "Accelerated Gibbs sampling of normal distributions using matrix splittings and polynomials", Bernoulli
+/// 23(4B), 2017), the spectra they need, their predicted rates, and ensembles run with them.
+///
+/// For a precision A = L + D + L^T (L strictly lower) and omega in (0, 2), the SSOR splitting is A = M - N with
+///
+///   M = omega / (2 - omega) (D / omega + L) D^-1 (D / omega + L)^T,   N = M - A (positive semidefinite),
+///
+/// and one symmetric sweep (SymmetricSweep) is x <- x + M^-1 (c - A x), c ~ N(0, M + N). Every eigenvalue of
+/// M^-1 A lies in (0, 1]. ChebyshevSsorSweep runs the second-order iteration
+///
+///   x_{k+1} = (1 - alpha_k) x_{k-1} + alpha_k (x_k + tau M^-1 (c_k - A x_k)),   tau = 2 / (lambda_min + lambda_max),
+///
+/// with the Chebyshev weights alpha_k of the interval [lambda_min, lambda_max] and the noise
+/// c_k ~ N(0, (2 - alpha_k) / alpha_k ((2 / tau) M - A)), which keeps N(0, A^-1) invariant: docs/sampler.md
+/// section 2 derives it. The mean error after k iterations is P_k(M^-1 A) times the initial one, P_k the scaled
+/// Chebyshev polynomial, and the covariance error P_k (S_0 - A^-1) P_k^T.
+///
+/// \code
+/// dualgibbs::Model model(dualgibbs::make_torus(32, 32), 1.0, 0.25);
+/// const dualgibbs::SsorSpectrum sp = dualgibbs::ssor_spectrum(model.primal_precision(), 1.5);
+/// dualgibbs::CsrKernel kernel(model.primal_precision());
+/// dualgibbs::GibbsSampler<dualgibbs::CsrKernel, 1, dualgibbs::ChebyshevSsorSweep> chain(
+///     kernel, dualgibbs::ChebyshevSsorSweep(sp), 42);
+/// chain.set_constant_state(1.0);
+/// chain.sweep(20);  // 20 Chebyshev-SSOR iterations, 2n site updates each
+/// \endcode
+
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/sampler.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dualgibbs {
+
+// ---- spectra and rates -----------------------------------------------------------------------------------
+
+/// The extreme eigenvalues of M_omega^-1 A, A's SSOR preconditioner at relaxation omega (both in (0, 1]).
+struct SsorSpectrum {
+  double omega = 1.0;                                           ///< the relaxation they belong to
+  double lambda_min = std::numeric_limits<double>::quiet_NaN();  ///< smallest eigenvalue of M_omega^-1 A
+  double lambda_max = std::numeric_limits<double>::quiet_NaN();  ///< largest eigenvalue of M_omega^-1 A
+};
+
+/// The extreme eigenvalues of M_omega^-1 A for an SPD matrix A (full symmetric storage), from the symmetric
+/// similar operator K^1/2 M_f^-1 A M_f^-T K^1/2 (M_f = D / omega + L, K = (2 - omega) / omega D): dense for n <= 400,
+/// else Spectra's Lanczos (two runs, largest and smallest). O(nnz) per Lanczos step; the smallest eigenvalue of a
+/// large lattice needs many steps (about a minute for the 10^6-node torus).
+/// \throws std::invalid_argument for omega outside (0, 2), an empty, non-square or non-finite A, or a diagonal entry
+///         that is not positive; std::runtime_error if Lanczos does not converge.
+DUALGIBBS_EXPORT SsorSpectrum ssor_spectrum(const SparseMatrix& A, double omega);
+
+/// ssor_spectrum of the domain's precision: Q (primal) or R (dual, formed explicitly for the computation).
+DUALGIBBS_EXPORT SsorSpectrum ssor_spectrum(const Model& model, Domain domain, double omega);
+
+/// The relaxation in [1, 1.95] minimising lambda_max / lambda_min of M_omega^-1 A (golden-section search on
+/// ssor_spectrum, about 12 evaluations), i.e. the fastest Chebyshev-SSOR sampler. Returns its spectrum.
+DUALGIBBS_EXPORT SsorSpectrum optimal_ssor_spectrum(const SparseMatrix& A);
+
+/// Predicted convergence factor per SSOR sweep (2n site updates) of the mean, 1 - lambda_min: the spectral radius
+/// of I - M^-1 A (the covariance error decays as its square). \throws std::invalid_argument for a bad spectrum.
+DUALGIBBS_EXPORT double ssor_rate(const SsorSpectrum& spectrum);
+
+/// Predicted asymptotic convergence factor per Chebyshev-SSOR iteration (2n site updates) of the mean,
+/// (sqrt(kappa) - 1) / (sqrt(kappa) + 1) with kappa = lambda_max / lambda_min of the interval the iteration uses
+/// (ChebyshevSsorSweep::interval_max). \throws std::invalid_argument for a bad spectrum.
+DUALGIBBS_EXPORT double chebyshev_ssor_rate(const SsorSpectrum& spectrum);
+
+// ---- the Chebyshev-SSOR scheme ---------------------------------------------------------------------------
+
+/// Chebyshev-accelerated SSOR (Fox and Parker 2017) as a sweep scheme of GibbsSampler: one sweep is one iteration,
+/// a forward and a backward relaxed half-sweep (2n site updates, noise scaled per iteration) and the Chebyshev
+/// combination with the previous iterate, which the scheme keeps (reset() when a state is set from outside
+/// restarts the polynomial). The kernel needs set_site (both shipped kernels have it); the dual kernel's tally
+/// x~ = B y~ is rebuilt exactly after each iteration.
+///
+/// Per iteration k (alpha_0 = 1, alpha_1 = 1 / (1 - rho^2 / 2), alpha_k = 1 / (1 - rho^2 alpha_{k-1} / 4),
+/// rho = (lambda_max - lambda_min) / (lambda_max + lambda_min)): the forward half-sweep's deviates are scaled by
+/// sqrt((2 - alpha_k) / alpha_k), the backward one's by sqrt((2 - alpha_k) / alpha_k (2 / tau - 1)). When
+/// lambda_min + lambda_max < 1 the second factor would be imaginary; the scheme then uses the bound 1 >= lambda_max
+/// (exact for every SSOR splitting) as the interval's top, which is slower but valid.
+class ChebyshevSsorSweep {
+ public:
+  /// \throws std::invalid_argument unless 0 < omega < 2 and 0 < lambda_min <= lambda_max <= 1 (finite; lambda_max
+  ///         up to 1 + 1e-9, clamped to 1), with a message saying that the bounds come from ssor_spectrum().
+  ChebyshevSsorSweep(double omega, double lambda_min, double lambda_max);
+  /// From a computed spectrum. \throws std::invalid_argument as above (e.g. for a default SsorSpectrum: no bounds).
+  explicit ChebyshevSsorSweep(const SsorSpectrum& spectrum)
+      : ChebyshevSsorSweep(spectrum.omega, spectrum.lambda_min, spectrum.lambda_max) {}
+
+  /// The relaxation.
+  double omega() const noexcept { return m_omega; }
+  /// The bottom of the Chebyshev interval (lambda_min).
+  double interval_min() const noexcept { return m_min; }
+  /// The top of the Chebyshev interval: lambda_max, or 1 when lambda_min + lambda_max < 1.
+  double interval_max() const noexcept { return m_max; }
+  /// tau = 2 / (interval_min + interval_max).
+  double tau() const noexcept { return m_tau; }
+  /// alpha_k of iteration k (0-based).
+  double alpha(std::size_t k) const noexcept;
+
+  /// Allocates the previous and current iterates (n x width each).
+  void prepare(Index n, int width) {
+    m_prev.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(width), 0.0);
+    m_cur.assign(m_prev.size(), 0.0);
+    m_iteration = 0;
+  }
+  /// Restarts the polynomial (the next iteration is iteration 0).
+  void reset() noexcept { m_iteration = 0; }
+  /// 2n site updates per iteration.
+  std::size_t site_updates(Index n) const noexcept { return 2 * static_cast<std::size_t>(n); }
+  /// Iterations since the last reset().
+  std::size_t iteration() const noexcept { return m_iteration; }
+
+  /// \throws std::invalid_argument for a kernel without set_site.
+  template <class Kernel, int W>
+  void check_kernel(const Kernel&) const {
+    if (!detail::HasSetSite<Kernel, W>::value)
+      throw std::invalid_argument(
+          "ChebyshevSsorSweep: the site kernel has no set_site (the commit hook of relaxed updates), so the "
+          "cheby-ssor scheme is not defined for it");
+  }
+
+  /// One Chebyshev-SSOR iteration of every lane.
+  template <class Kernel, int W>
+  void sweep(SweepContext<Kernel, W>& ctx) {
+    const auto n = static_cast<std::size_t>(ctx.dimension());
+    const std::size_t len = n * W;
+    double* z = ctx.z;
+    std::copy(z, z + len, m_cur.begin());
+    const double a = m_iteration == 0 ? 1.0 : m_alpha;
+    const double base = std::sqrt(m_omega * (2.0 - m_omega)), factor = std::sqrt((2.0 - a) / a);
+    const auto ascending = [](std::size_t start, std::size_t count, Index* buf) {
+      for (std::size_t t = 0; t < count; ++t) buf[t] = static_cast<Index>(start + t);
+      return static_cast<const Index*>(buf);
+    };
+    const auto descending = [n](std::size_t start, std::size_t count, Index* buf) {
+      for (std::size_t t = 0; t < count; ++t) buf[t] = static_cast<Index>(n - 1 - start - t);
+      return static_cast<const Index*>(buf);
+    };
+    detail::relaxed_updates(ctx, n, ascending, m_omega, base * factor);
+    detail::relaxed_updates(ctx, n, descending, m_omega, base * factor * m_back);
+    // z is now x_k + M^-1 (c_k - A x_k); take the step tau and combine with x_{k-1}.
+    const double* cur = m_cur.data();
+    const double* prev = m_prev.data();
+    if (m_iteration == 0) {
+      for (std::size_t i = 0; i < len; ++i) z[i] = cur[i] + m_tau * (z[i] - cur[i]);
+    } else {
+      for (std::size_t i = 0; i < len; ++i) z[i] = prev[i] + a * (cur[i] + m_tau * (z[i] - cur[i]) - prev[i]);
+    }
+    std::swap(m_prev, m_cur);
+    ctx.kernel.template rebuild_tally<W>(ctx.z, ctx.tally);
+    m_alpha = next_alpha(m_iteration, m_alpha);
+    ++m_iteration;
+  }
+
+ private:
+  double next_alpha(std::size_t k, double alpha_k) const noexcept;
+
+  double m_omega, m_min, m_max, m_tau, m_rho2, m_back;
+  double m_alpha = 1.0;  // alpha of the next iteration
+  std::size_t m_iteration = 0;
+  std::vector<double> m_prev, m_cur;
+};
+
+// ---- ensembles with a scheme chosen at run time ----------------------------------------------------------
+
+/// The sweep schemes a run can choose by name.
+enum class SchemeKind {
+  Gibbs,         ///< ScanSweep(EnsembleOptions::scan): the paper's samplers (n site updates per sweep)
+  Ssor,          ///< SymmetricSweep(omega): the SSOR sampler (2n site updates per sweep)
+  ChebyshevSsor  ///< ChebyshevSsorSweep: Chebyshev-accelerated SSOR (2n site updates per iteration)
+};
+
+/// "gibbs", "ssor" or "cheby-ssor". \throws std::invalid_argument for anything else, listing the names.
+DUALGIBBS_EXPORT SchemeKind parse_scheme_kind(const std::string& name);
+/// The name parse_scheme_kind() accepts.
+DUALGIBBS_EXPORT const char* to_string(SchemeKind kind) noexcept;
+
+/// A scheme chosen at run time.
+struct SchemeOptions {
+  SchemeKind kind = SchemeKind::Gibbs;  ///< which scheme
+  double omega = 1.0;                   ///< relaxation (ssor, cheby-ssor), in (0, 2)
+  SsorSpectrum spectrum;                ///< cheby-ssor: the bounds at `omega` (ssor_spectrum()); required
+};
+
+/// Site updates one sweep of the scheme performs on n coordinates (n for gibbs, 2n otherwise).
+DUALGIBBS_EXPORT std::size_t site_updates_per_sweep(const SchemeOptions& scheme, Index n) noexcept;
+
+/// run_ensemble(model, domain, options, observe) with the chosen scheme; for SchemeKind::Gibbs it is exactly that
+/// call (same bits). EnsembleStats::updates and ns_per_update count site updates (2n per sweep for ssor and
+/// cheby-ssor). \throws std::invalid_argument as run_ensemble, for omega outside (0, 2), and for cheby-ssor without
+/// spectrum bounds or with bounds computed at another omega.
+DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
+                                            const Observer& observe, const SchemeOptions& scheme);
+
+}  // namespace dualgibbs

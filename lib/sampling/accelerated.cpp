@@ -1,0 +1,263 @@
+// Spectra of the SSOR-preconditioned operator, the Chebyshev weights and rates, and ensembles run with a scheme
+// chosen at run time (accelerated.hpp; the derivation is in docs/sampler.md section 2).
+#include <dualgibbs/core/number_text.hpp>
+#include <dualgibbs/sampling/accelerated.hpp>
+
+#include "core/enum_names.hpp"
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <Spectra/SymEigsSolver.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs {
+
+namespace {
+
+void check_omega(double omega, const char* who) {
+  if (!(omega > 0.0 && omega < 2.0))
+    throw std::invalid_argument(std::string(who) + ": omega = " + number_text(omega) + " is not in (0, 2)");
+}
+
+// Largest n for which the spectrum is computed densely.
+constexpr Index kDenseSpectrumMax = 400;
+
+// The symmetric operator T = K^1/2 M_f^-1 A M_f^-T K^1/2, similar to M^-1 A (M = M_f K^-1 M_f^T), in Spectra's
+// operator concept.
+class SsorOperator {
+ public:
+  using Scalar = double;
+  SsorOperator(const SparseMatrix& A, double omega) : m_A(A), m_sqrt_k(A.rows()), m_tmp(A.rows()) {
+    const Index n = static_cast<Index>(A.rows());
+    std::vector<Eigen::Triplet<double, int>> t;
+    t.reserve(static_cast<std::size_t>(A.nonZeros() / 2 + n));
+    for (Index i = 0; i < n; ++i) {
+      bool has_diag = false;
+      for (SparseMatrix::InnerIterator it(A, i); it; ++it) {
+        const Index j = static_cast<Index>(it.col());
+        if (!std::isfinite(it.value()))
+          throw std::invalid_argument("ssor_spectrum: A(" + std::to_string(i) + ", " + std::to_string(j) +
+                                      ") is not finite");
+        if (j < i) t.emplace_back(i, j, it.value());
+        if (j == i) {
+          if (!(it.value() > 0.0))
+            throw std::invalid_argument("ssor_spectrum: diagonal entry A(" + std::to_string(i) + ", " +
+                                        std::to_string(i) + ") = " + number_text(it.value()) + " is not positive");
+          has_diag = true;
+          t.emplace_back(i, i, it.value() / omega);
+          m_sqrt_k[i] = std::sqrt((2.0 - omega) / omega * it.value());
+        }
+      }
+      if (!has_diag)
+        throw std::invalid_argument("ssor_spectrum: diagonal entry A(" + std::to_string(i) + ", " + std::to_string(i) +
+                                    ") is missing");
+    }
+    m_Mf.resize(A.rows(), A.cols());
+    m_Mf.setFromTriplets(t.begin(), t.end());
+    m_Mf.makeCompressed();
+  }
+  Eigen::Index rows() const noexcept { return m_A.rows(); }
+  Eigen::Index cols() const noexcept { return m_A.rows(); }
+  void perform_op(const double* in, double* out) const {
+    const Eigen::Index n = rows();
+    Eigen::Map<const Eigen::VectorXd> x(in, n);
+    Eigen::Map<Eigen::VectorXd> y(out, n);
+    m_tmp = m_sqrt_k.cwiseProduct(x);
+    m_Mf.transpose().triangularView<Eigen::Upper>().solveInPlace(m_tmp);
+    y = m_A * m_tmp;
+    m_Mf.triangularView<Eigen::Lower>().solveInPlace(y);
+    y = m_sqrt_k.cwiseProduct(y);
+  }
+
+ private:
+  const SparseMatrix& m_A;
+  Eigen::SparseMatrix<double, Eigen::RowMajor, int> m_Mf;  // D / omega + L
+  Eigen::VectorXd m_sqrt_k;
+  mutable Eigen::VectorXd m_tmp;
+};
+
+double extreme_eigenvalue(SsorOperator& op, Spectra::SortRule rule) {
+  const Eigen::Index ncv = std::min<Eigen::Index>(40, op.rows());
+  Spectra::SymEigsSolver<SsorOperator> solver(op, 1, ncv);
+  solver.init();  // fixed-seed start: reproducible
+  solver.compute(rule, 20000, 1e-10, rule);
+  if (solver.info() != Spectra::CompInfo::Successful)
+    throw std::runtime_error("ssor_spectrum: Lanczos did not converge after " +
+                             std::to_string(solver.num_operations()) + " operator applications");
+  return solver.eigenvalues()[0];
+}
+
+}  // namespace
+
+SsorSpectrum ssor_spectrum(const SparseMatrix& A, double omega) {
+  check_omega(omega, "ssor_spectrum");
+  if (A.rows() != A.cols() || A.rows() < 1)
+    throw std::invalid_argument("ssor_spectrum: A is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
+                                "; a non-empty square matrix is needed");
+  SsorOperator op(A, omega);
+  SsorSpectrum s;
+  s.omega = omega;
+  const Index n = static_cast<Index>(A.rows());
+  if (n <= kDenseSpectrumMax) {
+    Eigen::MatrixXd T(n, n);
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(n), col(n);
+    for (Index j = 0; j < n; ++j) {
+      e[j] = 1.0;
+      op.perform_op(e.data(), col.data());
+      T.col(j) = col;
+      e[j] = 0.0;
+    }
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(0.5 * (T + T.transpose()), Eigen::EigenvaluesOnly);
+    s.lambda_min = es.eigenvalues()[0];
+    s.lambda_max = es.eigenvalues()[n - 1];
+  } else {
+    s.lambda_max = extreme_eigenvalue(op, Spectra::SortRule::LargestAlge);
+    s.lambda_min = extreme_eigenvalue(op, Spectra::SortRule::SmallestAlge);
+  }
+  if (!(s.lambda_min > 0.0))
+    throw std::invalid_argument("ssor_spectrum: lambda_min(M^-1 A) = " + number_text(s.lambda_min) +
+                                " is not positive: A is not positive definite");
+  return s;
+}
+
+SsorSpectrum ssor_spectrum(const Model& model, Domain domain, double omega) {
+  return ssor_spectrum(model.precision(domain), omega);
+}
+
+SsorSpectrum optimal_ssor_spectrum(const SparseMatrix& A) {
+  auto kappa = [](const SsorSpectrum& s) { return s.lambda_max / s.lambda_min; };
+  // Golden-section search for the minimum of kappa(omega) on [1, 1.95] (unimodal in practice).
+  const double g = 0.5 * (std::sqrt(5.0) - 1.0);
+  double lo = 1.0, hi = 1.95;
+  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+  SsorSpectrum sa = ssor_spectrum(A, a), sb = ssor_spectrum(A, b);
+  for (int it = 0; it < 10; ++it) {
+    if (kappa(sa) < kappa(sb)) {
+      hi = b;
+      b = a;
+      sb = sa;
+      a = hi - g * (hi - lo);
+      sa = ssor_spectrum(A, a);
+    } else {
+      lo = a;
+      a = b;
+      sa = sb;
+      b = lo + g * (hi - lo);
+      sb = ssor_spectrum(A, b);
+    }
+  }
+  SsorSpectrum best = kappa(sa) < kappa(sb) ? sa : sb;
+  const SsorSpectrum one = ssor_spectrum(A, 1.0);
+  return kappa(one) <= kappa(best) ? one : best;
+}
+
+namespace {
+void check_spectrum(const SsorSpectrum& s, const char* who) {
+  check_omega(s.omega, who);
+  if (!(std::isfinite(s.lambda_min) && std::isfinite(s.lambda_max)))
+    throw std::invalid_argument(std::string(who) + ": no spectrum bounds (lambda_min = " + number_text(s.lambda_min) +
+                                ", lambda_max = " + number_text(s.lambda_max) +
+                                "): cheby-ssor needs the extreme eigenvalues of the SSOR-preconditioned operator, "
+                                "from ssor_spectrum() or given by the user");
+  if (!(s.lambda_min > 0.0 && s.lambda_min <= s.lambda_max && s.lambda_max <= 1.0 + 1e-9))
+    throw std::invalid_argument(std::string(who) + ": lambda_min = " + number_text(s.lambda_min) +
+                                ", lambda_max = " + number_text(s.lambda_max) +
+                                " (need 0 < lambda_min <= lambda_max <= 1: every eigenvalue of an SSOR-preconditioned "
+                                "SPD operator lies in (0, 1])");
+}
+}  // namespace
+
+double ssor_rate(const SsorSpectrum& spectrum) {
+  check_spectrum(spectrum, "ssor_rate");
+  return 1.0 - spectrum.lambda_min;
+}
+
+double chebyshev_ssor_rate(const SsorSpectrum& spectrum) {
+  const ChebyshevSsorSweep c(spectrum);
+  const double kappa = c.interval_max() / c.interval_min(), r = std::sqrt(kappa);
+  return (r - 1.0) / (r + 1.0);
+}
+
+ChebyshevSsorSweep::ChebyshevSsorSweep(double omega, double lambda_min, double lambda_max)
+    : m_omega(omega), m_min(lambda_min), m_max(std::min(lambda_max, 1.0)) {
+  check_spectrum(SsorSpectrum{omega, lambda_min, lambda_max}, "ChebyshevSsorSweep");
+  // The backward half-sweep's noise variance carries 2 / tau - 1 = lambda_min + lambda_max - 1, which must not be
+  // negative; 1 >= lambda_max is always a valid top of the interval.
+  if (m_min + m_max < 1.0) m_max = 1.0;
+  m_tau = 2.0 / (m_min + m_max);
+  const double rho = (m_max - m_min) / (m_max + m_min);
+  m_rho2 = rho * rho;
+  m_back = std::sqrt(std::max(0.0, 2.0 / m_tau - 1.0));
+}
+
+double ChebyshevSsorSweep::next_alpha(std::size_t k, double alpha_k) const noexcept {
+  return k == 0 ? 1.0 / (1.0 - 0.5 * m_rho2) : 1.0 / (1.0 - 0.25 * m_rho2 * alpha_k);
+}
+
+double ChebyshevSsorSweep::alpha(std::size_t k) const noexcept {
+  double a = 1.0;
+  for (std::size_t j = 0; j < k; ++j) a = next_alpha(j, a);
+  return a;
+}
+
+// ---- schemes chosen at run time --------------------------------------------------------------------------
+
+namespace {
+constexpr detail::EnumName<SchemeKind> kSchemeKinds[] = {
+    {SchemeKind::Gibbs, "gibbs"}, {SchemeKind::Ssor, "ssor"}, {SchemeKind::ChebyshevSsor, "cheby-ssor"}};
+}  // namespace
+
+SchemeKind parse_scheme_kind(const std::string& name) { return detail::parse_enum(kSchemeKinds, name, "scheme"); }
+
+const char* to_string(SchemeKind kind) noexcept { return detail::enum_name(kSchemeKinds, kind); }
+
+std::size_t site_updates_per_sweep(const SchemeOptions& scheme, Index n) noexcept {
+  return (scheme.kind == SchemeKind::Gibbs ? 1u : 2u) * static_cast<std::size_t>(n);
+}
+
+namespace {
+template <class Kernel, class Scheme>
+EnsembleStats run_scheme(const Kernel& kernel, const EnsembleOptions& o, const Observer& observe,
+                         const Scheme& scheme) {
+  EnsembleStats st = run_ensemble(kernel, o, observe, scheme);
+  st.updates *= 2;  // a sweep of these schemes is 2n site updates
+  st.ns_per_update = st.updates ? st.seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
+  return st;
+}
+
+template <class Kernel>
+EnsembleStats run_kernel(const Kernel& kernel, const EnsembleOptions& o, const Observer& observe,
+                         const SchemeOptions& scheme) {
+  if (scheme.kind == SchemeKind::Ssor) return run_scheme(kernel, o, observe, SymmetricSweep(scheme.omega));
+  return run_scheme(kernel, o, observe, ChebyshevSsorSweep(scheme.spectrum));
+}
+}  // namespace
+
+EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options, const Observer& observe,
+                           const SchemeOptions& scheme) {
+  if (scheme.kind == SchemeKind::Gibbs) return run_ensemble(model, domain, options, observe);
+  check_omega(scheme.omega, "run_ensemble");
+  if (scheme.kind == SchemeKind::ChebyshevSsor) {
+    check_spectrum(scheme.spectrum, "run_ensemble (cheby-ssor)");
+    if (scheme.spectrum.omega != scheme.omega)
+      throw std::invalid_argument("run_ensemble (cheby-ssor): the spectrum bounds were computed at omega = " +
+                                  number_text(scheme.spectrum.omega) + ", the scheme runs at omega = " +
+                                  number_text(scheme.omega));
+  }
+  if (domain == Domain::Primal) {
+    if (options.observe_edges)
+      throw std::invalid_argument("run_ensemble: observe_edges applies only to the dual domain");
+    const CsrKernel kernel(model.primal_precision(), SpdCheck::Cheap);
+    return run_kernel(kernel, options, observe, scheme);
+  }
+  if (model.num_edges() < 1)
+    throw std::invalid_argument("run_ensemble: the graph has no edges, so the dual domain is empty");
+  const DualIncidenceKernel kernel(model);
+  return run_kernel(kernel, options, observe, scheme);
+}
+
+}  // namespace dualgibbs

@@ -1,0 +1,353 @@
+// Tests of accelerated.hpp: the spectrum of the SSOR-preconditioned operator against a dense generalized eigensolver,
+// noise-free Chebyshev-SSOR against the dense Chebyshev iteration (written here from the three-term recurrence of
+// the Chebyshev polynomials, not from the scheme's alpha weights), invariance of N(0, A^-1) from exact draws, the
+// exact moments of an ensemble from a constant start, and the errors on bad input.
+#define BOOST_TEST_MODULE accelerated
+#include <boost/test/unit_test.hpp>
+
+#include "sampler_oracles.hpp"
+#include "test_support.hpp"
+
+#include <dualgibbs/core/random.hpp>
+#include <dualgibbs/sampling/accelerated.hpp>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <vector>
+
+using namespace dualgibbs;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+namespace {
+
+// The dense SSOR preconditioner M = omega / (2 - omega) (D / omega + L) D^-1 (D / omega + L)^T of A.
+MatrixXd dense_ssor(const MatrixXd& A, double omega) {
+  const MatrixXd L = A.triangularView<Eigen::StrictlyLower>();
+  const VectorXd d = A.diagonal();
+  const MatrixXd F = MatrixXd(d.asDiagonal()) / omega + L;
+  return omega / (2.0 - omega) * F * d.cwiseInverse().asDiagonal() * F.transpose();
+}
+
+// Eigenvalues of M^-1 A from the pencil A v = lambda M v (Eigen's generalized solver), ascending.
+VectorXd pencil_eigenvalues(const MatrixXd& A, double omega) {
+  const Eigen::GeneralizedSelfAdjointEigenSolver<MatrixXd> es(A, dense_ssor(A, omega), Eigen::EigenvaluesOnly);
+  return es.eigenvalues();
+}
+
+// The Chebyshev error polynomial on [lo, hi]: P_k(H) = T_k((theta - H) / delta) / T_k(theta / delta) with
+// theta = (hi + lo) / 2, delta = (hi - lo) / 2, from T_{j+1}(X) = 2 X T_j(X) - T_{j-1}(X).
+MatrixXd chebyshev_polynomial(const MatrixXd& H, double lo, double hi, int k) {
+  const Eigen::Index n = H.rows();
+  const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo);
+  const MatrixXd X = (theta * MatrixXd::Identity(n, n) - H) / delta;
+  const double x0 = theta / delta;
+  MatrixXd t_prev = MatrixXd::Identity(n, n), t = X;
+  double s_prev = 1.0, s = x0;
+  if (k == 0) return t_prev;
+  for (int j = 1; j < k; ++j) {
+    MatrixXd next = 2.0 * X * t - t_prev;
+    const double s_next = 2.0 * x0 * s - s_prev;
+    t_prev = std::move(t);
+    t = std::move(next);
+    s_prev = s;
+    s = s_next;
+  }
+  return t / s;
+}
+
+// The model and its dense precision of one domain.
+struct Domained {
+  Domain domain;
+  MatrixXd A;
+};
+
+template <class Kernel, int W>
+void check_noise_free(const Kernel& kernel, const MatrixXd& A, double omega, const char* what) {
+  const VectorXd ev = pencil_eigenvalues(A, omega);
+  const double lo = ev[0], hi = ev[ev.size() - 1];
+  BOOST_TEST_REQUIRE(lo + hi >= 1.0);  // the interval is the spectrum itself (no widening)
+  const MatrixXd H = dense_ssor(A, omega).llt().solve(A);
+  GibbsSampler<Kernel, W, ChebyshevSsorSweep> g(kernel, ChebyshevSsorSweep(omega, lo, hi), 5, 0, /*noise=*/false);
+  g.set_random_state();
+  std::vector<VectorXd> start;
+  for (int c = 0; c < W; ++c) start.push_back(g.state(c));
+  for (int k = 1; k <= 12; ++k) {
+    g.sweep();
+    const MatrixXd P = chebyshev_polynomial(H, lo, hi, k);
+    for (int c = 0; c < W; ++c) {
+      const VectorXd want = P * start[static_cast<std::size_t>(c)];
+      const double err = (g.state(c) - want).cwiseAbs().maxCoeff() / start[static_cast<std::size_t>(c)].cwiseAbs().maxCoeff();
+      BOOST_TEST(err < 1e-12, what << ", omega " << omega << ", W " << W << ", lane " << c << ", iteration " << k
+                                   << ": difference " << err);
+    }
+  }
+}
+
+// A kernel without set_site: relaxed schemes are not defined for it.
+class NoCommitKernel {
+ public:
+  explicit NoCommitKernel(const CsrKernel& inner) : m_inner(inner) {}
+  Index dimension() const noexcept { return m_inner.dimension(); }
+  Index tally_dimension() const noexcept { return 0; }
+  double conditional_sd(Index i) const noexcept { return m_inner.conditional_sd(i); }
+  template <int W>
+  void conditional_mean(Index i, const double* z, const double* t, double* mean) const noexcept {
+    m_inner.conditional_mean<W>(i, z, t, mean);
+  }
+  template <int W>
+  void update(Index i, double* z, double* t, const double* eps) const noexcept {
+    m_inner.update<W>(i, z, t, eps);
+  }
+  template <int W>
+  void prefetch(Index, const double*, const double*) const noexcept {}
+  void prefetch_row(Index) const noexcept {}
+  template <int W>
+  void rebuild_tally(const double*, double*) const noexcept {}
+
+ private:
+  const CsrKernel& m_inner;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(ssor_spectrum_tests)
+
+BOOST_AUTO_TEST_CASE(matches_the_dense_pencil_on_both_paths) {
+  // Dense path (n <= 400): the 6-node model's Q and R; Lanczos path: a 24 x 24 torus (576 nodes) and its dual
+  // (1152 edges), against Eigen's generalized eigensolver of (A, M).
+  const Model small = oracle::small_model();
+  const Model torus(make_torus(24, 24), 1.0, 0.25);
+  for (const Model* m : {&small, &torus})
+    for (Domain d : {Domain::Primal, Domain::Dual})
+      for (double omega : {1.0, 1.5}) {
+        const SparseMatrix A = m->precision(d);
+        const VectorXd ev = pencil_eigenvalues(MatrixXd(A), omega);
+        const SsorSpectrum s = ssor_spectrum(A, omega);
+        BOOST_TEST(s.omega == omega);
+        BOOST_TEST(std::abs(s.lambda_min - ev[0]) < 1e-8 * ev[0], to_string(d) << " n " << A.rows() << ": "
+                                                                                 << s.lambda_min << " vs " << ev[0]);
+        BOOST_TEST(std::abs(s.lambda_max - ev[ev.size() - 1]) < 1e-8, to_string(d) << " n " << A.rows());
+        BOOST_TEST(ev[ev.size() - 1] <= 1.0 + 1e-12);  // SSOR: N = M - A is positive semidefinite
+      }
+}
+
+BOOST_AUTO_TEST_CASE(rates_follow_from_the_spectrum) {
+  const SsorSpectrum s{1.2, 0.04, 0.99};
+  BOOST_TEST(ssor_rate(s) == 0.96);
+  const double k = std::sqrt(0.99 / 0.04);
+  BOOST_TEST(std::abs(chebyshev_ssor_rate(s) - (k - 1) / (k + 1)) < 1e-15);
+  // lambda_min + lambda_max < 1: the interval's top becomes 1.
+  const SsorSpectrum w{0.3, 0.01, 0.6};
+  BOOST_TEST(std::abs(chebyshev_ssor_rate(w) - (10.0 - 1) / (10.0 + 1)) < 1e-15);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(chebyshev_ssor)
+
+BOOST_AUTO_TEST_CASE(noise_free_equals_the_dense_chebyshev_iteration) {
+  const Model model = oracle::small_model();
+  const CsrKernel csr(model.primal_precision());
+  const DualIncidenceKernel dual(model);
+  const MatrixXd Q = oracle::primal_precision(model), R = oracle::dual_precision(model);
+  for (double omega : {1.0, 1.4}) {
+    check_noise_free<CsrKernel, 1>(csr, Q, omega, "primal");
+    check_noise_free<CsrKernel, 4>(csr, Q, omega, "primal");
+    check_noise_free<DualIncidenceKernel, 1>(dual, R, omega, "dual");
+    check_noise_free<DualIncidenceKernel, 8>(dual, R, omega, "dual");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(alpha_weights_are_golub_varga) {
+  const ChebyshevSsorSweep c(1.0, 0.2, 1.0);
+  const double rho = (1.0 - 0.2) / 1.2;
+  BOOST_TEST(c.alpha(0) == 1.0);
+  BOOST_TEST(std::abs(c.alpha(1) - 2.0 / (2.0 - rho * rho)) < 1e-15);
+  double a = 2.0 / (2.0 - rho * rho);
+  for (std::size_t k = 2; k < 30; ++k) a = 1.0 / (1.0 - rho * rho * a / 4.0);
+  BOOST_TEST(std::abs(c.alpha(29) - a) < 1e-14);
+  // The limit 2 / (1 + sqrt(1 - rho^2)).
+  BOOST_TEST(std::abs(c.alpha(200) - 2.0 / (1.0 + std::sqrt(1.0 - rho * rho))) < 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(exact_draws_stay_exact) {
+  // Invariance of N(0, A^-1): L = 200000 exact draws (dense Cholesky of A^-1, deviates from the ExactDraws stream)
+  // pushed through k = 1..4 iterations (omega 1.3, the spectrum's own bounds) keep mean 0 and second moments A^-1.
+  // Each z-score is N(0, 1) up to the CLT; the Bonferroni threshold over every z of the case (2 domains x 4
+  // checkpoints) makes its false-failure probability at most 1e-6. At this size a relative error of 2.5% in a
+  // variance is more than 7 standard errors (sqrt(2 / L) = 0.32%); the plain SSOR noise (no Chebyshev scaling)
+  // makes the variances 3 to 9 times too large here (computed with the joint covariance of (x_{k-1}, x_k)).
+  const Model model = oracle::small_model();
+  const CsrKernel csr(model.primal_precision());
+  const DualIncidenceKernel dual(model);
+  const std::size_t chains = 200000;
+  constexpr int W = 16;
+  const int checkpoints = 4;
+  const double z_max = oracle::bonferroni_z(1e-6, 2 * checkpoints * oracle::moment_tests(8));
+  auto run = [&](const auto& kernel, const MatrixXd& A, const char* what) {
+    using Kernel = std::decay_t<decltype(kernel)>;
+    const MatrixXd S = A.inverse();
+    const MatrixXd Lc = S.llt().matrixL();
+    const SsorSpectrum sp = ssor_spectrum(SparseMatrix(A.sparseView()), 1.3);
+    const auto n = static_cast<Index>(A.rows());
+    std::vector<MatrixXd> out(checkpoints, MatrixXd(n, static_cast<Eigen::Index>(chains)));
+    ChainEngine rng = make_stream(77, 0, StreamPurpose::ExactDraws);
+    for (std::size_t first = 0; first < chains; first += W) {
+      GibbsSampler<Kernel, W, ChebyshevSsorSweep> g(kernel, ChebyshevSsorSweep(sp), 2027, first);
+      for (int c = 0; c < W; ++c) {
+        VectorXd e(n);
+        for (Index i = 0; i < n; ++i) e[i] = standard_normal(rng);
+        g.set_state(c, Lc * e);
+      }
+      for (int k = 0; k < checkpoints; ++k) {
+        g.sweep();
+        for (int c = 0; c < W; ++c) out[static_cast<std::size_t>(k)].col(static_cast<Eigen::Index>(first) + c) = g.state(c);
+      }
+    }
+    for (int k = 0; k < checkpoints; ++k)
+      oracle::check_moments(out[static_cast<std::size_t>(k)], {VectorXd::Zero(n), S}, z_max,
+                            std::string(what) + ", iteration " + std::to_string(k + 1));
+  };
+  run(csr, oracle::primal_precision(model), "primal");
+  run(dual, oracle::dual_precision(model), "dual");
+}
+
+BOOST_AUTO_TEST_CASE(ensemble_moments_follow_the_chebyshev_polynomial) {
+  // From the constant start 1 (covariance 0), after k iterations: mean P_k 1 and covariance A^-1 - P_k A^-1 P_k^T
+  // (the covariance error P_k (S_0 - A^-1) P_k^T), P_k the Chebyshev polynomial of M^-1 A on the spectrum. Through
+  // run_ensemble(model, domain, options, observer, scheme) with 2 threads; 200000 chains, z-scores with a
+  // Bonferroni threshold: false-failure probability at most 1e-6 for the case.
+  const Model model = oracle::small_model();
+  const double omega = 1.6;
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    const MatrixXd A = oracle::precision(model, d), S = A.inverse();
+    const MatrixXd H = dense_ssor(A, omega).llt().solve(A);
+    EnsembleOptions o;
+    o.chains = 200000;
+    o.sweeps = 3;
+    o.checkpoint_every = 1;
+    o.seed = 31;
+    o.threads = 2;
+    o.observe_edges = d == Domain::Dual;
+    SchemeOptions sc;
+    sc.kind = SchemeKind::ChebyshevSsor;
+    sc.omega = omega;
+    sc.spectrum = ssor_spectrum(model, d, omega);
+    const ChebyshevSsorSweep used(sc.spectrum);
+    std::vector<MatrixXd> got;
+    const EnsembleStats st = run_ensemble(model, d, o, [&](const Checkpoint& cp) { got.push_back(cp.states); }, sc);
+    BOOST_TEST(st.updates == 2u * o.chains * o.sweeps * static_cast<std::uint64_t>(A.rows()));
+    const double z_max = oracle::bonferroni_z(1e-6, 2 * 3 * oracle::moment_tests(8));
+    for (int k = 1; k <= 3; ++k) {
+      const MatrixXd P = chebyshev_polynomial(H, used.interval_min(), used.interval_max(), k);
+      const VectorXd mean = P * VectorXd::Ones(A.rows());
+      const MatrixXd cov = S - P * S * P.transpose();
+      oracle::check_moments(got[static_cast<std::size_t>(k)], {mean, cov + mean * mean.transpose()}, z_max,
+                            std::string(to_string(d)) + ", iteration " + std::to_string(k));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(dual_tally_stays_B_times_y) {
+  const Model model = oracle::small_model();
+  const DualIncidenceKernel dual(model);
+  GibbsSampler<DualIncidenceKernel, 2, ChebyshevSsorSweep> g(dual, ChebyshevSsorSweep(ssor_spectrum(model, Domain::Dual, 1.2)), 3);
+  g.set_random_state();
+  g.sweep(15);
+  const MatrixXd B = oracle::incidence(model);
+  for (int c = 0; c < 2; ++c) BOOST_TEST((g.tally(c) - B * g.state(c)).cwiseAbs().maxCoeff() < 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(gibbs_scheme_option_is_the_plain_ensemble_bit_for_bit) {
+  const Model model(make_torus(5, 4), 1.0, 0.3);
+  EnsembleOptions o;
+  o.chains = 20;
+  o.sweeps = 5;
+  o.checkpoint_every = 5;
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    MatrixXd a, b;
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) { a = cp.states; });
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) { b = cp.states; }, SchemeOptions{});
+    BOOST_TEST((a.array() == b.array()).all());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ssor_scheme_option_is_the_symmetric_sweep) {
+  const Model model(make_torus(5, 4), 1.0, 0.3);
+  const CsrKernel csr(model.primal_precision(), SpdCheck::Cheap);
+  EnsembleOptions o;
+  o.chains = 20;
+  o.sweeps = 5;
+  o.checkpoint_every = 5;
+  MatrixXd a, b;
+  run_ensemble(csr, o, [&](const Checkpoint& cp) { a = cp.states; }, SymmetricSweep(1.4));
+  SchemeOptions sc;
+  sc.kind = SchemeKind::Ssor;
+  sc.omega = 1.4;
+  run_ensemble(model, Domain::Primal, o, [&](const Checkpoint& cp) { b = cp.states; }, sc);
+  BOOST_TEST((a.array() == b.array()).all());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(bad_input)
+
+BOOST_AUTO_TEST_CASE(rejects_omega_outside_0_2) {
+  const Model model = oracle::small_model();
+  for (double bad :
+       {0.0, 2.0, -0.5, 3.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    BOOST_CHECK_EXCEPTION(ChebyshevSsorSweep(bad, 0.1, 0.9), std::invalid_argument,
+                          testing::message_has({"omega", "(0, 2)"}));
+    BOOST_CHECK_EXCEPTION(ssor_spectrum(model.primal_precision(), bad), std::invalid_argument,
+                          testing::message_has({"omega", "(0, 2)"}));
+    SchemeOptions sc;
+    sc.kind = SchemeKind::Ssor;
+    sc.omega = bad;
+    BOOST_CHECK_EXCEPTION(run_ensemble(model, Domain::Primal, EnsembleOptions{}, Observer{}, sc),
+                          std::invalid_argument, testing::message_has({"omega", "(0, 2)"}));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(cheby_ssor_needs_spectrum_bounds) {
+  const Model model = oracle::small_model();
+  SchemeOptions sc;
+  sc.kind = SchemeKind::ChebyshevSsor;
+  sc.omega = 1.2;
+  sc.spectrum.omega = 1.2;
+  BOOST_CHECK_EXCEPTION(run_ensemble(model, Domain::Dual, EnsembleOptions{}, Observer{}, sc), std::invalid_argument,
+                        testing::message_has({"no spectrum bounds", "ssor_spectrum"}));
+  BOOST_CHECK_EXCEPTION(ChebyshevSsorSweep(SsorSpectrum{}), std::invalid_argument,
+                        testing::message_has({"no spectrum bounds"}));
+  sc.spectrum = ssor_spectrum(model, Domain::Dual, 1.5);
+  BOOST_CHECK_EXCEPTION(run_ensemble(model, Domain::Dual, EnsembleOptions{}, Observer{}, sc), std::invalid_argument,
+                        testing::message_has({"computed at omega = 1.5", "omega = 1.2"}));
+  for (auto bounds : {std::pair<double, double>{0.0, 0.9}, {0.5, 0.4}, {0.1, 1.5}, {-1.0, 0.5}})
+    BOOST_CHECK_EXCEPTION(ChebyshevSsorSweep(1.0, bounds.first, bounds.second), std::invalid_argument,
+                          testing::message_has({"lambda_min", "(0, 1]"}));
+}
+
+BOOST_AUTO_TEST_CASE(relaxed_schemes_refuse_a_kernel_without_set_site) {
+  const Model model = oracle::small_model();
+  const CsrKernel csr(model.primal_precision());
+  const NoCommitKernel k(csr);
+  using Cheby = GibbsSampler<NoCommitKernel, 1, ChebyshevSsorSweep>;
+  using Sym = GibbsSampler<NoCommitKernel, 1, SymmetricSweep>;
+  BOOST_CHECK_EXCEPTION(Cheby(k, ChebyshevSsorSweep(1.0, 0.1, 1.0)), std::invalid_argument,
+                        testing::message_has({"set_site", "cheby-ssor", "not defined"}));
+  BOOST_CHECK_EXCEPTION(Sym(k, SymmetricSweep(1.3)), std::invalid_argument, testing::message_has({"set_site"}));
+  Sym plain(k, SymmetricSweep(1.0));  // omega = 1 uses plain updates: defined for every kernel
+  plain.sweep(2);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_scheme_name) {
+  BOOST_CHECK_EXCEPTION(parse_scheme_kind("chebyshev"), std::invalid_argument,
+                        testing::message_has({"chebyshev", "gibbs", "cheby-ssor"}));
+  BOOST_TEST((parse_scheme_kind("cheby-ssor") == SchemeKind::ChebyshevSsor));
+  BOOST_TEST(std::string(to_string(SchemeKind::Ssor)) == "ssor");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
