@@ -4,6 +4,7 @@
 
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/accelerated.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -73,6 +74,31 @@ CLI::Option* add_count(CLI::App& app, const std::string& name, T& target, const 
           },
           "COUNT"));
 }
+
+/// The sweep-scheme options of sample, converge and bench: --scheme, --omega, --lambda-min, --lambda-max.
+struct SchemeCli {
+  std::string scheme = "gibbs";
+  std::optional<double> omega;
+  std::optional<double> lambda_min;
+  std::optional<double> lambda_max;
+};
+
+/// Adds --scheme, --omega, --lambda-min and --lambda-max to a subcommand.
+void add_scheme_options(CLI::App& app, SchemeCli& target);
+
+/// Largest number of coordinates for which the default --omega is the optimum searched on the spectra (about 13
+/// spectrum computations); above it the default is 1.
+constexpr Index kOptimalOmegaMaxDimension = 5000;
+
+/// The scheme the options describe for `domain` of `model`: the default omega (the spectral optimum up to
+/// kOptimalOmegaMaxDimension coordinates, else 1), and for cheby-ssor the spectrum bounds (given, or computed by
+/// ssor_spectrum). \throws std::invalid_argument for an unknown scheme, --omega or bounds with gibbs, bounds with
+/// ssor, only one of the two bounds, or omega outside (0, 2).
+SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain domain, const std::string& command);
+
+/// Adds scheme, omega and (cheby-ssor) lambda_min, lambda_max, rate to a JSON record (nothing for gibbs: the
+/// default run's records are unchanged).
+void add_scheme_json(nlohmann::json& j, const SchemeOptions& scheme);
 
 /// Prints JSON on stdout, one object per line.
 void print_json(const nlohmann::json& j);

@@ -25,6 +25,7 @@ struct BenchOptions {
   std::size_t lockstep = 16;
   int repeat = 3;
   bool json = false;
+  SchemeCli scheme;
 };
 
 std::string load_average() {
@@ -41,6 +42,10 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   const Model model = common.model();
   const Index n = model.dimension(domain);
   if (n < 1) throw std::invalid_argument(std::string("bench: the ") + to_string(domain) + " domain has no coordinates");
+  const SchemeOptions scheme = resolve_scheme(bo.scheme, model, domain, "bench");
+  if (scheme.kind != SchemeKind::Gibbs && bo.scan != "random")
+    throw std::invalid_argument("bench: --scan applies to --scheme gibbs (ssor and cheby-ssor sweep in order)");
+  const std::size_t per_sweep = site_updates_per_sweep(scheme, n);
   EnsembleOptions o;
   o.scan = parse_scan_order(bo.scan);
   o.seed = common.seed;
@@ -51,14 +56,14 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   o.chains = bo.chains ? bo.chains : 2 * o.lockstep * o.threads;
   o.sweeps = bo.sweeps
                  ? bo.sweeps
-                 : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * static_cast<std::size_t>(n)));
+                 : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * per_sweep));
   o.checkpoint_every = o.sweeps;
   const std::string load_before = load_average();
   EnsembleStats best{};
   best.ns_per_update = 0;
   double best_cpu = 0;
   for (int r = 0; r < bo.repeat; ++r) {
-    const EnsembleStats st = run_ensemble(model, domain, o, Observer());
+    const EnsembleStats st = run_ensemble(model, domain, o, Observer(), scheme);
     const double cpu_ns = st.updates ? st.cpu_seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
     if (r == 0 || st.ns_per_update < best.ns_per_update) best = st;
     if (r == 0 || cpu_ns < best_cpu) best_cpu = cpu_ns;
@@ -69,6 +74,9 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   j["edges"] = model.num_edges();
   j["domain"] = to_string(domain);
   j["scan"] = to_string(o.scan);
+  j["scheme"] = to_string(scheme.kind);
+  if (scheme.kind != SchemeKind::Gibbs) j["omega"] = scheme.omega;
+  j["site_updates_per_iteration"] = per_sweep;  // one iteration = one sweep of the scheme
   j["chains"] = o.chains;
   j["threads"] = o.threads;
   j["mpi_ranks"] = mpi_ranks();  // threads are per rank; ns_per_update is the slowest rank's time / all updates
@@ -92,6 +100,9 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
             << "  " << to_string(domain) << " domain, " << to_string(o.scan) << " scan, " << o.chains << " chains ("
             << o.lockstep << " per lock-step block, widest " << widest << "), " << o.threads << " thread(s), "
             << o.sweeps << " sweeps, best of " << bo.repeat << "\n"
+            << "  scheme                " << to_string(scheme.kind)
+            << (scheme.kind != SchemeKind::Gibbs ? ", omega " + std::to_string(scheme.omega) : std::string()) << ", "
+            << per_sweep << " site updates per iteration\n"
             << "  ns per chain-update   " << best.ns_per_update << "   (CPU time per update " << best_cpu << " ns)\n"
             << "  updates per second    " << j["updates_per_second"].get<double>() << "\n"
             << "  load average          " << load_before << "\n";
@@ -103,6 +114,7 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
   static BenchOptions opt;
   app.add_option("--domain", opt.domain, "primal or dual")->capture_default_str();
   app.add_option("--scan", opt.scan, "random, permutation or fixed")->capture_default_str();
+  add_scheme_options(app, opt.scheme);
   add_count(app, "--chains", opt.chains,
             "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");
   add_count(app, "--sweeps", opt.sweeps, "sweeps per run (default: about 5e7 updates)");
@@ -111,8 +123,8 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
       ->capture_default_str();
   add_count(app, "--repeat", opt.repeat, "runs; the best is reported")->capture_default_str();
   app.add_flag("--json", opt.json,
-               "machine-readable output: ns_per_update, updates_per_second, cpu_ns_per_update, domain, scan,\n"
-               "chains, threads, lockstep, graph, ...");
+               "machine-readable output: ns_per_update (per site update), updates_per_second, cpu_ns_per_update,\n"
+               "site_updates_per_iteration, domain, scan, scheme, chains, threads, lockstep, graph, ...");
   return [&common]() { return run_bench(common, opt); };
 }
 

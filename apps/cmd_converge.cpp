@@ -28,6 +28,7 @@ struct ConvergeOptions {
   std::string out;
   bool no_plot = false;
   bool json = false;
+  SchemeCli scheme;
 };
 
 /// A few rows of the normalised curves, for the terminal.
@@ -56,6 +57,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   add_count(app, "--sweeps", o.sweeps, "sweeps per chain")->capture_default_str();
   add_count(app, "--every", o.every, "checkpoint every N sweeps")->capture_default_str();
   app.add_option("--scan", o.scan, "scan order: random | permutation | fixed")->capture_default_str();
+  add_scheme_options(app, o.scheme);
   app.add_option("--init", o.init, "initial state: constant | random")->capture_default_str();
   app.add_option("--init-value", o.init_value, "the constant of --init constant")->capture_default_str();
   app.add_option("--init-scale", o.init_scale, "--init random starts from N(0, K^2 diag(M)^-1)")->capture_default_str();
@@ -86,6 +88,18 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
                            "the error curves are of covariances, which the mean does not change (sample and validate "
                            "test draws of the posterior)");
     const Model model = common.model();
+    if (parse_scheme_kind(o.scheme.scheme) != SchemeKind::Gibbs) {
+      if (o.scan != "random")
+        throw std::invalid_argument("converge: --scan applies to --scheme gibbs (ssor and cheby-ssor sweep in order)");
+      if (o.scheme.lambda_min || o.scheme.lambda_max)
+        throw std::invalid_argument(
+            "converge: --lambda-min and --lambda-max would apply to both domains; converge computes each domain's "
+            "spectrum itself");
+      cs.scheme_primal = resolve_scheme(o.scheme, model, Domain::Primal, "converge");
+      cs.scheme_dual = resolve_scheme(o.scheme, model, Domain::Dual, "converge");
+    } else {
+      resolve_scheme(o.scheme, model, Domain::Primal, "converge");  // refuses --omega with gibbs
+    }
     if (!o.out.empty()) on_root([] { prepare_output_directory(o.out); });  // a bad --out fails now, not after the run
     ProgressPrinter progress(common.quiet);
     const auto t0 = std::chrono::steady_clock::now();
@@ -96,6 +110,10 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
     cmd << "dualgibbs converge --graph " << common.graph << " --s " << common.s << " --sigma " << common.sigma
         << " --seed " << common.seed << " --chains " << o.chains << " --sweeps " << o.sweeps << " --every " << o.every
         << " --scan " << o.scan << " --init " << o.init;
+    if (cs.scheme_primal.kind != SchemeKind::Gibbs) {
+      cmd << " --scheme " << o.scheme.scheme;
+      if (o.scheme.omega) cmd << " --omega " << *o.scheme.omega;
+    }
     WrittenFiles files;
     if (!o.out.empty()) on_root([&] { files = write_result(r, o.out, wall, o.threads, cmd.str(), !o.no_plot); });
     if (o.json) {

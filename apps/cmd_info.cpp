@@ -83,6 +83,49 @@ void add_spectra(nlohmann::json& j, const Rates& r, const ClosedForms& t) {
 
 std::string fmt(double x) { return std::isnan(x) ? "-" : number_text(x, 15); }
 
+// Largest dimension for which info computes the SSOR spectrum at all (at omega = 1 above
+// kOptimalOmegaMaxDimension): the smallest eigenvalue of a large lattice needs many Lanczos steps.
+constexpr Index kAccelMaxDimension = 50000;
+
+// rate_ssor_D, rate_cheby_ssor_D, omega_D, lambda_min_ssor_D, lambda_max_ssor_D for D = primal, dual (null when
+// skipped or undefined).
+void add_accel_rates(nlohmann::json& j, const Model& m) {
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    const std::string suffix = std::string("_") + to_string(d);
+    const Index n = m.dimension(d);
+    double omega = NAN, rate_ssor = NAN, rate_cheby = NAN, lo = NAN, hi = NAN;
+    if (n >= 1 && n <= kAccelMaxDimension) {
+      const SparseMatrix A = m.precision(d);
+      const SsorSpectrum s = n <= kOptimalOmegaMaxDimension ? optimal_ssor_spectrum(A) : ssor_spectrum(A, 1.0);
+      omega = s.omega;
+      lo = s.lambda_min;
+      hi = s.lambda_max;
+      rate_ssor = ssor_rate(s);
+      rate_cheby = chebyshev_ssor_rate(s);
+    }
+    j["omega" + suffix] = number_or_null(omega);
+    j["lambda_min_ssor" + suffix] = number_or_null(lo);
+    j["lambda_max_ssor" + suffix] = number_or_null(hi);
+    j["rate_ssor" + suffix] = number_or_null(rate_ssor);
+    j["rate_cheby_ssor" + suffix] = number_or_null(rate_cheby);
+  }
+}
+
+void print_accel(const nlohmann::json& j) {
+  std::printf("accelerated samplers: convergence factor of the mean per iteration (2n site updates)\n");
+  for (const char* d : {"primal", "dual"}) {
+    const std::string suffix = std::string("_") + d;
+    auto get = [&](const std::string& key) {
+      return j[key + suffix].is_null() ? std::nan("") : j[key + suffix].get<double>();
+    };
+    std::printf("  %-6s omega %-8s  SSOR %-20s  Chebyshev-SSOR %-20s\n", d, fmt(get("omega")).c_str(),
+                fmt(get("rate_ssor")).c_str(), fmt(get("rate_cheby_ssor")).c_str());
+  }
+  std::printf("  (omega: the optimum up to %ld coordinates, 1 above; not computed above %ld)\n",
+              static_cast<long>(kOptimalOmegaMaxDimension), static_cast<long>(kAccelMaxDimension));
+}
+
+
 void print_row(const char* name, double computed, const std::optional<ClosedForm>& c) {
   std::printf("  %-28s %-22s", name, fmt(computed).c_str());
   if (c) std::printf(" %-22s %s", fmt(c->value).c_str(), c->source.c_str());
@@ -150,6 +193,7 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
       rates = convergence_rates(m, so);
       theory = closed_forms(common.spec(), m);
       add_spectra(j, *rates, theory);
+      add_accel_rates(j, m);
     }
     if (opt.json) {
       print_json(j);
@@ -166,7 +210,10 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
               << "  cycles               "
               << (m.graph().has_cycles() ? "yes" : "no (a forest: the dual has no cycle space)") << "\n"
               << "  nnz(Q), nnz(R)       " << j["nnz_Q"] << ", " << j["nnz_R"] << std::endl;
-    if (rates) print_spectra(m, *rates, theory);
+    if (rates) {
+      print_spectra(m, *rates, theory);
+      print_accel(j);
+    }
     std::fflush(stdout);
     return 0;
   };

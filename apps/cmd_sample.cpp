@@ -46,6 +46,7 @@ struct SampleOptions {
   bool json = false;
   std::string mean_output;  // with --obs-file: CSV node,mean
   MeanCliOptions mean;
+  SchemeCli scheme;
 };
 
 std::string format_of(const SampleOptions& o) {
@@ -118,6 +119,9 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   // The posterior mean before the run, so a solver failure leaves no file behind.
   PosteriorMean pm;
   if (model.has_mean()) pm = solve_posterior_mean(model, so.mean);
+  const SchemeOptions scheme = resolve_scheme(so.scheme, model, domain, "sample");
+  if (scheme.kind != SchemeKind::Gibbs && so.scan != "random")
+    throw std::invalid_argument("sample: --scan applies to --scheme gibbs (ssor and cheby-ssor sweep 0..n-1, n-1..0)");
 
   // The binary header comes first, so its counts are known before the run (no seeking back: the output may be a
   // pipe). Checkpoints are at sweeps k, 2k, ..., and the last sweep (only sweep 0 if there are no sweeps).
@@ -138,7 +142,9 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   } else {
     out << std::setprecision(17);
   }
-  const EnsembleStats st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
+  const EnsembleStats st = run_ensemble(
+      model, domain, o,
+      [&](const Checkpoint& cp) {
     if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
     if (so.every == 0 && cp.sweep != o.sweeps) return;
     if (cp.states.rows() != dim) throw std::logic_error("sample: a checkpoint of unexpected dimension");
@@ -163,7 +169,8 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
     }
     ++written;
     file.check();  // a failed write (disk full) ends the run now
-  });
+      },
+      scheme);
   if (written != checkpoints)
     throw std::logic_error("sample: " + std::to_string(written) + " checkpoints written, " +
                            std::to_string(checkpoints) + " announced");
@@ -184,6 +191,7 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   j["init_value"] = o.init_value;
   j["init_scale"] = o.init_scale;
   j["noise"] = o.noise;
+  add_scheme_json(j, scheme);
   j["format"] = format;
   j["output"] = so.output;
   j["seconds"] = st.seconds;
@@ -235,6 +243,7 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
             "chains per shared-schedule block: 1, 2, 4, 8 or 16 (faster, but chains of a block are dependent;\n"
             "see docs/sampler.md)")
       ->capture_default_str();
+  add_scheme_options(app, opt.scheme);
   app.add_option("--init", opt.init, "initial state: constant (every coordinate = --init-value) or random")
       ->capture_default_str();
   app.add_option("--init-value", opt.init_value, "the constant of --init constant")->capture_default_str();

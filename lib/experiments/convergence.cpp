@@ -76,12 +76,15 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     const std::string stage = (label.empty() ? std::string() : label + " ") + to_string(domain);
     const double lo = domain == Domain::Primal ? 0.0 : 0.5;
     const auto sweeps = static_cast<double>(settings.sweeps);
-    const EnsembleStats stats = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
-      tracker.observe(cp.sweep, cp.seconds, cp.states);
-      if (cv_tracker && domain == Domain::Dual)
-        cv_tracker->observe(cp.sweep, cp.seconds, s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states));
-      if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);
-    });
+    const EnsembleStats stats = run_ensemble(
+        model, domain, o,
+        [&](const Checkpoint& cp) {
+          tracker.observe(cp.sweep, cp.seconds, cp.states);
+          if (cv_tracker && domain == Domain::Dual)
+            cv_tracker->observe(cp.sweep, cp.seconds, s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states));
+          if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);
+        },
+        domain == Domain::Primal ? settings.scheme_primal : settings.scheme_dual);
     if (domain == Domain::Primal) {
       out.primal = tracker.history();
       out.primal_stats = stats;

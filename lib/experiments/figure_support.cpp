@@ -71,6 +71,17 @@ void add_settings_parameters(ExperimentResult& r, const ConvergenceSettings& cs)
   r.parameters.emplace_back("init_value", number_text(cs.init_value, 10));
   if (cs.init == InitialState::Random) r.parameters.emplace_back("init_scale", number_text(cs.init_scale, 10));
   r.parameters.emplace_back("jackknife_groups_per_half", std::to_string(cs.jackknife_groups));
+  // Accelerated schemes only: the default run's parameters are unchanged.
+  for (const auto& [domain, s] : {std::pair<const char*, const SchemeOptions&>{"primal", cs.scheme_primal},
+                                  std::pair<const char*, const SchemeOptions&>{"dual", cs.scheme_dual}}) {
+    if (s.kind == SchemeKind::Gibbs) continue;
+    r.parameters.emplace_back(std::string("scheme_") + domain, to_string(s.kind));
+    r.parameters.emplace_back(std::string("omega_") + domain, number_text(s.omega, 10));
+    if (s.kind == SchemeKind::ChebyshevSsor) {
+      r.parameters.emplace_back(std::string("lambda_min_") + domain, number_text(s.spectrum.lambda_min, 10));
+      r.parameters.emplace_back(std::string("lambda_max_") + domain, number_text(s.spectrum.lambda_max, 10));
+    }
+  }
 }
 
 ConvergenceSettings settings_for(const ExperimentOptions& opt, std::size_t chains, std::size_t sweeps,
@@ -123,6 +134,7 @@ void single_model_convergence(ExperimentResult& res, const Model& model, const E
   res.table = convergence_table(curves);
   const Stopwatch spectra;
   res.rates = compare_rates(model, curves);
+  predict_scheme_rates(res.rates, cs.scheme_primal, cs.scheme_dual);
   res.timings.emplace_back("spectra", spectra.seconds());
   add_run_timings(res, curves);
   res.parameters.emplace_back("moments", to_string(curves.kind));

@@ -28,6 +28,7 @@
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/accelerated.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 
 #include <Eigen/Core>
@@ -208,6 +209,11 @@ struct ConvergenceSettings {
   /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full
   /// covariance target needs the dense energy matrix (at most 5000 nodes).
   bool control_variate = false;
+  /// The primal chains' sweep scheme (accelerated.hpp; default: Gibbs with `scan`). A sweep of ssor or cheby-ssor
+  /// is one iteration (2n site updates); the rate table then predicts from ssor_rate / chebyshev_ssor_rate.
+  SchemeOptions scheme_primal;
+  /// The dual chains' sweep scheme (its spectrum is that of R).
+  SchemeOptions scheme_dual;
 };
 
 /// Both domains' error curves on one model.
@@ -246,6 +252,12 @@ DUALGIBBS_EXPORT Table convergence_table(const ConvergenceCurves& curves);
 /// `prefix` is prepended to the labels.
 DUALGIBBS_EXPORT std::vector<RateComparison> compare_rates(const Model& model, const ConvergenceCurves& curves,
                                                            const std::string& prefix = "");
+
+/// Replaces the predictions of the rows of compare_rates() whose domain runs an accelerated scheme by that scheme's
+/// predicted factor per iteration (ssor_rate, chebyshev_ssor_rate; predicted_by "ssor" or "cheby-ssor", no closed
+/// form; NaN for ssor without a computed spectrum). Rows of Gibbs domains are unchanged.
+DUALGIBBS_EXPORT void predict_scheme_rates(std::vector<RateComparison>& rows, const SchemeOptions& primal,
+                                           const SchemeOptions& dual);
 
 /// A primal-vs-dual convergence experiment on any model (`dualgibbs converge`, the default run): the exact
 /// target exact_target(model, max_full_nodes), measure_convergence(), convergence_table() and

@@ -88,7 +88,7 @@ DUALGIBBS_EXPORT double chebyshev_ssor_rate(const SsorSpectrum& spectrum);
 /// sqrt((2 - alpha_k) / alpha_k), the backward one's by sqrt((2 - alpha_k) / alpha_k (2 / tau - 1)). When
 /// lambda_min + lambda_max < 1 the second factor would be imaginary; the scheme then uses the bound 1 >= lambda_max
 /// (exact for every SSOR splitting) as the interval's top, which is slower but valid.
-class ChebyshevSsorSweep {
+class DUALGIBBS_EXPORT ChebyshevSsorSweep {
  public:
   /// \throws std::invalid_argument unless 0 < omega < 2 and 0 < lambda_min <= lambda_max <= 1 (finite; lambda_max
   ///         up to 1 + 1e-9, clamped to 1), with a message saying that the bounds come from ssor_spectrum().
