@@ -96,6 +96,14 @@ constexpr Index kOptimalOmegaMaxDimension = 5000;
 /// ssor, only one of the two bounds, or omega outside (0, 2).
 SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain domain, const std::string& command);
 
+/// resolve_scheme, and --scan colored: SchemeKind::Colored with `threads` threads per chain (0: all cores).
+/// \throws std::invalid_argument for --scan other than random with ssor or cheby-ssor, and as resolve_scheme.
+SchemeOptions resolve_scheme(const SchemeCli& cli, const std::string& scan, unsigned threads, const Model& model,
+                             Domain domain, const std::string& command);
+
+/// parse_scan_order, with "colored" read as the (unused) random scan: the scheme then says how a sweep runs.
+ScanOrder parse_scan(const std::string& scan);
+
 /// Adds scheme, omega and (cheby-ssor) lambda_min, lambda_max, rate to a JSON record (nothing for gibbs: the
 /// default run's records are unchanged).
 void add_scheme_json(nlohmann::json& j, const SchemeOptions& scheme);

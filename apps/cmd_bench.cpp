@@ -42,12 +42,10 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   const Model model = common.model();
   const Index n = model.dimension(domain);
   if (n < 1) throw std::invalid_argument(std::string("bench: the ") + to_string(domain) + " domain has no coordinates");
-  const SchemeOptions scheme = resolve_scheme(bo.scheme, model, domain, "bench");
-  if (scheme.kind != SchemeKind::Gibbs && bo.scan != "random")
-    throw std::invalid_argument("bench: --scan applies to --scheme gibbs (ssor and cheby-ssor sweep in order)");
+  const SchemeOptions scheme = resolve_scheme(bo.scheme, bo.scan, bo.threads, model, domain, "bench");
   const std::size_t per_sweep = site_updates_per_sweep(scheme, n);
   EnsembleOptions o;
-  o.scan = parse_scan_order(bo.scan);
+  o.scan = parse_scan(bo.scan);
   o.seed = common.seed;
   o.threads = bo.threads ? bo.threads : std::max(1u, std::thread::hardware_concurrency());
   o.lockstep = bo.lockstep;
@@ -73,8 +71,9 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   j["nodes"] = model.num_nodes();
   j["edges"] = model.num_edges();
   j["domain"] = to_string(domain);
-  j["scan"] = to_string(o.scan);
-  j["scheme"] = to_string(scheme.kind);
+  j["scan"] = scheme.kind == SchemeKind::Colored ? "colored" : to_string(o.scan);
+  j["scheme"] = scheme.kind == SchemeKind::Colored ? "gibbs" : to_string(scheme.kind);
+  if (scheme.kind == SchemeKind::Colored) j["threads_per_chain"] = scheme.threads;
   if (scheme.kind != SchemeKind::Gibbs) j["omega"] = scheme.omega;
   j["site_updates_per_iteration"] = per_sweep;  // one iteration = one sweep of the scheme
   j["chains"] = o.chains;
@@ -113,7 +112,8 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
   app.description("sampler throughput: nanoseconds per chain-update of one configuration");
   static BenchOptions opt;
   app.add_option("--domain", opt.domain, "primal or dual")->capture_default_str();
-  app.add_option("--scan", opt.scan, "random, permutation or fixed")->capture_default_str();
+  app.add_option("--scan", opt.scan,
+                 "random, permutation, fixed or colored (one chain's colour classes on --threads threads)")->capture_default_str();
   add_scheme_options(app, opt.scheme);
   add_count(app, "--chains", opt.chains,
             "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");

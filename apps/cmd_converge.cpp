@@ -56,7 +56,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   add_count(app, "--chains", o.chains, "independent chains per domain (split into two halves)")->capture_default_str();
   add_count(app, "--sweeps", o.sweeps, "sweeps per chain")->capture_default_str();
   add_count(app, "--every", o.every, "checkpoint every N sweeps")->capture_default_str();
-  app.add_option("--scan", o.scan, "scan order: random | permutation | fixed")->capture_default_str();
+  app.add_option("--scan", o.scan, "scan order: random | permutation | fixed | colored (colour classes, --threads threads per chain)")->capture_default_str();
   add_scheme_options(app, o.scheme);
   app.add_option("--init", o.init, "initial state: constant | random")->capture_default_str();
   app.add_option("--init-value", o.init_value, "the constant of --init constant")->capture_default_str();
@@ -72,7 +72,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
     cs.chains = o.chains;
     cs.sweeps = o.sweeps;
     cs.checkpoint_every = o.every;
-    cs.scan = parse_scan_order(o.scan);
+    cs.scan = parse_scan(o.scan);
     cs.init = parse_initial_state(o.init);
     if (cs.init == InitialState::Given)
       throw std::invalid_argument("converge: --init must be constant or random (given states are for the library)");
@@ -88,15 +88,13 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
                            "the error curves are of covariances, which the mean does not change (sample and validate "
                            "test draws of the posterior)");
     const Model model = common.model();
-    if (parse_scheme_kind(o.scheme.scheme) != SchemeKind::Gibbs) {
-      if (o.scan != "random")
-        throw std::invalid_argument("converge: --scan applies to --scheme gibbs (ssor and cheby-ssor sweep in order)");
+    if (parse_scheme_kind(o.scheme.scheme) != SchemeKind::Gibbs || o.scan == "colored") {
       if (o.scheme.lambda_min || o.scheme.lambda_max)
         throw std::invalid_argument(
             "converge: --lambda-min and --lambda-max would apply to both domains; converge computes each domain's "
             "spectrum itself");
-      cs.scheme_primal = resolve_scheme(o.scheme, model, Domain::Primal, "converge");
-      cs.scheme_dual = resolve_scheme(o.scheme, model, Domain::Dual, "converge");
+      cs.scheme_primal = resolve_scheme(o.scheme, o.scan, o.threads, model, Domain::Primal, "converge");
+      cs.scheme_dual = resolve_scheme(o.scheme, o.scan, o.threads, model, Domain::Dual, "converge");
     } else {
       resolve_scheme(o.scheme, model, Domain::Primal, "converge");  // refuses --omega with gibbs
     }
@@ -110,7 +108,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
     cmd << "dualgibbs converge --graph " << common.graph << " --s " << common.s << " --sigma " << common.sigma
         << " --seed " << common.seed << " --chains " << o.chains << " --sweeps " << o.sweeps << " --every " << o.every
         << " --scan " << o.scan << " --init " << o.init;
-    if (cs.scheme_primal.kind != SchemeKind::Gibbs) {
+    if (cs.scheme_primal.kind != SchemeKind::Gibbs && cs.scheme_primal.kind != SchemeKind::Colored) {
       cmd << " --scheme " << o.scheme.scheme;
       if (o.scheme.omega) cmd << " --omega " << *o.scheme.omega;
     }

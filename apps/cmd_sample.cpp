@@ -89,7 +89,7 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   EnsembleOptions o;
   o.chains = so.chains;
   o.sweeps = so.sweeps;
-  o.scan = parse_scan_order(so.scan);
+  o.scan = parse_scan(so.scan);
   o.seed = common.seed;
   o.threads = so.threads;
   o.lockstep = so.lockstep;
@@ -119,9 +119,7 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   // The posterior mean before the run, so a solver failure leaves no file behind.
   PosteriorMean pm;
   if (model.has_mean()) pm = solve_posterior_mean(model, so.mean);
-  const SchemeOptions scheme = resolve_scheme(so.scheme, model, domain, "sample");
-  if (scheme.kind != SchemeKind::Gibbs && so.scan != "random")
-    throw std::invalid_argument("sample: --scan applies to --scheme gibbs (ssor and cheby-ssor sweep 0..n-1, n-1..0)");
+  const SchemeOptions scheme = resolve_scheme(so.scheme, so.scan, so.threads, model, domain, "sample");
 
   // The binary header comes first, so its counts are known before the run (no seeking back: the output may be a
   // pipe). Checkpoints are at sweeps k, 2k, ..., and the last sweep (only sweep 0 if there are no sweeps).
@@ -232,7 +230,8 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   app.description("run Gibbs chains and write their draws to a CSV or binary file (plus a JSON sidecar)");
   static SampleOptions opt;
   app.add_option("--domain", opt.domain, "primal (x over nodes) or dual (y~ over edges)")->capture_default_str();
-  app.add_option("--scan", opt.scan, "random (the paper's random sweep), permutation or fixed")->capture_default_str();
+  app.add_option("--scan", opt.scan, "random (the paper's random sweep), permutation, fixed, or colored (greedy colour classes in\n"
+                 "order, each class updated by --threads threads of one chain; chains run one after another)")->capture_default_str();
   add_count(app, "--chains", opt.chains, "number of chains")->capture_default_str();
   add_count(app, "--sweeps", opt.sweeps, "sweeps per chain (a sweep = one update per coordinate on average)")
       ->capture_default_str();

@@ -3,7 +3,9 @@
 
 #include <dualgibbs/core/number_text.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 #include <stdexcept>
 #include <string>
 
@@ -61,8 +63,28 @@ SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain do
   return s;
 }
 
+SchemeOptions resolve_scheme(const SchemeCli& cli, const std::string& scan, unsigned threads, const Model& model,
+                             Domain domain, const std::string& command) {
+  SchemeOptions s = resolve_scheme(cli, model, domain, command);
+  if (s.kind != SchemeKind::Gibbs && scan != "random")
+    throw std::invalid_argument(command + ": --scan " + scan +
+                                " applies to --scheme gibbs (ssor and cheby-ssor sweep 0..n-1, n-1..0)");
+  if (scan == "colored") {
+    s.kind = SchemeKind::Colored;
+    s.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  }
+  return s;
+}
+
+ScanOrder parse_scan(const std::string& scan) { return parse_scan_order(scan == "colored" ? "random" : scan); }
+
 void add_scheme_json(nlohmann::json& j, const SchemeOptions& s) {
   if (s.kind == SchemeKind::Gibbs) return;
+  if (s.kind == SchemeKind::Colored) {
+    j["scan"] = "colored";
+    j["threads_per_chain"] = s.threads;
+    return;
+  }
   j["scheme"] = to_string(s.kind);
   j["omega"] = s.omega;
   if (s.kind == SchemeKind::ChebyshevSsor) {

@@ -216,6 +216,21 @@ expect_error "no edges" sample --graph path:1 --domain dual -o "$tmp/x.csv"
 expect_error "cannot write" sample --graph torus:3 -o "$tmp/no/such/dir/x.csv"
 [ -z "$(ls -A "$tmp" | grep '^x\.csv')" ] || bad "sample: a failed run left a file behind"
 expect_error "unknown scan order" bench --graph torus:3 --scan zigzag
+# ---- accelerated schemes (issue 13) ----
+expect_error "unknown scheme 'chebyshev'" sample --graph torus:3 --scheme chebyshev -o "$tmp/s.csv"
+expect_error "--omega 2 is not in \(0, 2\)" sample --graph torus:3 --scheme ssor --omega 2 -o "$tmp/s.csv"
+expect_error "--omega -0.5 is not in \(0, 2\)" bench --graph torus:3 --scheme cheby-ssor --omega -0.5
+expect_error "apply to --scheme ssor and cheby-ssor, not gibbs" sample --graph torus:3 --omega 1.2 -o "$tmp/s.csv"
+expect_error "both --lambda-min and --lambda-max" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.1 -o "$tmp/s.csv"
+expect_error "lambda_min = 0.5, lambda_max = 0.2" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.5 --lambda-max 0.2 -o "$tmp/s.csv"
+expect_error "--scan applies to --scheme gibbs" converge --graph torus:3 --scheme ssor --scan fixed
+expect_error "dual domain is empty" sample --graph path:1 --scheme cheby-ssor -o "$tmp/s.csv"
+expect_json 'j["scheme"] == "cheby-ssor" and j["site_updates_per_iteration"] == 2 * 18 and j["ns_per_update"] > 0' \
+  bench --graph torus:3 --scheme cheby-ssor --json --repeat 1 --sweeps 3
+expect_json 'j["scheme"] == "cheby-ssor" and 0 < j["lambda_min"] <= j["lambda_max"] <= 1 + 1e-9 and 0 < j["rate_cheby_ssor"] < 1' \
+  sample --graph torus:4 --scheme cheby-ssor --chains 2 --sweeps 3 -o "$tmp/s.csv" --json
+expect_json '0 < j["rate_cheby_ssor_primal"] < j["rate_ssor_primal"] < 1 and 1 <= j["omega_primal"] < 2 and 0 < j["rate_cheby_ssor_dual"] < 1' \
+  info --graph torus:6 --sigma 0.25 --json
 expect_error "lockstep = 5" bench --graph torus:3 --lockstep 5
 
 # ---- hardening (issue 6): atomic outputs, sidecars, numerical failure, no NaN printed ------------------------

@@ -351,3 +351,108 @@ BOOST_AUTO_TEST_CASE(unknown_scheme_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(colored_sweep)
+
+// Every class is an independent set of the pattern, and the classes partition 0..n-1.
+void check_proper(const std::vector<std::vector<Index>>& classes, const MatrixXd& A) {
+  std::vector<int> colour(static_cast<std::size_t>(A.rows()), -1);
+  for (std::size_t c = 0; c < classes.size(); ++c)
+    for (Index i : classes[c]) {
+      BOOST_TEST_REQUIRE(colour[static_cast<std::size_t>(i)] == -1);
+      colour[static_cast<std::size_t>(i)] = static_cast<int>(c);
+    }
+  for (Index i = 0; i < A.rows(); ++i) {
+    BOOST_TEST_REQUIRE(colour[static_cast<std::size_t>(i)] >= 0);
+    for (Index j = 0; j < A.cols(); ++j)
+      if (i != j && A(i, j) != 0.0)
+        BOOST_TEST(colour[static_cast<std::size_t>(i)] != colour[static_cast<std::size_t>(j)], i << " ~ " << j);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(colourings_are_proper_partitions) {
+  for (const Model& m : {oracle::small_model(), Model(make_torus(7, 5), 1.0, 0.3)}) {
+    check_proper(domain_coloring(m, Domain::Primal), oracle::primal_precision(m));
+    check_proper(domain_coloring(m, Domain::Dual), oracle::dual_precision(m));
+  }
+  BOOST_TEST(domain_coloring(Model(make_torus(8, 8), 1.0, 0.3), Domain::Primal).size() == 2u);  // bipartite
+}
+
+// The sequential sweep in colour order, written here: site by site with update<W>, the deviates of lane c drawn in
+// site order from NormalStream(seed, first + c).
+template <class Kernel, int W>
+void check_colored_is_sequential(const Kernel& kernel, const std::vector<std::vector<Index>>& classes) {
+  const std::uint64_t seed = 42;
+  const Index n = kernel.dimension(), m = kernel.tally_dimension();
+  GibbsSampler<Kernel, W> start(kernel, ScanOrder::Fixed, seed);
+  start.set_random_state();
+  std::vector<double> z(start.state_data(), start.state_data() + n * W), t(start.tally_data(), start.tally_data() + m * W);
+  std::vector<NormalStream> lanes;
+  for (int c = 0; c < W; ++c) lanes.emplace_back(seed, static_cast<std::uint64_t>(c));
+  const int sweeps = 3;
+  for (int s = 0; s < sweeps; ++s)
+    for (const auto& cls : classes)
+      for (Index i : cls) {
+        double eps[W];
+        for (int c = 0; c < W; ++c) lanes[static_cast<std::size_t>(c)].fill(1, eps + c, 1);
+        kernel.template update<W>(i, z.data(), t.data(), eps);
+      }
+  for (unsigned threads : {1u, 2u, 3u}) {
+    ColoredSweep scheme(classes, threads);
+    GibbsSampler<Kernel, W, ColoredSweep> g(kernel, scheme, seed);
+    g.set_random_state();
+    g.sweep(sweeps);
+    bool same = true;
+    for (Index k = 0; k < n * W; ++k) same = same && g.state_data()[k] == z[static_cast<std::size_t>(k)];
+    BOOST_TEST(same, "W " << W << ", threads " << threads);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(colored_equals_the_sequential_sweep_in_colour_order_for_any_thread_count) {
+  // A 130 x 130 torus: the primal classes (8450 sites) and dual classes are above kMinParallelClass, so 2 and 3
+  // threads really split them.
+  const Model model(make_torus(130, 130), 1.0, 0.3);
+  const CsrKernel csr(model.primal_precision(), SpdCheck::Cheap);
+  const DualIncidenceKernel dual(model);
+  const auto cp = domain_coloring(model, Domain::Primal), cd = domain_coloring(model, Domain::Dual);
+  BOOST_TEST_REQUIRE(cp.front().size() >= ColoredSweep::kMinParallelClass);
+  BOOST_TEST_REQUIRE(cd.front().size() >= ColoredSweep::kMinParallelClass);
+  check_colored_is_sequential<CsrKernel, 1>(csr, cp);
+  check_colored_is_sequential<CsrKernel, 4>(csr, cp);
+  check_colored_is_sequential<DualIncidenceKernel, 1>(dual, cd);
+  check_colored_is_sequential<DualIncidenceKernel, 2>(dual, cd);
+}
+
+BOOST_AUTO_TEST_CASE(colored_ensemble_is_independent_of_the_thread_count) {
+  const Model model(make_torus(6, 5), 1.0, 0.3);
+  EnsembleOptions o;
+  o.chains = 8;
+  o.sweeps = 4;
+  o.checkpoint_every = 4;
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    SchemeOptions sc;
+    sc.kind = SchemeKind::Colored;
+    MatrixXd a, b;
+    sc.threads = 1;
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) { a = cp.states; }, sc);
+    sc.threads = 3;
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) { b = cp.states; }, sc);
+    BOOST_TEST((a.array() == b.array()).all());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(rejects_bad_classes_and_threads) {
+  const Model model = oracle::small_model();
+  const CsrKernel csr(model.primal_precision());
+  using G = GibbsSampler<CsrKernel, 1, ColoredSweep>;
+  BOOST_CHECK_EXCEPTION(ColoredSweep({{0, 1}}, 0), std::invalid_argument, testing::message_has({"threads = 0"}));
+  BOOST_CHECK_EXCEPTION(ColoredSweep({}, 1), std::invalid_argument, testing::message_has({"no colour classes"}));
+  BOOST_CHECK_EXCEPTION(G(csr, ColoredSweep({{0, 1, 2}, {3, 4}})), std::invalid_argument,
+                        testing::message_has({"site 5", "no colour class"}));
+  BOOST_CHECK_EXCEPTION(G(csr, ColoredSweep({{0, 1, 2}, {3, 4, 5, 1}})), std::invalid_argument,
+                        testing::message_has({"site 1", "more than one"}));
+  BOOST_CHECK_EXCEPTION(G(csr, ColoredSweep({{0, 1, 2}, {3, 4, 9}})), std::invalid_argument,
+                        testing::message_has({"site 9", "outside"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

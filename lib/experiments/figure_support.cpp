@@ -76,6 +76,10 @@ void add_settings_parameters(ExperimentResult& r, const ConvergenceSettings& cs)
                                   std::pair<const char*, const SchemeOptions&>{"dual", cs.scheme_dual}}) {
     if (s.kind == SchemeKind::Gibbs) continue;
     r.parameters.emplace_back(std::string("scheme_") + domain, to_string(s.kind));
+    if (s.kind == SchemeKind::Colored) {
+      r.parameters.emplace_back(std::string("threads_per_chain_") + domain, std::to_string(s.threads));
+      continue;
+    }
     r.parameters.emplace_back(std::string("omega_") + domain, number_text(s.omega, 10));
     if (s.kind == SchemeKind::ChebyshevSsor) {
       r.parameters.emplace_back(std::string("lambda_min_") + domain, number_text(s.spectrum.lambda_min, 10));

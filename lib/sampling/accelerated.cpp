@@ -208,7 +208,10 @@ double ChebyshevSsorSweep::alpha(std::size_t k) const noexcept {
 
 namespace {
 constexpr detail::EnumName<SchemeKind> kSchemeKinds[] = {
-    {SchemeKind::Gibbs, "gibbs"}, {SchemeKind::Ssor, "ssor"}, {SchemeKind::ChebyshevSsor, "cheby-ssor"}};
+    {SchemeKind::Gibbs, "gibbs"},
+    {SchemeKind::Ssor, "ssor"},
+    {SchemeKind::ChebyshevSsor, "cheby-ssor"},
+    {SchemeKind::Colored, "colored"}};
 }  // namespace
 
 SchemeKind parse_scheme_kind(const std::string& name) { return detail::parse_enum(kSchemeKinds, name, "scheme"); }
@@ -216,7 +219,8 @@ SchemeKind parse_scheme_kind(const std::string& name) { return detail::parse_enu
 const char* to_string(SchemeKind kind) noexcept { return detail::enum_name(kSchemeKinds, kind); }
 
 std::size_t site_updates_per_sweep(const SchemeOptions& scheme, Index n) noexcept {
-  return (scheme.kind == SchemeKind::Gibbs ? 1u : 2u) * static_cast<std::size_t>(n);
+  const bool one = scheme.kind == SchemeKind::Gibbs || scheme.kind == SchemeKind::Colored;
+  return (one ? 1u : 2u) * static_cast<std::size_t>(n);
 }
 
 namespace {
@@ -224,14 +228,20 @@ template <class Kernel, class Scheme>
 EnsembleStats run_scheme(const Kernel& kernel, const EnsembleOptions& o, const Observer& observe,
                          const Scheme& scheme) {
   EnsembleStats st = run_ensemble(kernel, o, observe, scheme);
-  st.updates *= 2;  // a sweep of these schemes is 2n site updates
+  st.updates = st.updates / static_cast<std::uint64_t>(kernel.dimension()) *
+               scheme.site_updates(kernel.dimension());  // a sweep of SSOR schemes is 2n site updates
   st.ns_per_update = st.updates ? st.seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
   return st;
 }
 
 template <class Kernel>
 EnsembleStats run_kernel(const Kernel& kernel, const EnsembleOptions& o, const Observer& observe,
-                         const SchemeOptions& scheme) {
+                         const SchemeOptions& scheme, const Model& model, Domain domain) {
+  if (scheme.kind == SchemeKind::Colored) {
+    EnsembleOptions one = o;
+    one.threads = 1;  // the threads work inside each chain
+    return run_scheme(kernel, one, observe, ColoredSweep(domain_coloring(model, domain), scheme.threads));
+  }
   if (scheme.kind == SchemeKind::Ssor) return run_scheme(kernel, o, observe, SymmetricSweep(scheme.omega));
   return run_scheme(kernel, o, observe, ChebyshevSsorSweep(scheme.spectrum));
 }
@@ -240,7 +250,7 @@ EnsembleStats run_kernel(const Kernel& kernel, const EnsembleOptions& o, const O
 EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options, const Observer& observe,
                            const SchemeOptions& scheme) {
   if (scheme.kind == SchemeKind::Gibbs) return run_ensemble(model, domain, options, observe);
-  check_omega(scheme.omega, "run_ensemble");
+  if (scheme.kind != SchemeKind::Colored) check_omega(scheme.omega, "run_ensemble");
   if (scheme.kind == SchemeKind::ChebyshevSsor) {
     check_spectrum(scheme.spectrum, "run_ensemble (cheby-ssor)");
     if (scheme.spectrum.omega != scheme.omega)
@@ -254,15 +264,100 @@ EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOpti
     // As run_ensemble(model, ...): a model with a mean samples N(mu, Q^-1) through the canonical vector (Q mu = h).
     if (model.has_mean()) {
       const CsrKernel kernel(model.primal_precision(), model.canonical_vector(), SpdCheck::Cheap);
-      return run_kernel(kernel, options, observe, scheme);
+      return run_kernel(kernel, options, observe, scheme, model, domain);
     }
     const CsrKernel kernel(model.primal_precision(), SpdCheck::Cheap);
-    return run_kernel(kernel, options, observe, scheme);
+    return run_kernel(kernel, options, observe, scheme, model, domain);
   }
   if (model.num_edges() < 1)
     throw std::invalid_argument("run_ensemble: the graph has no edges, so the dual domain is empty");
   const DualIncidenceKernel kernel(model);
-  return run_kernel(kernel, options, observe, scheme);
+  return run_kernel(kernel, options, observe, scheme, model, domain);
+}
+
+// ---- colourings and the colour-ordered sweep -------------------------------------------------------------
+
+namespace {
+std::vector<std::vector<Index>> classes_of(const std::vector<int>& colour) {
+  std::vector<std::vector<Index>> classes;
+  for (std::size_t i = 0; i < colour.size(); ++i) {
+    const auto c = static_cast<std::size_t>(colour[i]);
+    if (c >= classes.size()) classes.resize(c + 1);
+    classes[c].push_back(static_cast<Index>(i));
+  }
+  return classes;
+}
+}  // namespace
+
+std::vector<std::vector<Index>> greedy_coloring(const SparseMatrix& pattern) {
+  if (pattern.rows() != pattern.cols())
+    throw std::invalid_argument("greedy_coloring: the pattern is " + std::to_string(pattern.rows()) + " x " +
+                                std::to_string(pattern.cols()) + ", not square");
+  const auto n = static_cast<std::size_t>(pattern.rows());
+  std::vector<int> colour(n, -1);
+  std::vector<std::size_t> seen;  // seen[c] == i + 1: colour c is taken by a neighbour of i
+  for (std::size_t i = 0; i < n; ++i) {
+    for (SparseMatrix::InnerIterator it(pattern, static_cast<Eigen::Index>(i)); it; ++it) {
+      const auto j = static_cast<std::size_t>(it.col());
+      if (j == i || colour[j] < 0) continue;
+      const auto c = static_cast<std::size_t>(colour[j]);
+      if (c >= seen.size()) seen.resize(c + 1, 0);
+      seen[c] = i + 1;
+    }
+    int c = 0;
+    while (static_cast<std::size_t>(c) < seen.size() && seen[static_cast<std::size_t>(c)] == i + 1) ++c;
+    colour[i] = c;
+  }
+  return classes_of(colour);
+}
+
+std::vector<std::vector<Index>> greedy_edge_coloring(const Graph& graph) {
+  const auto m = static_cast<std::size_t>(graph.num_edges());
+  std::vector<std::vector<int>> used(static_cast<std::size_t>(graph.num_nodes()));  // colours at each node
+  std::vector<int> colour(m, 0);
+  for (std::size_t e = 0; e < m; ++e) {
+    const Edge& ed = graph.edge(static_cast<Index>(e));
+    auto& a = used[static_cast<std::size_t>(ed.head)];
+    auto& b = used[static_cast<std::size_t>(ed.tail)];
+    int c = 0;
+    while (std::find(a.begin(), a.end(), c) != a.end() || std::find(b.begin(), b.end(), c) != b.end()) ++c;
+    colour[e] = c;
+    a.push_back(c);
+    b.push_back(c);
+  }
+  return classes_of(colour);
+}
+
+std::vector<std::vector<Index>> domain_coloring(const Model& model, Domain domain) {
+  return domain == Domain::Primal ? greedy_coloring(model.primal_precision()) : greedy_edge_coloring(model.graph());
+}
+
+ColoredSweep::ColoredSweep(std::vector<std::vector<Index>> classes, unsigned threads)
+    : m_classes(std::move(classes)), m_threads(threads) {
+  if (threads == 0) throw std::invalid_argument("ColoredSweep: threads = 0; at least one thread is needed");
+  if (m_classes.empty()) throw std::invalid_argument("ColoredSweep: no colour classes");
+}
+
+void ColoredSweep::prepare(Index n, int width) {
+  std::vector<char> hit(static_cast<std::size_t>(n), 0);
+  std::size_t largest = 0;
+  for (std::size_t c = 0; c < m_classes.size(); ++c) {
+    largest = std::max(largest, m_classes[c].size());
+    for (Index i : m_classes[c]) {
+      if (i < 0 || i >= n)
+        throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) + " of colour class " +
+                                    std::to_string(c) + " is outside 0.." + std::to_string(n - 1));
+      if (hit[static_cast<std::size_t>(i)]++)
+        throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) +
+                                    " is in more than one colour class (or twice in one)");
+    }
+  }
+  for (Index i = 0; i < n; ++i)
+    if (!hit[static_cast<std::size_t>(i)])
+      throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) +
+                                  " is in no colour class: the classes must partition the " + std::to_string(n) +
+                                  " coordinates");
+  m_eps.assign(largest * static_cast<std::size_t>(width), 0.0);
 }
 
 }  // namespace dualgibbs

@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -172,16 +173,90 @@ class DUALGIBBS_EXPORT ChebyshevSsorSweep {
   std::vector<double> m_prev, m_cur;
 };
 
+// ---- colour-ordered sweeps: one chain on several threads ------------------------------------------------
+
+/// Greedy colouring of the coordinates of a symmetric sparsity pattern (the off-diagonal entries of `pattern`):
+/// coordinate i, in order 0..n-1, gets the smallest colour no earlier neighbour has. Returns the colour classes
+/// (each in increasing order), which are independent sets of the precision: the Gibbs updates of one class commute.
+/// \throws std::invalid_argument for a non-square matrix.
+DUALGIBBS_EXPORT std::vector<std::vector<Index>> greedy_coloring(const SparseMatrix& pattern);
+
+/// Greedy colouring of the edges of a graph so that edges of one colour share no node (edge e, in order, gets the
+/// smallest colour not used at its head or tail): the independent sets of the dual precision R, whose edge updates
+/// touch y~_e and the tally at its two end nodes only.
+DUALGIBBS_EXPORT std::vector<std::vector<Index>> greedy_edge_coloring(const Graph& graph);
+
+/// The colour classes of a domain: greedy_coloring(Q) (primal) or greedy_edge_coloring(graph) (dual).
+DUALGIBBS_EXPORT std::vector<std::vector<Index>> domain_coloring(const Model& model, Domain domain);
+
+/// A colour-ordered Gibbs sweep: the classes in order, each class's sites in order, plain Gibbs updates. The
+/// deviates of a class are drawn first, in site order, from the lanes' streams; then the class is cut into `threads`
+/// contiguous slices updated in parallel (std::thread). The sites of a class must not be neighbours in the precision
+/// (greedy_coloring, greedy_edge_coloring), so their updates commute: the result is bitwise the sequential sweep in
+/// colour order with the same deviates, for any number of threads. n site updates per sweep.
+class DUALGIBBS_EXPORT ColoredSweep {
+ public:
+  /// Classes below this many sites are updated by the calling thread alone (a thread start costs ~20 us).
+  static constexpr std::size_t kMinParallelClass = 8192;
+
+  /// \throws std::invalid_argument for threads = 0 or no classes.
+  explicit ColoredSweep(std::vector<std::vector<Index>> classes, unsigned threads = 1);
+
+  /// The colour classes.
+  const std::vector<std::vector<Index>>& classes() const noexcept { return m_classes; }
+  /// Threads that update one class.
+  unsigned threads() const noexcept { return m_threads; }
+
+  /// Allocates the deviates of one sweep. \throws std::invalid_argument unless the classes partition 0..n-1.
+  void prepare(Index n, int width);
+  /// No history.
+  void reset() noexcept {}
+  /// n updates per sweep.
+  std::size_t site_updates(Index n) const noexcept { return static_cast<std::size_t>(n); }
+
+  /// One sweep of every lane.
+  template <class Kernel, int W>
+  void sweep(SweepContext<Kernel, W>& ctx) {
+    for (const std::vector<Index>& cls : m_classes) {
+      const std::size_t count = cls.size();
+      double* eps = m_eps.data();
+      for (std::size_t start = 0; start < count; start += ctx.kChunk)
+        ctx.draw_deviates(std::min(ctx.kChunk, count - start), eps + start * W);
+      const auto run_slice = [&](std::size_t begin, std::size_t end) {
+        for (std::size_t start = begin; start < end; start += ctx.kChunk)
+          ctx.run_updates(cls.data() + start, std::min(ctx.kChunk, end - start), eps + start * W);
+      };
+      const unsigned t = count >= kMinParallelClass ? m_threads : 1u;
+      if (t == 1) {
+        run_slice(0, count);
+        continue;
+      }
+      std::vector<std::thread> helpers;
+      helpers.reserve(t - 1);
+      for (unsigned p = 1; p < t; ++p)
+        helpers.emplace_back(run_slice, count * p / t, count * (p + 1) / t);
+      run_slice(0, count / t);
+      for (auto& h : helpers) h.join();
+    }
+  }
+
+ private:
+  std::vector<std::vector<Index>> m_classes;
+  unsigned m_threads;
+  std::vector<double> m_eps;
+};
+
 // ---- ensembles with a scheme chosen at run time ----------------------------------------------------------
 
 /// The sweep schemes a run can choose by name.
 enum class SchemeKind {
   Gibbs,         ///< ScanSweep(EnsembleOptions::scan): the paper's samplers (n site updates per sweep)
   Ssor,          ///< SymmetricSweep(omega): the SSOR sampler (2n site updates per sweep)
-  ChebyshevSsor  ///< ChebyshevSsorSweep: Chebyshev-accelerated SSOR (2n site updates per iteration)
+  ChebyshevSsor,  ///< ChebyshevSsorSweep: Chebyshev-accelerated SSOR (2n site updates per iteration)
+  Colored         ///< ColoredSweep over domain_coloring(): one chain's classes on SchemeOptions::threads threads
 };
 
-/// "gibbs", "ssor" or "cheby-ssor". \throws std::invalid_argument for anything else, listing the names.
+/// "gibbs", "ssor", "cheby-ssor" or "colored". \throws std::invalid_argument for anything else, listing the names.
 DUALGIBBS_EXPORT SchemeKind parse_scheme_kind(const std::string& name);
 /// The name parse_scheme_kind() accepts.
 DUALGIBBS_EXPORT const char* to_string(SchemeKind kind) noexcept;
@@ -191,13 +266,15 @@ struct SchemeOptions {
   SchemeKind kind = SchemeKind::Gibbs;  ///< which scheme
   double omega = 1.0;                   ///< relaxation (ssor, cheby-ssor), in (0, 2)
   SsorSpectrum spectrum;                ///< cheby-ssor: the bounds at `omega` (ssor_spectrum()); required
+  unsigned threads = 1;                 ///< colored: threads per chain (>= 1); the chains then run one at a time
 };
 
-/// Site updates one sweep of the scheme performs on n coordinates (n for gibbs, 2n otherwise).
+/// Site updates one sweep of the scheme performs on n coordinates (n for gibbs and colored, 2n otherwise).
 DUALGIBBS_EXPORT std::size_t site_updates_per_sweep(const SchemeOptions& scheme, Index n) noexcept;
 
 /// run_ensemble(model, domain, options, observe) with the chosen scheme; for SchemeKind::Gibbs it is exactly that
-/// call (same bits). EnsembleStats::updates and ns_per_update count site updates (2n per sweep for ssor and
+/// call (same bits). Colored: EnsembleOptions::threads is ignored, the chains run one after another and each uses
+/// scheme.threads threads. EnsembleStats::updates and ns_per_update count site updates (2n per sweep for ssor and
 /// cheby-ssor). \throws std::invalid_argument as run_ensemble, for omega outside (0, 2), and for cheby-ssor without
 /// spectrum bounds or with bounds computed at another omega.
 DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,

@@ -1,0 +1,224 @@
+// The targets of issue 13 (accelerated samplers), measured with public headers only, each against a baseline of the
+// same run. Prints one JSON object per line:
+//
+//  - "decay": the mean-error decay of ssor and cheby-ssor on the decay graph (default torus:100, s = 1,
+//    sigma = 0.25), primal x and dual x~ = B y~: -ln r per iteration fitted from the noise-free iteration from a
+//    random start (the ensemble mean of the noisy sampler follows exactly this iteration: the sampler is linear)
+//    beside the prediction from the SSOR spectrum;
+//  - "cost": on the cost graph (default torus:1000), primal, one chain on one thread: wall and CPU time per
+//    iteration of random-scan Gibbs, ssor and cheby-ssor (with noise), iterations to bring the mean error to 1e-6
+//    of its start (cheby-ssor: measured noise-free; Gibbs: predicted from r_p of the paper, the ensemble mean's
+//    rate, which the project's rate benchmark checks), and the ratios;
+//  - "exact": CHOLMOD's factorization time and time per exact draw (batched), beside cheby-ssor's time per
+//    effectively independent sample (integrated autocorrelation time of the slowest mode, from the AR(2) recurrence
+//    of the asymptotic Chebyshev weights, times the time per iteration).
+//
+// Usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--sigma S] [--omega W] [--draws K]
+// (--quick: torus:30 and torus:100, for a smoke run). The machine's load changes every time; compare the ratios.
+#include <dualgibbs/model/io.hpp>
+#include <dualgibbs/sampling/accelerated.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/truth/spectral.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace dualgibbs;
+
+namespace {
+
+struct Clock {
+  std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+  std::clock_t cpu = std::clock();
+  double wall_seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+  }
+  double cpu_seconds() const { return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC; }
+};
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// ||observed|| after 0, 1, 2, ... noise-free iterations from a random start, until it falls below `floor` times its
+// start or after max_iterations. Primal: the state; dual: the tally x~ = B y~.
+template <class Kernel, class Scheme>
+std::vector<double> noise_free_decay(const Kernel& kernel, const Scheme& scheme, std::size_t max_iterations,
+                                     double floor, bool tally) {
+  GibbsSampler<Kernel, 1, Scheme> g(kernel, scheme, 11, 0, /*noise=*/false);
+  g.set_random_state();
+  std::vector<double> norms{tally ? g.tally(0).norm() : g.state(0).norm()};
+  for (std::size_t k = 0; k < max_iterations && norms.back() > floor * norms.front(); ++k) {
+    g.sweep();
+    norms.push_back(tally ? g.tally(0).norm() : g.state(0).norm());
+  }
+  return norms;
+}
+
+// -ln r per iteration: least-squares slope of ln ||.|| over the last three quarters of the curve.
+double fitted_rate(const std::vector<double>& norms) {
+  const std::size_t first = norms.size() / 4, count = norms.size() - first;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t k = first; k < norms.size(); ++k) {
+    const double x = static_cast<double>(k), y = std::log(norms[k]);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double c = static_cast<double>(count);
+  return -(c * sxy - sx * sy) / (c * sxx - sx * sx);
+}
+
+// First iteration at which the norm is at most `target` times its start (SIZE_MAX if never).
+std::size_t iterations_to(const std::vector<double>& norms, double target) {
+  for (std::size_t k = 0; k < norms.size(); ++k)
+    if (norms[k] <= target * norms.front()) return k;
+  return static_cast<std::size_t>(-1);
+}
+
+// Wall and CPU seconds per iteration of `count` noisy iterations of one chain.
+template <class Kernel, class Scheme>
+std::pair<double, double> time_per_iteration(const Kernel& kernel, const Scheme& scheme, std::size_t count) {
+  GibbsSampler<Kernel, 1, Scheme> g(kernel, scheme, 5);
+  g.set_random_state();
+  g.sweep(1);  // warm-up: pages touched, caches filled
+  const Clock c;
+  g.sweep(count);
+  return {c.wall_seconds() / static_cast<double>(count), c.cpu_seconds() / static_cast<double>(count)};
+}
+
+// Integrated autocorrelation time (in iterations) of the AR(2) process x_{k+1} = phi1 x_k + phi2 x_{k-1} + noise.
+double ar2_iat(double phi1, double phi2) {
+  double r_prev = 1.0, r = phi1 / (1.0 - phi2), sum = r;
+  for (int k = 2; k < 100000 && std::abs(r) > 1e-14; ++k) {
+    const double next = phi1 * r + phi2 * r_prev;
+    r_prev = r;
+    r = next;
+    sum += r;
+  }
+  return 1.0 + 2.0 * sum;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string decay_graph = "torus:100", cost_graph = "torus:1000";
+  double sigma = 0.25, omega = 1.5;
+  std::size_t draws = 16;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--quick") {
+      decay_graph = "torus:30";
+      cost_graph = "torus:100";
+    } else if (a == "--decay-graph" && has_value) {
+      decay_graph = argv[++i];
+    } else if (a == "--cost-graph" && has_value) {
+      cost_graph = argv[++i];
+    } else if (a == "--sigma" && has_value) {
+      sigma = std::atof(argv[++i]);
+    } else if (a == "--omega" && has_value) {
+      omega = std::atof(argv[++i]);
+    } else if (a == "--draws" && has_value) {
+      draws = static_cast<std::size_t>(std::atol(argv[++i]));
+    } else {
+      std::cerr << "usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--sigma S] [--omega W] "
+                   "[--draws K]\n";
+      return 2;
+    }
+  }
+  std::printf("{\"bench\": \"accel\", \"load_average\": \"%s\", \"omega\": %g, \"sigma\": %g}\n",
+              load_average().c_str(), omega, sigma);
+
+  // ---- decay: predicted vs measured -ln r per iteration ----
+  {
+    const Model m = load_model(decay_graph, 1.0, sigma);
+    for (Domain d : {Domain::Primal, Domain::Dual}) {
+      const SsorSpectrum sp = ssor_spectrum(m, d, omega);
+      const ChebyshevSsorSweep cheby(sp);
+      std::vector<double> cheby_norms, ssor_norms;
+      if (d == Domain::Primal) {
+        const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
+        cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, false);
+        ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, false);
+      } else {
+        const DualIncidenceKernel k(m);
+        cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, true);
+        ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, true);
+      }
+      const double pc = -std::log(chebyshev_ssor_rate(sp)), fc = fitted_rate(cheby_norms);
+      const double ps = -std::log(ssor_rate(sp)), fs = fitted_rate(ssor_norms);
+      std::printf(
+          "{\"measure\": \"decay\", \"graph\": \"%s\", \"domain\": \"%s\", \"observed\": \"%s\", \"lambda_min\": %.6g, "
+          "\"lambda_max\": %.6g, \"cheby_predicted_neg_log_rate\": %.5g, \"cheby_fitted_neg_log_rate\": %.5g, "
+          "\"cheby_rel_diff\": %.4f, \"cheby_iterations\": %zu, \"ssor_predicted_neg_log_rate\": %.5g, "
+          "\"ssor_fitted_neg_log_rate\": %.5g, \"ssor_rel_diff\": %.4f, \"ssor_iterations\": %zu}\n",
+          decay_graph.c_str(), to_string(d), d == Domain::Primal ? "x" : "x~ = B y~", sp.lambda_min, sp.lambda_max,
+          pc, fc, fc / pc - 1.0, cheby_norms.size() - 1, ps, fs, fs / ps - 1.0, ssor_norms.size() - 1);
+      std::fflush(stdout);
+    }
+  }
+
+  // ---- cost to a mean error of 1e-6, primal, one chain, one thread ----
+  const Model m = load_model(cost_graph, 1.0, sigma);
+  const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
+  const Clock spectrum_clock;
+  const SsorSpectrum sp = ssor_spectrum(m, Domain::Primal, omega);
+  const double spectrum_seconds = spectrum_clock.wall_seconds();
+  const ChebyshevSsorSweep cheby(sp);
+  const std::vector<double> cheby_norms = noise_free_decay(k, cheby, 400, 1e-7, false);
+  const std::size_t cheby_iterations = iterations_to(cheby_norms, 1e-6);
+  const double rate_p = convergence_rates(m).rate_primal;
+  const double gibbs_sweeps = std::ceil(std::log(1e-6) / std::log(rate_p));
+  const auto gibbs_time = time_per_iteration(k, ScanSweep(ScanOrder::Random), 5);
+  const auto ssor_time = time_per_iteration(k, SymmetricSweep(omega), 5);
+  const auto cheby_time = time_per_iteration(k, cheby, 5);
+  const double cheby_sweep_equivalents = 2.0 * static_cast<double>(cheby_iterations);
+  std::printf(
+      "{\"measure\": \"cost\", \"graph\": \"%s\", \"domain\": \"primal\", \"spectrum_seconds\": %.3g, "
+      "\"gibbs_rate_per_sweep\": %.8g, \"gibbs_sweeps_to_1e-6_predicted\": %.0f, \"gibbs_wall_per_sweep\": %.4g, "
+      "\"gibbs_cpu_per_sweep\": %.4g, \"ssor_wall_per_iteration\": %.4g, \"ssor_cpu_per_iteration\": %.4g, "
+      "\"cheby_iterations_to_1e-6_measured\": %zu, \"cheby_sweep_equivalents\": %.0f, "
+      "\"cheby_wall_per_iteration\": %.4g, \"cheby_cpu_per_iteration\": %.4g, \"sweep_ratio_gibbs_over_cheby\": %.3g, "
+      "\"cpu_ratio_gibbs_over_cheby\": %.3g, \"wall_ratio_gibbs_over_cheby\": %.3g}\n",
+      cost_graph.c_str(), spectrum_seconds, rate_p, gibbs_sweeps, gibbs_time.first, gibbs_time.second,
+      ssor_time.first, ssor_time.second, cheby_iterations, cheby_sweep_equivalents, cheby_time.first,
+      cheby_time.second, gibbs_sweeps / cheby_sweep_equivalents,
+      gibbs_sweeps * gibbs_time.second / (static_cast<double>(cheby_iterations) * cheby_time.second),
+      gibbs_sweeps * gibbs_time.first / (static_cast<double>(cheby_iterations) * cheby_time.first));
+  std::fflush(stdout);
+
+  // ---- exact sampling from the Cholesky factor against cheby-ssor per effective sample ----
+  const Clock factor_clock;
+  const CholeskyFactor f(m.primal_precision());
+  const double factor_seconds = factor_clock.wall_seconds(), factor_cpu = factor_clock.cpu_seconds();
+  const Clock draw_clock;
+  const Eigen::MatrixXd x = f.sample(draws, 3);
+  const double draw_seconds = draw_clock.wall_seconds() / static_cast<double>(draws),
+               draw_cpu = draw_clock.cpu_seconds() / static_cast<double>(draws);
+  // The slowest mode (eigenvalue lambda_min of M^-1 A) under the asymptotic weights alpha = 2 / (1 + sqrt(1 -
+  // rho^2)): x_{k+1} = alpha (1 - tau lambda_min) x_k + (1 - alpha) x_{k-1} + noise.
+  const double lo = cheby.interval_min(), hi = cheby.interval_max(), tau = cheby.tau();
+  const double rho = (hi - lo) / (hi + lo), alpha = 2.0 / (1.0 + std::sqrt(1.0 - rho * rho));
+  const double iat = ar2_iat(alpha * (1.0 - tau * lo), 1.0 - alpha);
+  std::printf(
+      "{\"measure\": \"exact\", \"graph\": \"%s\", \"cholmod_factorize_wall\": %.4g, \"cholmod_factorize_cpu\": %.4g, "
+      "\"cholmod_wall_per_draw\": %.4g, \"cholmod_cpu_per_draw\": %.4g, \"draws\": %zu, \"cheby_iat_iterations\": %.4g, "
+      "\"cheby_wall_per_effective_sample\": %.4g, \"cheby_cpu_per_effective_sample\": %.4g, "
+      "\"cpu_ratio_cholmod_draw_over_cheby_effective\": %.3g, \"check\": %.3g}\n",
+      cost_graph.c_str(), factor_seconds, factor_cpu, draw_seconds, draw_cpu, draws, iat, iat * cheby_time.first,
+      iat * cheby_time.second, draw_cpu / (iat * cheby_time.second), x.norm());
+  return 0;
+}
