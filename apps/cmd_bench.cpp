@@ -52,9 +52,7 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   // A block never spans the two halves of the chains (split-half estimates), so full-width blocks need
   // 2 x lockstep chains per thread.
   o.chains = bo.chains ? bo.chains : 2 * o.lockstep * o.threads;
-  o.sweeps = bo.sweeps
-                 ? bo.sweeps
-                 : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * per_sweep));
+  o.sweeps = bo.sweeps ? bo.sweeps : std::max<std::size_t>(1, static_cast<std::size_t>(5e7) / (o.chains * per_sweep));
   o.checkpoint_every = o.sweeps;
   const std::string load_before = load_average();
   EnsembleStats best{};
@@ -113,7 +111,8 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
   static BenchOptions opt;
   app.add_option("--domain", opt.domain, "primal or dual")->capture_default_str();
   app.add_option("--scan", opt.scan,
-                 "random, permutation, fixed or colored (one chain's colour classes on --threads threads)")->capture_default_str();
+                 "random, permutation, fixed or colored (one chain's colour classes on --threads threads)")
+      ->capture_default_str();
   add_scheme_options(app, opt.scheme);
   add_count(app, "--chains", opt.chains,
             "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");

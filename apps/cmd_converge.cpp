@@ -56,7 +56,9 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   add_count(app, "--chains", o.chains, "independent chains per domain (split into two halves)")->capture_default_str();
   add_count(app, "--sweeps", o.sweeps, "sweeps per chain")->capture_default_str();
   add_count(app, "--every", o.every, "checkpoint every N sweeps")->capture_default_str();
-  app.add_option("--scan", o.scan, "scan order: random | permutation | fixed | colored (colour classes, --threads threads per chain)")->capture_default_str();
+  app.add_option("--scan", o.scan,
+                 "scan order: random | permutation | fixed | colored (colour classes, --threads threads per chain)")
+      ->capture_default_str();
   add_scheme_options(app, o.scheme);
   app.add_option("--init", o.init, "initial state: constant | random")->capture_default_str();
   app.add_option("--init-value", o.init_value, "the constant of --init constant")->capture_default_str();

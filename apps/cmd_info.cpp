@@ -125,7 +125,6 @@ void print_accel(const nlohmann::json& j) {
               static_cast<long>(kOptimalOmegaMaxDimension), static_cast<long>(kAccelMaxDimension));
 }
 
-
 void print_row(const char* name, double computed, const std::optional<ClosedForm>& c) {
   std::printf("  %-28s %-22s", name, fmt(computed).c_str());
   if (c) std::printf(" %-22s %s", fmt(c->value).c_str(), c->source.c_str());

@@ -143,30 +143,30 @@ int run_sample(const CommonOptions& common, const SampleOptions& so) {
   const EnsembleStats st = run_ensemble(
       model, domain, o,
       [&](const Checkpoint& cp) {
-    if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
-    if (so.every == 0 && cp.sweep != o.sweeps) return;
-    if (cp.states.rows() != dim) throw std::logic_error("sample: a checkpoint of unexpected dimension");
-    if (!cp.states.allFinite())
-      throw std::runtime_error("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
-                               " (the model is numerically degenerate); nothing was written");
-    if (format == "binary") {
-      put_u64(out, cp.sweep);
-      for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
-        for (Eigen::Index i = 0; i < dim; ++i) put_f64(out, cp.states(i, c));
-    } else {
-      if (written == 0) {
-        out << "sweep,chain";
-        for (Eigen::Index i = 0; i < dim; ++i) out << ",c" << i;
-        out << '\n';
-      }
-      for (Eigen::Index c = 0; c < cp.states.cols(); ++c) {
-        out << cp.sweep << ',' << c;
-        for (Eigen::Index i = 0; i < dim; ++i) out << ',' << cp.states(i, c);
-        out << '\n';
-      }
-    }
-    ++written;
-    file.check();  // a failed write (disk full) ends the run now
+        if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
+        if (so.every == 0 && cp.sweep != o.sweeps) return;
+        if (cp.states.rows() != dim) throw std::logic_error("sample: a checkpoint of unexpected dimension");
+        if (!cp.states.allFinite())
+          throw std::runtime_error("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
+                                   " (the model is numerically degenerate); nothing was written");
+        if (format == "binary") {
+          put_u64(out, cp.sweep);
+          for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
+            for (Eigen::Index i = 0; i < dim; ++i) put_f64(out, cp.states(i, c));
+        } else {
+          if (written == 0) {
+            out << "sweep,chain";
+            for (Eigen::Index i = 0; i < dim; ++i) out << ",c" << i;
+            out << '\n';
+          }
+          for (Eigen::Index c = 0; c < cp.states.cols(); ++c) {
+            out << cp.sweep << ',' << c;
+            for (Eigen::Index i = 0; i < dim; ++i) out << ',' << cp.states(i, c);
+            out << '\n';
+          }
+        }
+        ++written;
+        file.check();  // a failed write (disk full) ends the run now
       },
       scheme);
   if (written != checkpoints)
@@ -230,8 +230,10 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   app.description("run Gibbs chains and write their draws to a CSV or binary file (plus a JSON sidecar)");
   static SampleOptions opt;
   app.add_option("--domain", opt.domain, "primal (x over nodes) or dual (y~ over edges)")->capture_default_str();
-  app.add_option("--scan", opt.scan, "random (the paper's random sweep), permutation, fixed, or colored (greedy colour classes in\n"
-                 "order, each class updated by --threads threads of one chain; chains run one after another)")->capture_default_str();
+  app.add_option("--scan", opt.scan,
+                 "random (the paper's random sweep), permutation, fixed, or colored (greedy colour classes in\n"
+                 "order, each class updated by --threads threads of one chain; chains run one after another)")
+      ->capture_default_str();
   add_count(app, "--chains", opt.chains, "number of chains")->capture_default_str();
   add_count(app, "--sweeps", opt.sweeps, "sweeps per chain (a sweep = one update per coordinate on average)")
       ->capture_default_str();

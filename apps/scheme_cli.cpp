@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace dualgibbs::cli {
 
@@ -50,8 +50,8 @@ SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain do
   if (cli.omega) {
     s.omega = *cli.omega;
     if (s.kind == SchemeKind::ChebyshevSsor)
-      s.spectrum = bounds ? SsorSpectrum{s.omega, *cli.lambda_min, *cli.lambda_max}
-                          : ssor_spectrum(model, domain, s.omega);
+      s.spectrum =
+          bounds ? SsorSpectrum{s.omega, *cli.lambda_min, *cli.lambda_max} : ssor_spectrum(model, domain, s.omega);
   } else if (n <= kOptimalOmegaMaxDimension) {
     s.spectrum = optimal_ssor_spectrum(model.precision(domain));
     s.omega = s.spectrum.omega;

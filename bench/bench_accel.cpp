@@ -39,9 +39,7 @@ namespace {
 struct Clock {
   std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
   std::clock_t cpu = std::clock();
-  double wall_seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
-  }
+  double wall_seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(); }
   double cpu_seconds() const { return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC; }
 };
 
@@ -170,8 +168,8 @@ int main(int argc, char** argv) {
           "\"lambda_max\": %.6g, \"cheby_predicted_neg_log_rate\": %.5g, \"cheby_fitted_neg_log_rate\": %.5g, "
           "\"cheby_rel_diff\": %.4f, \"cheby_iterations\": %zu, \"ssor_predicted_neg_log_rate\": %.5g, "
           "\"ssor_fitted_neg_log_rate\": %.5g, \"ssor_rel_diff\": %.4f, \"ssor_iterations\": %zu}\n",
-          decay_graph.c_str(), to_string(d), d == Domain::Primal ? "x" : "x~ = B y~", sp.lambda_min, sp.lambda_max,
-          pc, fc, fc / pc - 1.0, cheby_norms.size() - 1, ps, fs, fs / ps - 1.0, ssor_norms.size() - 1);
+          decay_graph.c_str(), to_string(d), d == Domain::Primal ? "x" : "x~ = B y~", sp.lambda_min, sp.lambda_max, pc,
+          fc, fc / pc - 1.0, cheby_norms.size() - 1, ps, fs, fs / ps - 1.0, ssor_norms.size() - 1);
       std::fflush(stdout);
     }
   }
@@ -201,8 +199,8 @@ int main(int argc, char** argv) {
       "\"cheby_wall_per_iteration\": %.4g, \"cheby_cpu_per_iteration\": %.4g, \"sweep_ratio_gibbs_over_cheby\": %.3g, "
       "\"cpu_ratio_gibbs_over_cheby\": %.3g, \"wall_ratio_gibbs_over_cheby\": %.3g}\n",
       cost_graph.c_str(), sp.lambda_min, spectrum_seconds, rate_p, gibbs_sweeps, gibbs_time.first, gibbs_time.second,
-      ssor_time.first, ssor_time.second, cheby_iterations, cheby_sweep_equivalents, cheby_time.first,
-      cheby_time.second, gibbs_sweeps / cheby_sweep_equivalents,
+      ssor_time.first, ssor_time.second, cheby_iterations, cheby_sweep_equivalents, cheby_time.first, cheby_time.second,
+      gibbs_sweeps / cheby_sweep_equivalents,
       gibbs_sweeps * gibbs_time.second / (static_cast<double>(cheby_iterations) * cheby_time.second),
       gibbs_sweeps * gibbs_time.first / (static_cast<double>(cheby_iterations) * cheby_time.first));
   std::fflush(stdout);
@@ -222,7 +220,8 @@ int main(int argc, char** argv) {
   const double iat = ar2_iat(alpha * (1.0 - tau * lo), 1.0 - alpha);
   std::printf(
       "{\"measure\": \"exact\", \"graph\": \"%s\", \"cholmod_factorize_wall\": %.4g, \"cholmod_factorize_cpu\": %.4g, "
-      "\"cholmod_wall_per_draw\": %.4g, \"cholmod_cpu_per_draw\": %.4g, \"draws\": %zu, \"cheby_iat_iterations\": %.4g, "
+      "\"cholmod_wall_per_draw\": %.4g, \"cholmod_cpu_per_draw\": %.4g, \"draws\": %zu, \"cheby_iat_iterations\": "
+      "%.4g, "
       "\"cheby_wall_per_effective_sample\": %.4g, \"cheby_cpu_per_effective_sample\": %.4g, "
       "\"cpu_ratio_cholmod_draw_over_cheby_effective\": %.3g, \"check\": %.3g}\n",
       cost_graph.c_str(), factor_seconds, factor_cpu, draw_seconds, draw_cpu, draws, iat, iat * cheby_time.first,

@@ -80,7 +80,8 @@ void check_noise_free(const Kernel& kernel, const MatrixXd& A, double omega, con
     const MatrixXd P = chebyshev_polynomial(H, lo, hi, k);
     for (int c = 0; c < W; ++c) {
       const VectorXd want = P * start[static_cast<std::size_t>(c)];
-      const double err = (g.state(c) - want).cwiseAbs().maxCoeff() / start[static_cast<std::size_t>(c)].cwiseAbs().maxCoeff();
+      const double err =
+          (g.state(c) - want).cwiseAbs().maxCoeff() / start[static_cast<std::size_t>(c)].cwiseAbs().maxCoeff();
       BOOST_TEST(err < 1e-12, what << ", omega " << omega << ", W " << W << ", lane " << c << ", iteration " << k
                                    << ": difference " << err);
     }
@@ -128,8 +129,8 @@ BOOST_AUTO_TEST_CASE(matches_the_dense_pencil_on_both_paths) {
         const VectorXd ev = pencil_eigenvalues(MatrixXd(A), omega);
         const SsorSpectrum s = ssor_spectrum(A, omega);
         BOOST_TEST(s.omega == omega);
-        BOOST_TEST(std::abs(s.lambda_min - ev[0]) < 1e-8 * ev[0], to_string(d) << " n " << A.rows() << ": "
-                                                                                 << s.lambda_min << " vs " << ev[0]);
+        BOOST_TEST(std::abs(s.lambda_min - ev[0]) < 1e-8 * ev[0],
+                   to_string(d) << " n " << A.rows() << ": " << s.lambda_min << " vs " << ev[0]);
         BOOST_TEST(std::abs(s.lambda_max - ev[ev.size() - 1]) < 1e-8, to_string(d) << " n " << A.rows());
         BOOST_TEST(ev[ev.size() - 1] <= 1.0 + 1e-12);  // SSOR: N = M - A is positive semidefinite
       }
@@ -205,7 +206,8 @@ BOOST_AUTO_TEST_CASE(exact_draws_stay_exact) {
       }
       for (int k = 0; k < checkpoints; ++k) {
         g.sweep();
-        for (int c = 0; c < W; ++c) out[static_cast<std::size_t>(k)].col(static_cast<Eigen::Index>(first) + c) = g.state(c);
+        for (int c = 0; c < W; ++c)
+          out[static_cast<std::size_t>(k)].col(static_cast<Eigen::Index>(first) + c) = g.state(c);
       }
     }
     for (int k = 0; k < checkpoints; ++k)
@@ -239,7 +241,8 @@ BOOST_AUTO_TEST_CASE(ensemble_moments_follow_the_chebyshev_polynomial) {
     sc.spectrum = ssor_spectrum(model, d, omega);
     const ChebyshevSsorSweep used(sc.spectrum);
     std::vector<MatrixXd> got;
-    const EnsembleStats st = run_ensemble(model, d, o, [&](const Checkpoint& cp) { got.push_back(cp.states); }, sc);
+    const EnsembleStats st = run_ensemble(
+        model, d, o, [&](const Checkpoint& cp) { got.push_back(cp.states); }, sc);
     BOOST_TEST(st.updates == 2u * o.chains * o.sweeps * static_cast<std::uint64_t>(A.rows()));
     const double z_max = oracle::bonferroni_z(1e-6, 2 * 3 * oracle::moment_tests(8));
     for (int k = 1; k <= 3; ++k) {
@@ -255,7 +258,8 @@ BOOST_AUTO_TEST_CASE(ensemble_moments_follow_the_chebyshev_polynomial) {
 BOOST_AUTO_TEST_CASE(dual_tally_stays_B_times_y) {
   const Model model = oracle::small_model();
   const DualIncidenceKernel dual(model);
-  GibbsSampler<DualIncidenceKernel, 2, ChebyshevSsorSweep> g(dual, ChebyshevSsorSweep(ssor_spectrum(model, Domain::Dual, 1.2)), 3);
+  GibbsSampler<DualIncidenceKernel, 2, ChebyshevSsorSweep> g(
+      dual, ChebyshevSsorSweep(ssor_spectrum(model, Domain::Dual, 1.2)), 3);
   g.set_random_state();
   g.sweep(15);
   const MatrixXd B = oracle::incidence(model);
@@ -271,7 +275,8 @@ BOOST_AUTO_TEST_CASE(gibbs_scheme_option_is_the_plain_ensemble_bit_for_bit) {
   for (Domain d : {Domain::Primal, Domain::Dual}) {
     MatrixXd a, b;
     run_ensemble(model, d, o, [&](const Checkpoint& cp) { a = cp.states; });
-    run_ensemble(model, d, o, [&](const Checkpoint& cp) { b = cp.states; }, SchemeOptions{});
+    run_ensemble(
+        model, d, o, [&](const Checkpoint& cp) { b = cp.states; }, SchemeOptions{});
     BOOST_TEST((a.array() == b.array()).all());
   }
 }
@@ -284,11 +289,13 @@ BOOST_AUTO_TEST_CASE(ssor_scheme_option_is_the_symmetric_sweep) {
   o.sweeps = 5;
   o.checkpoint_every = 5;
   MatrixXd a, b;
-  run_ensemble(csr, o, [&](const Checkpoint& cp) { a = cp.states; }, SymmetricSweep(1.4));
+  run_ensemble(
+      csr, o, [&](const Checkpoint& cp) { a = cp.states; }, SymmetricSweep(1.4));
   SchemeOptions sc;
   sc.kind = SchemeKind::Ssor;
   sc.omega = 1.4;
-  run_ensemble(model, Domain::Primal, o, [&](const Checkpoint& cp) { b = cp.states; }, sc);
+  run_ensemble(
+      model, Domain::Primal, o, [&](const Checkpoint& cp) { b = cp.states; }, sc);
   BOOST_TEST((a.array() == b.array()).all());
 }
 
@@ -307,8 +314,8 @@ BOOST_AUTO_TEST_CASE(rejects_omega_outside_0_2) {
     SchemeOptions sc;
     sc.kind = SchemeKind::Ssor;
     sc.omega = bad;
-    BOOST_CHECK_EXCEPTION(run_ensemble(model, Domain::Primal, EnsembleOptions{}, Observer{}, sc),
-                          std::invalid_argument, testing::message_has({"omega", "(0, 2)"}));
+    BOOST_CHECK_EXCEPTION(run_ensemble(model, Domain::Primal, EnsembleOptions{}, Observer{}, sc), std::invalid_argument,
+                          testing::message_has({"omega", "(0, 2)"}));
   }
 }
 
@@ -386,7 +393,8 @@ void check_colored_is_sequential(const Kernel& kernel, const std::vector<std::ve
   const Index n = kernel.dimension(), m = kernel.tally_dimension();
   GibbsSampler<Kernel, W> start(kernel, ScanOrder::Fixed, seed);
   start.set_random_state();
-  std::vector<double> z(start.state_data(), start.state_data() + n * W), t(start.tally_data(), start.tally_data() + m * W);
+  std::vector<double> z(start.state_data(), start.state_data() + n * W),
+      t(start.tally_data(), start.tally_data() + m * W);
   std::vector<NormalStream> lanes;
   for (int c = 0; c < W; ++c) lanes.emplace_back(seed, static_cast<std::uint64_t>(c));
   const int sweeps = 3;
@@ -434,9 +442,11 @@ BOOST_AUTO_TEST_CASE(colored_ensemble_is_independent_of_the_thread_count) {
     sc.kind = SchemeKind::Colored;
     MatrixXd a, b;
     sc.threads = 1;
-    run_ensemble(model, d, o, [&](const Checkpoint& cp) { a = cp.states; }, sc);
+    run_ensemble(
+        model, d, o, [&](const Checkpoint& cp) { a = cp.states; }, sc);
     sc.threads = 3;
-    run_ensemble(model, d, o, [&](const Checkpoint& cp) { b = cp.states; }, sc);
+    run_ensemble(
+        model, d, o, [&](const Checkpoint& cp) { b = cp.states; }, sc);
     BOOST_TEST((a.array() == b.array()).all());
   }
 }

@@ -5,9 +5,9 @@
 
 #include "core/enum_names.hpp"
 
+#include <Spectra/SymEigsSolver.h>
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
-#include <Spectra/SymEigsSolver.h>
 
 #include <algorithm>
 #include <cmath>
@@ -207,11 +207,10 @@ double ChebyshevSsorSweep::alpha(std::size_t k) const noexcept {
 // ---- schemes chosen at run time --------------------------------------------------------------------------
 
 namespace {
-constexpr detail::EnumName<SchemeKind> kSchemeKinds[] = {
-    {SchemeKind::Gibbs, "gibbs"},
-    {SchemeKind::Ssor, "ssor"},
-    {SchemeKind::ChebyshevSsor, "cheby-ssor"},
-    {SchemeKind::Colored, "colored"}};
+constexpr detail::EnumName<SchemeKind> kSchemeKinds[] = {{SchemeKind::Gibbs, "gibbs"},
+                                                         {SchemeKind::Ssor, "ssor"},
+                                                         {SchemeKind::ChebyshevSsor, "cheby-ssor"},
+                                                         {SchemeKind::Colored, "colored"}};
 }  // namespace
 
 SchemeKind parse_scheme_kind(const std::string& name) { return detail::parse_enum(kSchemeKinds, name, "scheme"); }
@@ -255,8 +254,8 @@ EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOpti
     check_spectrum(scheme.spectrum, "run_ensemble (cheby-ssor)");
     if (scheme.spectrum.omega != scheme.omega)
       throw std::invalid_argument("run_ensemble (cheby-ssor): the spectrum bounds were computed at omega = " +
-                                  number_text(scheme.spectrum.omega) + ", the scheme runs at omega = " +
-                                  number_text(scheme.omega));
+                                  number_text(scheme.spectrum.omega) +
+                                  ", the scheme runs at omega = " + number_text(scheme.omega));
   }
   if (domain == Domain::Primal) {
     if (options.observe_edges)

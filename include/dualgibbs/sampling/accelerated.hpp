@@ -47,7 +47,7 @@ namespace dualgibbs {
 
 /// The extreme eigenvalues of M_omega^-1 A, A's SSOR preconditioner at relaxation omega (both in (0, 1]).
 struct SsorSpectrum {
-  double omega = 1.0;                                           ///< the relaxation they belong to
+  double omega = 1.0;                                            ///< the relaxation they belong to
   double lambda_min = std::numeric_limits<double>::quiet_NaN();  ///< smallest eigenvalue of M_omega^-1 A
   double lambda_max = std::numeric_limits<double>::quiet_NaN();  ///< largest eigenvalue of M_omega^-1 A
 };
@@ -233,8 +233,7 @@ class DUALGIBBS_EXPORT ColoredSweep {
       }
       std::vector<std::thread> helpers;
       helpers.reserve(t - 1);
-      for (unsigned p = 1; p < t; ++p)
-        helpers.emplace_back(run_slice, count * p / t, count * (p + 1) / t);
+      for (unsigned p = 1; p < t; ++p) helpers.emplace_back(run_slice, count * p / t, count * (p + 1) / t);
       run_slice(0, count / t);
       for (auto& h : helpers) h.join();
     }
@@ -250,8 +249,8 @@ class DUALGIBBS_EXPORT ColoredSweep {
 
 /// The sweep schemes a run can choose by name.
 enum class SchemeKind {
-  Gibbs,         ///< ScanSweep(EnsembleOptions::scan): the paper's samplers (n site updates per sweep)
-  Ssor,          ///< SymmetricSweep(omega): the SSOR sampler (2n site updates per sweep)
+  Gibbs,          ///< ScanSweep(EnsembleOptions::scan): the paper's samplers (n site updates per sweep)
+  Ssor,           ///< SymmetricSweep(omega): the SSOR sampler (2n site updates per sweep)
   ChebyshevSsor,  ///< ChebyshevSsorSweep: Chebyshev-accelerated SSOR (2n site updates per iteration)
   Colored         ///< ColoredSweep over domain_coloring(): one chain's classes on SchemeOptions::threads threads
 };

@@ -157,10 +157,11 @@ namespace detail {
 template <class Kernel, int W, class = void>
 struct HasSetSite : std::false_type {};
 template <class Kernel, int W>
-struct HasSetSite<Kernel, W,
-                  std::void_t<decltype(std::declval<const Kernel&>().template set_site<W>(
-                      Index{0}, static_cast<double*>(nullptr), static_cast<double*>(nullptr),
-                      static_cast<const double*>(nullptr)))>> : std::true_type {};
+struct HasSetSite<
+    Kernel, W,
+    std::void_t<decltype(std::declval<const Kernel&>().template set_site<W>(
+        Index{0}, static_cast<double*>(nullptr), static_cast<double*>(nullptr), static_cast<const double*>(nullptr)))>>
+    : std::true_type {};
 
 /// True when Scheme has the optional member `template <class K, int W> void check_kernel(const K&) const`.
 template <class Scheme, class Kernel, int W, class = void>
@@ -332,7 +333,8 @@ class GibbsSampler {
         m_seed(seed),
         m_first_chain(first_chain) {
     if (kernel.dimension() < 1) throw std::invalid_argument("GibbsSampler: the kernel has no coordinates");
-    if constexpr (detail::HasCheckKernel<Scheme, Kernel, Width>::value) m_scheme.template check_kernel<Kernel, Width>(kernel);
+    if constexpr (detail::HasCheckKernel<Scheme, Kernel, Width>::value)
+      m_scheme.template check_kernel<Kernel, Width>(kernel);
     m_scheme.prepare(kernel.dimension(), Width);
   }
 
