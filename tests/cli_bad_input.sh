@@ -223,7 +223,7 @@ expect_error "--omega -0.5 is not in \(0, 2\)" bench --graph torus:3 --scheme ch
 expect_error "apply to --scheme ssor and cheby-ssor, not gibbs" sample --graph torus:3 --omega 1.2 -o "$tmp/s.csv"
 expect_error "both --lambda-min and --lambda-max" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.1 -o "$tmp/s.csv"
 expect_error "lambda_min = 0.5, lambda_max = 0.2" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.5 --lambda-max 0.2 -o "$tmp/s.csv"
-expect_error "--scan applies to --scheme gibbs" converge --graph torus:3 --scheme ssor --scan fixed
+expect_error "--scan fixed applies to --scheme gibbs" converge --graph torus:3 --scheme ssor --scan fixed
 expect_error "dual domain is empty" sample --graph path:1 --scheme cheby-ssor -o "$tmp/s.csv"
 expect_json 'j["scheme"] == "cheby-ssor" and j["site_updates_per_iteration"] == 2 * 18 and j["ns_per_update"] > 0' \
   bench --graph torus:3 --scheme cheby-ssor --json --repeat 1 --sweeps 3
