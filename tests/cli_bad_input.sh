@@ -47,7 +47,7 @@ expect_json() {
 }
 
 # ---- good input: the done-when checks --------------------------------------------------------------------
-expect_json 'j["nodes"] == 10000 and j["edges"] == 20000' info --graph torus:100 --json
+expect_json 'j["nodes"] == 900 and j["edges"] == 1800' info --graph torus:30 --json
 expect_json 'j["nodes"] == 5 and j["edges"] == 5 and j["homogeneous"] is False and j["components"] == 1' \
   info --graph "file:$data/hetero_edges.txt" --node-file "$data/hetero_nodes.txt" --json
 expect_json 'j["homogeneous"] is False' info --graph "file:$data/hetero_edges.txt" --json  # per-edge sigma alone
