@@ -84,17 +84,20 @@ void add_spectra(nlohmann::json& j, const Rates& r, const ClosedForms& t) {
 std::string fmt(double x) { return std::isnan(x) ? "-" : number_text(x, 15); }
 
 // Largest dimension for which info computes the SSOR spectrum at all (at omega = 1 above
-// kOptimalOmegaMaxDimension): the smallest eigenvalue of a large lattice needs many Lanczos steps.
+// kOptimalOmegaMaxDimension): the smallest eigenvalue of a large lattice needs many Lanczos steps. By default only
+// up to kAccelDefaultMaxDimension (under a second: torus:30 0.9 s, torus:50 5 s, torus:100 20 s CPU), with
+// --accel up to kAccelMaxDimension.
+constexpr Index kAccelDefaultMaxDimension = 2000;
 constexpr Index kAccelMaxDimension = 50000;
 
 // rate_ssor_D, rate_cheby_ssor_D, omega_D, lambda_min_ssor_D, lambda_max_ssor_D for D = primal, dual (null when
 // skipped or undefined).
-void add_accel_rates(nlohmann::json& j, const Model& m) {
+void add_accel_rates(nlohmann::json& j, const Model& m, Index max_dimension) {
   for (Domain d : {Domain::Primal, Domain::Dual}) {
     const std::string suffix = std::string("_") + to_string(d);
     const Index n = m.dimension(d);
     double omega = NAN, rate_ssor = NAN, rate_cheby = NAN, lo = NAN, hi = NAN;
-    if (n >= 1 && n <= kAccelMaxDimension) {
+    if (n >= 1 && n <= max_dimension) {
       const SparseMatrix A = m.precision(d);
       const SsorSpectrum s = n <= kOptimalOmegaMaxDimension ? optimal_ssor_spectrum(A) : ssor_spectrum(A, 1.0);
       omega = s.omega;
@@ -111,7 +114,7 @@ void add_accel_rates(nlohmann::json& j, const Model& m) {
   }
 }
 
-void print_accel(const nlohmann::json& j) {
+void print_accel(const nlohmann::json& j, Index max_dimension) {
   std::printf("accelerated samplers: convergence factor of the mean per iteration (2n site updates)\n");
   for (const char* d : {"primal", "dual"}) {
     const std::string suffix = std::string("_") + d;
@@ -121,8 +124,9 @@ void print_accel(const nlohmann::json& j) {
     std::printf("  %-6s omega %-8s  SSOR %-20s  Chebyshev-SSOR %-20s\n", d, fmt(get("omega")).c_str(),
                 fmt(get("rate_ssor")).c_str(), fmt(get("rate_cheby_ssor")).c_str());
   }
-  std::printf("  (omega: the optimum up to %ld coordinates, 1 above; not computed above %ld)\n",
-              static_cast<long>(kOptimalOmegaMaxDimension), static_cast<long>(kAccelMaxDimension));
+  std::printf("  (omega: the optimum up to %ld coordinates, 1 above; not computed above %ld%s)\n",
+              static_cast<long>(kOptimalOmegaMaxDimension), static_cast<long>(max_dimension),
+              max_dimension < kAccelMaxDimension ? ", --accel: 50000" : "");
 }
 
 void print_row(const char* name, double computed, const std::optional<ClosedForm>& c) {
@@ -163,6 +167,7 @@ void print_spectra(const Model& m, const Rates& r, const ClosedForms& t) {
 struct InfoOptions {
   bool json = false;
   bool no_spectra = false;
+  bool accel = false;
   std::string method = "auto";
   double tolerance = SpectralOptions{}.tolerance;
 };
@@ -172,6 +177,9 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
   static InfoOptions opt;
   app.add_flag("--json", opt.json, "machine-readable output on stdout");
   app.add_flag("--no-spectra", opt.no_spectra, "sizes only: skip the eigenvalue computations");
+  app.add_flag("--accel", opt.accel,
+               "SSOR / Chebyshev-SSOR rates up to 50000 coordinates per domain (optimum omega up to 5000, omega = 1\n"
+               "above): many Lanczos runs, seconds to minutes; without it only up to 2000 coordinates");
   app.add_option("--method", opt.method,
                  "eigensolver: auto | dense | shift-invert | lanczos (auto: dense for small problems, shift-invert\n"
                  "when the Cholesky factor of the Laplacian pattern is small, matrix-free Lanczos otherwise)")
@@ -186,13 +194,14 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
         "info", "sizes, spectra and rates do not depend on the mean (exact --obs-file gives the posterior mean)");
     const Model m = common.model();
     nlohmann::json j = model_info(m);
+    const Index accel_max = opt.accel ? kAccelMaxDimension : kAccelDefaultMaxDimension;
     std::optional<Rates> rates;
     ClosedForms theory;
     if (!opt.no_spectra) {
       rates = convergence_rates(m, so);
       theory = closed_forms(common.spec(), m);
       add_spectra(j, *rates, theory);
-      add_accel_rates(j, m);
+      add_accel_rates(j, m, accel_max);
     }
     if (opt.json) {
       print_json(j);
@@ -211,7 +220,7 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
               << "  nnz(Q), nnz(R)       " << j["nnz_Q"] << ", " << j["nnz_R"] << std::endl;
     if (rates) {
       print_spectra(m, *rates, theory);
-      print_accel(j);
+      print_accel(j, accel_max);
     }
     std::fflush(stdout);
     return 0;

@@ -231,6 +231,7 @@ expect_json 'j["scheme"] == "cheby-ssor" and 0 < j["lambda_min"] <= j["lambda_ma
   sample --graph torus:4 --scheme cheby-ssor --chains 2 --sweeps 3 -o "$tmp/s.csv" --json
 expect_json '0 < j["rate_cheby_ssor_primal"] < j["rate_ssor_primal"] < 1 and 1 <= j["omega_primal"] < 2 and 0 < j["rate_cheby_ssor_dual"] < 1' \
   info --graph torus:6 --sigma 0.25 --json
+expect_json 'j["rate_ssor_primal"] is None and j["rate_cheby_ssor_dual"] is None and j["lambda2_L"] > 0' info --graph torus:50 --sigma 0.25 --json
 expect_error "lockstep = 5" bench --graph torus:3 --lockstep 5
 
 # ---- hardening (issue 6): atomic outputs, sidecars, numerical failure, no NaN printed ------------------------

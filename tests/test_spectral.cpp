@@ -576,7 +576,8 @@ BOOST_AUTO_TEST_CASE(rejects_bad_options) {
 // Non-convergence is an exception carrying Spectra's status, never a number.
 // convergence_rates lets lambda_2 share the dual's factorization (d I + w L for a homogeneous model) when the
 // shift c = d/w is at most 10 lambda_2, and falls back to the grounded Laplacian otherwise: both give the dense
-// values, over shifts from far below to far above lambda_2.
+// values, over shifts from far below to far above lambda_2. The three problems run in lock-step on the one factor
+// (the torus and the cycle are regular: the primal joins them; the grid's primal runs after them).
 BOOST_AUTO_TEST_CASE(lambda2_on_the_shared_shifted_laplacian_matches_dense) {
   for (const Graph& g : {make_torus(12, 13), make_grid(10, 12), make_cycle(40)}) {
     const double l2 = algebraic_connectivity(g, SpectralMethod::Dense);
@@ -612,6 +613,26 @@ BOOST_AUTO_TEST_CASE(non_convergence_throws_with_status) {
   BOOST_CHECK_THROW(lambda_max_A(Model(g, 1.0, 0.1), Domain::Primal, o), EigensolverError);
   BOOST_CHECK_THROW(lambda_max_A(Model(g, 1.0, 0.1), Domain::Dual, o), EigensolverError);
   BOOST_CHECK_THROW(convergence_rates(Model(g, 1.0, 0.1), o), EigensolverError);
+}
+
+// The lock-step shift-invert runs of convergence_rates (lambda_2, primal and dual on one factor, one thread each):
+// a run that fails ends the others and reaches the caller as its EigensolverError, with no thread left waiting.
+// With 3 Krylov vectors and 1 restart the near-degenerate top of a large torus' shifted spectra cannot converge.
+BOOST_AUTO_TEST_CASE(a_failing_lock_step_run_throws_and_ends_the_others) {
+  SpectralOptions o;
+  o.method = SpectralMethod::ShiftInvert;
+  o.krylov_dimension = 3;
+  o.max_restarts = 1;
+  o.tolerance = 1e-14;
+  for (const Graph& g : {make_torus(40, 40), make_grid(30, 31)}) {  // primal in the batch, and after it
+    try {
+      convergence_rates(Model(g, 1.0, 0.1), o);
+      BOOST_FAIL("expected EigensolverError");
+    } catch (const EigensolverError& e) {
+      BOOST_TEST((e.method() == SpectralMethod::ShiftInvert));
+      BOOST_TEST((e.status() == EigensolverError::Status::NotConverging));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

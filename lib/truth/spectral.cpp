@@ -13,11 +13,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace dualgibbs {
 
@@ -110,11 +116,6 @@ class Plan {
     return *m_cholesky;
   }
 
-  // d I + w L (d, w > 0 scalars) is a matrix a later problem of this plan factors anyway (the dual's Woodbury core
-  // of a homogeneous model): lambda_2 may be computed on it, so that one factorization serves both.
-  void set_shifted_laplacian(double d, double w) { m_shifted = std::make_pair(d, w); }
-  const std::optional<std::pair<double, double>>& shifted_laplacian() const { return m_shifted; }
-
   // The factorization for a forced or chosen ShiftInvert, refusing factors that cannot fit in memory.
   detail::NodePatternCholesky& cholesky_for_shift_invert(const char* problem) {
     detail::NodePatternCholesky& c = cholesky();
@@ -131,7 +132,6 @@ class Plan {
   const Graph& m_graph;
   std::optional<bool> m_expanding;
   std::unique_ptr<detail::NodePatternCholesky> m_cholesky;
-  std::optional<std::pair<double, double>> m_shifted;
 };
 
 void check_dense_size(Index dimension, const char* problem) {
@@ -180,20 +180,98 @@ struct OperatorBase {
   Eigen::Index cols() const { return n; }
 };
 
+// ---- solves with the shared factor -------------------------------------------------------------------
+
+// x = K^-1 b for the |V| x |V| matrix K of a shift-invert operator (K = diag(d) + B diag(w) B^T).
+using KSolve = std::function<void(const Eigen::VectorXd&, Eigen::VectorXd&)>;
+
+KSolve direct_solve(const detail::NodePatternCholesky& chol) {
+  return [&chol](const Eigen::VectorXd& b, Eigen::VectorXd& x) { chol.solve(b, x); };
+}
+
+// Lock-step solves for several Lanczos runs (one thread each) whose matrices are one factorized K0 up to a
+// positive factor each (K_p = scale_p K0): a participant posts its right-hand side and waits; the last active
+// participant to post solves every posted column in one pass over the factor (three columns cost about 1.8x
+// one on the 1000 x 1000 torus) and wakes the others. Which runs share a pass depends only on their operation
+// counts, never on timing, so the results are reproducible.
+class SolveBatch {
+ public:
+  SolveBatch(const detail::NodePatternCholesky& chol, std::vector<double> scales)
+      : m_chol(chol),
+        m_scales(std::move(scales)),
+        m_b(m_scales.size(), nullptr),
+        m_x(m_scales.size(), nullptr),
+        m_active(m_scales.size()) {}
+
+  KSolve solver(std::size_t p) {
+    return [this, p](const Eigen::VectorXd& b, Eigen::VectorXd& x) { solve(p, b, x); };
+  }
+
+  // Participant p does no more solves (call it also when p fails, or the others wait forever).
+  void leave(std::size_t) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    --m_active;
+    if (m_posted > 0 && m_posted == m_active) run_locked();
+  }
+
+ private:
+  void solve(std::size_t p, const Eigen::VectorXd& b, Eigen::VectorXd& x) {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_b[p] = &b;
+    m_x[p] = &x;
+    const long round = m_round;
+    if (++m_posted == m_active)
+      run_locked();
+    else
+      m_cv.wait(lock, [&] { return m_round != round; });
+    if (m_error) std::rethrow_exception(m_error);
+  }
+
+  void run_locked() {
+    std::vector<std::size_t> who;
+    for (std::size_t p = 0; p < m_b.size(); ++p)
+      if (m_b[p]) who.push_back(p);
+    try {
+      Eigen::MatrixXd b(m_chol.size(), static_cast<Eigen::Index>(who.size())), x;
+      for (std::size_t j = 0; j < who.size(); ++j) b.col(static_cast<Eigen::Index>(j)) = *m_b[who[j]];
+      m_chol.solve_factorized(b, x);
+      for (std::size_t j = 0; j < who.size(); ++j)
+        *m_x[who[j]] = x.col(static_cast<Eigen::Index>(j)) / m_scales[who[j]];
+    } catch (...) {
+      m_error = std::current_exception();
+    }
+    for (std::size_t p : who) m_b[p] = m_x[p] = nullptr;
+    m_posted = 0;
+    ++m_round;
+    m_cv.notify_all();
+  }
+
+  const detail::NodePatternCholesky& m_chol;
+  std::vector<double> m_scales;
+  std::vector<const Eigen::VectorXd*> m_b;
+  std::vector<Eigen::VectorXd*> m_x;
+  std::size_t m_active;
+  std::size_t m_posted = 0;
+  long m_round = 0;
+  std::exception_ptr m_error;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+};
+
 // ---- lambda_2(L) -------------------------------------------------------------------------------------
 
 // P L^+ P with P = I - 11^T/n: eigenvalues 1/lambda_i(L) for i >= 2 and 0. The Laplacian grounded at node g
 // (row and column g replaced by e_g) is positive definite on a connected graph, and for b orthogonal to 1
 // the solution of L x = b with x_g = 0 is a solution of the full system; projecting it gives L^+ b.
 struct GroundedLaplacianInverse : OperatorBase {
-  const detail::NodePatternCholesky* chol;
+  KSolve solve_k;
   Index ground;
   mutable Eigen::VectorXd b, x;
   void perform_op(const double* in, double* out) const {
     Eigen::Map<const Eigen::VectorXd> xin(in, n);
     b = xin.array() - xin.mean();
     b[ground] = 0.0;
-    chol->solve(b, x);
+    solve_k(b, x);
     Eigen::Map<Eigen::VectorXd>(out, n) = x.array() - x.mean();
   }
 };
@@ -201,12 +279,12 @@ struct GroundedLaplacianInverse : OperatorBase {
 // P K^-1 P with K = d I + w L (d, w > 0) and P = I - 11^T/n: K commutes with P, so the eigenvalues are
 // 1/(d + w lambda_i) for i >= 2 and 0; the largest gives lambda_2 = (1/theta - d)/w.
 struct ShiftedLaplacianInverse : OperatorBase {
-  const detail::NodePatternCholesky* chol;
+  KSolve solve_k;
   mutable Eigen::VectorXd b, x;
   void perform_op(const double* in, double* out) const {
     Eigen::Map<const Eigen::VectorXd> xin(in, n);
     b = xin.array() - xin.mean();
-    chol->solve(b, x);
+    solve_k(b, x);
     Eigen::Map<Eigen::VectorXd>(out, n) = x.array() - x.mean();
   }
 };
@@ -246,6 +324,53 @@ double lambda2_dense(const Graph& g) {
   return es.eigenvalues()[1];
 }
 
+// lambda_2 from the largest eigenvalue theta of P K^-1 P, K = d I + w L, when the dual factors K anyway (a
+// homogeneous model: its Woodbury core). The shift c = d/w moves the spectrum: the top eigenvalue's separation is
+// (lambda_3 + c)/(lambda_2 + c), slow when c >> lambda_2, and 1/theta - d cancels about log10(1 + c/lambda_2)
+// digits. So: a few restarts only, and the result kept only if c <= 10 lambda_2; otherwise nothing, and the caller
+// uses the grounded Laplacian (measured on the 1000 x 1000 torus, s = 1, sigma = 0.25: c = 1.6 lambda_2, 16
+// solves, one factorization fewer).
+std::optional<double> lambda2_shifted(Index n, double d, double w, KSolve solve, const SpectralOptions& o) {
+  ShiftedLaplacianInverse op;
+  op.n = n;
+  op.solve_k = std::move(solve);
+  SpectralOptions quick = o;
+  quick.max_restarts = std::min(o.max_restarts, 6);
+  try {
+    const double theta = run_spectra(op, Spectra::SortRule::LargestAlge, quick, kShiftInvertKrylov,
+                                     SpectralMethod::ShiftInvert, "lambda_2(L)");
+    const double l2 = (1.0 / theta - d) / w;
+    if (l2 > 0 && d / w <= 10 * l2) return l2;
+  } catch (const EigensolverError&) {
+    // not converged in a few restarts: the grounded Laplacian converges faster
+  }
+  return std::nullopt;
+}
+
+// lambda_2 = 1/theta, theta the largest eigenvalue of the grounded Laplacian's inverse (factorized here).
+double lambda2_grounded(const Graph& g, detail::NodePatternCholesky& chol, const SpectralOptions& o) {
+  const Index n = g.num_nodes();
+  Index ground = 0;
+  for (Index v = 1; v < n; ++v)
+    if (g.degree(v) > g.degree(ground)) ground = v;
+  Eigen::VectorXd d = Eigen::VectorXd::Zero(n), w = Eigen::VectorXd::Ones(g.num_edges());
+  d[ground] = 1.0;
+  for (Index e = 0; e < g.num_edges(); ++e) {
+    const Edge& ed = g.edge(e);
+    if (ed.head == ground || ed.tail == ground) {
+      w[e] = 0.0;  // the edge leaves the pattern's values but keeps its neighbour's degree
+      d[ed.head == ground ? ed.tail : ed.head] += 1.0;
+    }
+  }
+  chol.factorize(d, w);
+  GroundedLaplacianInverse op;
+  op.n = n;
+  op.solve_k = direct_solve(chol);
+  op.ground = ground;
+  return 1.0 / run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, SpectralMethod::ShiftInvert,
+                           "lambda_2(L)");
+}
+
 // lambda_2 of a connected graph with at least 2 nodes.
 Outcome lambda2_connected(const Graph& g, Plan& plan, const SpectralOptions& o) {
   const Index n = g.num_nodes();
@@ -255,50 +380,8 @@ Outcome lambda2_connected(const Graph& g, Plan& plan, const SpectralOptions& o) 
     case SpectralMethod::Dense:
       check_dense_size(n, problem);
       return {lambda2_dense(g), method};
-    case SpectralMethod::ShiftInvert: {
-      detail::NodePatternCholesky& chol = plan.cholesky_for_shift_invert(problem);
-      if (const auto& shifted = plan.shifted_laplacian()) {
-        // On d I + w L, which the dual factors anyway. The shift c = d/w moves the spectrum: the top eigenvalue's
-        // separation is (lambda_3 + c)/(lambda_2 + c), slow when c >> lambda_2, and 1/theta - d cancels about
-        // log10(1 + c/lambda_2) digits. So: a few restarts only, and the result kept only if c <= 10 lambda_2;
-        // otherwise the grounded Laplacian below (measured on the 1000 x 1000 torus, s = 1, sigma = 0.25:
-        // c = 1.6 lambda_2, 21 solves instead of 11, one factorization fewer).
-        const auto [d, w] = *shifted;
-        chol.factorize(Eigen::VectorXd::Constant(n, d), Eigen::VectorXd::Constant(g.num_edges(), w));
-        ShiftedLaplacianInverse op;
-        op.n = n;
-        op.chol = &chol;
-        SpectralOptions quick = o;
-        quick.max_restarts = std::min(o.max_restarts, 6);
-        try {
-          const double theta =
-              run_spectra(op, Spectra::SortRule::LargestAlge, quick, kShiftInvertKrylov, method, problem);
-          const double l2 = (1.0 / theta - d) / w;
-          if (l2 > 0 && d / w <= 10 * l2) return {l2, method};
-        } catch (const EigensolverError&) {
-          // not converged in a few restarts: the grounded Laplacian converges faster
-        }
-      }
-      Index ground = 0;
-      for (Index v = 1; v < n; ++v)
-        if (g.degree(v) > g.degree(ground)) ground = v;
-      Eigen::VectorXd d = Eigen::VectorXd::Zero(n), w = Eigen::VectorXd::Ones(g.num_edges());
-      d[ground] = 1.0;
-      for (Index e = 0; e < g.num_edges(); ++e) {
-        const Edge& ed = g.edge(e);
-        if (ed.head == ground || ed.tail == ground) {
-          w[e] = 0.0;  // the edge leaves the pattern's values but keeps its neighbour's degree
-          d[ed.head == ground ? ed.tail : ed.head] += 1.0;
-        }
-      }
-      chol.factorize(d, w);
-      GroundedLaplacianInverse op;
-      op.n = n;
-      op.chol = &chol;
-      op.ground = ground;
-      const double theta = run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, problem);
-      return {1.0 / theta, method};
-    }
+    case SpectralMethod::ShiftInvert:
+      return {lambda2_grounded(g, plan.cholesky_for_shift_invert(problem), o), method};
     case SpectralMethod::Lanczos: {
       DeflatedLaplacian op;
       op.n = n;
@@ -348,12 +431,12 @@ std::vector<Outcome> lambda2_components(const Graph& g, Plan& plan, const Spectr
 
 // Primal shift-invert: D^1/2 (Q - tau D)^-1 D^1/2 = (S - tau I)^-1.
 struct PrimalShiftInvert : OperatorBase {
-  const detail::NodePatternCholesky* chol;
+  KSolve solve_k;
   Eigen::VectorXd sqrt_d;
   mutable Eigen::VectorXd b, x;
   void perform_op(const double* in, double* out) const {
     b = sqrt_d.cwiseProduct(Eigen::Map<const Eigen::VectorXd>(in, n));
-    chol->solve(b, x);
+    solve_k(b, x);
     Eigen::Map<Eigen::VectorXd>(out, n) = sqrt_d.cwiseProduct(x);
   }
 };
@@ -364,7 +447,7 @@ struct PrimalShiftInvert : OperatorBase {
 // cut-space vectors the subtraction cancels about log10(max R_ee / W_e) digits. That is harmless for Lanczos
 // (the operator is still accurate to ~1e-12 relative), and the final value is recomputed with a refined solve.
 struct DualShiftInvert : OperatorBase {
-  const detail::NodePatternCholesky* chol;
+  KSolve solve_k;
   const Graph* g;
   Eigen::VectorXd sqrt_d, w_inv;
   mutable Eigen::VectorXd a, b, z, y;
@@ -378,7 +461,7 @@ struct DualShiftInvert : OperatorBase {
       b[edges[e].head] += a[e];
       b[edges[e].tail] -= a[e];
     }
-    chol->solve(b, z);
+    solve_k(b, z);
     out.resize(n);
     for (Eigen::Index e = 0; e < n; ++e) out[e] = a[e] - w_inv[e] * (z[edges[e].head] - z[edges[e].tail]);
   }
@@ -462,12 +545,66 @@ double certified_shift(const Eigen::VectorXd& floor_diag, const Eigen::VectorXd&
   return (1.0 - kShiftMargin) * floor_diag.cwiseQuotient(diag).minCoeff();
 }
 
+// The |V| x |V| matrix K = diag(d) + B diag(w) B^T a domain's shift-invert method solves with, at the shift tau.
+// A certified lower bound of lambda_min(S): Q >= D_s^-1 and R >= D_sigma (the rest is a PSD Laplacian term), so
+// lambda_min(S) >= min_i F_ii / M_ii with F = D_s^-1 or D_sigma; tau sits kShiftMargin below it. Equality for
+// homogeneous regular graphs (primal) and homogeneous graphs with cycles (dual, Prop. 4).
+struct ShiftedMatrix {
+  double tau;
+  Eigen::VectorXd d, w;
+  Eigen::VectorXd diag;   // D = diag(M)
+  Eigen::VectorXd w_inv;  // dual only: W^-1, W = D_sigma - tau D
+};
+
+ShiftedMatrix shifted_matrix(const Model& model, Domain domain) {
+  ShiftedMatrix k;
+  k.diag = domain == Domain::Primal ? model.primal_diagonal() : model.dual_diagonal();
+  const Eigen::VectorXd floor_diag =
+      domain == Domain::Primal ? model.node_variances().cwiseInverse() : model.edge_variances();
+  k.tau = certified_shift(floor_diag, k.diag);
+  if (domain == Domain::Primal) {
+    // Q - tau D = (D_s^-1 - tau D) + B D_sigma^-1 B^T, diagonal part >= margin * D_s^-1 > 0. A direct
+    // factorization: 1/theta = lambda_min - tau is accurate, and tau carries the leading digits.
+    k.d = floor_diag - k.tau * k.diag;
+    k.w = model.edge_variances().cwiseInverse();
+  } else {
+    // The Woodbury core D_s^-1 + B W^-1 B^T of R - tau D, W = D_sigma - tau D >= margin * D_sigma > 0.
+    k.w_inv = (floor_diag - k.tau * k.diag).cwiseInverse();
+    k.d = model.node_variances().cwiseInverse();
+    k.w = k.w_inv;
+  }
+  return k;
+}
+
+// lambda_min(S) by shift-invert: tau + 1/theta, theta the largest eigenvalue of D^1/2 (M - tau D)^-1 D^1/2, with
+// `solve` solving with k (the dual's final value from a refined Rayleigh quotient, see DualShiftInvert).
+double shift_invert_lambda_min(const Model& model, Domain domain, const ShiftedMatrix& k, KSolve solve,
+                               const SpectralOptions& o) {
+  constexpr SpectralMethod method = SpectralMethod::ShiftInvert;
+  if (domain == Domain::Primal) {
+    PrimalShiftInvert op;
+    op.n = model.num_nodes();
+    op.solve_k = std::move(solve);
+    op.sqrt_d = k.diag.cwiseSqrt();
+    return k.tau +
+           1.0 / run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, "lambda_max(A) primal");
+  }
+  DualShiftInvert op;
+  op.n = model.num_edges();
+  op.g = &model.graph();
+  op.w_inv = k.w_inv;
+  op.sqrt_d = k.diag.cwiseSqrt();
+  op.solve_k = std::move(solve);
+  Eigen::VectorXd v;
+  run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, "lambda_max(A) dual", &v);
+  return k.tau + 1.0 / op.refined_rayleigh_quotient(v, model.dual_operator(), k.tau, k.diag);
+}
+
 // lambda_min(D^-1/2 M D^-1/2), the quantity 1 - lambda_max(A) that the rates need.
 Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const SpectralOptions& o) {
   const Index dim = model.dimension(domain);
   const char* problem = domain == Domain::Primal ? "lambda_max(A) primal" : "lambda_max(A) dual";
   const SpectralMethod method = plan.resolve(o.method, dim);
-  const Graph& g = model.graph();
   const Eigen::VectorXd diag = domain == Domain::Primal ? model.primal_diagonal() : model.dual_diagonal();
   switch (method) {
     case SpectralMethod::Dense:
@@ -475,35 +612,9 @@ Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const S
       return {lambda_min_dense(model, domain), method};
     case SpectralMethod::ShiftInvert: {
       detail::NodePatternCholesky& chol = plan.cholesky_for_shift_invert(problem);
-      // A certified lower bound of lambda_min: Q >= D_s^-1 and R >= D_sigma (the rest is a PSD Laplacian
-      // term), so lambda_min(S) >= min_i F_ii / M_ii with F = D_s^-1 or D_sigma. Equality for homogeneous
-      // regular graphs (primal) and homogeneous graphs with cycles (dual, Prop. 4).
-      const Eigen::VectorXd floor_diag =
-          domain == Domain::Primal ? model.node_variances().cwiseInverse() : model.edge_variances();
-      const double tau = certified_shift(floor_diag, diag);
-      if (domain == Domain::Primal) {
-        // Q - tau D = (D_s^-1 - tau D) + B D_sigma^-1 B^T, diagonal part >= margin * D_s^-1 > 0. A direct
-        // factorization: 1/theta = lambda_min - tau is accurate, and tau carries the leading digits.
-        chol.factorize(floor_diag - tau * diag, model.edge_variances().cwiseInverse());
-        PrimalShiftInvert op;
-        op.n = dim;
-        op.chol = &chol;
-        op.sqrt_d = diag.cwiseSqrt();
-        const double theta = run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, problem);
-        return {tau + 1.0 / theta, method};
-      }
-      const Eigen::VectorXd w = floor_diag - tau * diag;  // W = D_sigma - tau D >= margin * D_sigma > 0
-      DualShiftInvert op;
-      op.n = dim;
-      op.g = &g;
-      op.w_inv = w.cwiseInverse();
-      op.sqrt_d = diag.cwiseSqrt();
-      chol.factorize(model.node_variances().cwiseInverse(), op.w_inv);
-      op.chol = &chol;
-      Eigen::VectorXd v;
-      run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, problem, &v);
-      const DualPrecisionOperator r = model.dual_operator();
-      return {tau + 1.0 / op.refined_rayleigh_quotient(v, r, tau, diag), method};
+      const ShiftedMatrix k = shifted_matrix(model, domain);
+      chol.factorize(k.d, k.w);
+      return {shift_invert_lambda_min(model, domain, k, direct_solve(chol), o), method};
     }
     case SpectralMethod::Lanczos: {
       if (domain == Domain::Primal) {
@@ -521,6 +632,106 @@ Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const S
       break;
   }
   throw std::logic_error("scaled_lambda_min: unresolved method");
+}
+
+// The three problems' outcomes and wall-clock seconds.
+struct Spectra3 {
+  std::vector<Outcome> lambda2;
+  Outcome primal{kNaN, SpectralMethod::Auto};
+  std::optional<Outcome> dual;  // none without edges
+  double seconds_lambda2 = 0, seconds_primal = 0, seconds_dual = 0;
+};
+
+Spectra3 sequential_spectra(const Model& model, Plan& plan, const SpectralOptions& o) {
+  Spectra3 sp;
+  auto t0 = Clock::now();
+  sp.lambda2 = lambda2_components(model.graph(), plan, o);
+  sp.seconds_lambda2 = seconds_since(t0);
+  t0 = Clock::now();
+  sp.primal = scaled_lambda_min(model, Domain::Primal, plan, o);
+  sp.seconds_primal = seconds_since(t0);
+  if (model.num_edges() > 0) {
+    t0 = Clock::now();
+    sp.dual = scaled_lambda_min(model, Domain::Dual, plan, o);
+    sp.seconds_dual = seconds_since(t0);
+  }
+  return sp;
+}
+
+// A connected homogeneous model whose three problems all run shift-invert. The dual's Woodbury core
+// D_s^-1 + B W^-1 B^T is then (1/s^2) I + (1/W) L (W = D_sigma - tau D constant): one factorization serves the
+// dual and lambda_2 (lambda2_shifted), and on a regular graph the primal's Q - tau D as well (a multiple of it).
+// Their Lanczos runs go in lock-step, one thread each, their solves batched into one pass over the factor
+// (SolveBatch): on the 1000 x 1000 torus 16 passes of up to three columns instead of 48 single solves. The
+// seconds of each problem are its own wall time from the shared start (the factorization counts to lambda_2's).
+Spectra3 batched_spectra(const Model& model, Plan& plan, const SpectralOptions& o) {
+  const Graph& g = model.graph();
+  const Index n = g.num_nodes();
+  Spectra3 sp;
+  const auto t0 = Clock::now();
+  detail::NodePatternCholesky& chol = plan.cholesky_for_shift_invert("lambda_2(L)");
+  const ShiftedMatrix kd = shifted_matrix(model, Domain::Dual), kp = shifted_matrix(model, Domain::Primal);
+  chol.factorize(kd.d, kd.w);
+  const double factor_seconds = seconds_since(t0);
+  const double primal_scale = chol.proportion(kp.d, kp.w);  // > 0 on regular graphs
+
+  enum : std::size_t { kLambda2, kDual, kPrimal };
+  std::vector<double> scales{1.0, 1.0};
+  if (primal_scale > 0) scales.push_back(primal_scale);
+  SolveBatch batch(chol, scales);
+  std::optional<double> l2;
+  double dual_value = kNaN, primal_value = kNaN;
+  std::vector<double> seconds(scales.size(), 0.0);
+  std::vector<std::exception_ptr> errors(scales.size());
+  const auto start = Clock::now();
+  auto body = [&](std::size_t p) {
+    try {
+      if (p == kLambda2)
+        l2 = lambda2_shifted(n, kd.d[0], kd.w[0], batch.solver(p), o);
+      else if (p == kDual)
+        dual_value = shift_invert_lambda_min(model, Domain::Dual, kd, batch.solver(p), o);
+      else
+        primal_value = shift_invert_lambda_min(model, Domain::Primal, kp, batch.solver(p), o);
+    } catch (...) {
+      errors[p] = std::current_exception();
+    }
+    batch.leave(p);
+    seconds[p] = seconds_since(start);
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (std::size_t p = 1; p < scales.size(); ++p) threads.emplace_back(body, p);
+  } catch (...) {  // no thread: the participants not started must not be waited for
+    for (std::size_t p = threads.size() + 1; p < scales.size(); ++p) batch.leave(p);
+    batch.leave(kLambda2);
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
+  body(kLambda2);
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  constexpr SpectralMethod si = SpectralMethod::ShiftInvert;
+  sp.seconds_lambda2 = factor_seconds + seconds[kLambda2];
+  sp.seconds_dual = seconds[kDual];
+  sp.dual = Outcome{dual_value, si};
+  if (!l2) {  // the shift was too large for an accurate lambda_2: the grounded Laplacian (a new factorization)
+    const auto t = Clock::now();
+    l2 = lambda2_grounded(g, chol, o);
+    sp.seconds_lambda2 += seconds_since(t);
+  }
+  sp.lambda2 = {Outcome{*l2, si}};
+  if (primal_scale > 0) {
+    sp.primal = Outcome{primal_value, si};
+    sp.seconds_primal = seconds[kPrimal];
+  } else {
+    const auto t = Clock::now();
+    chol.factorize(kp.d, kp.w);
+    sp.primal = Outcome{shift_invert_lambda_min(model, Domain::Primal, kp, direct_solve(chol), o), si};
+    sp.seconds_primal = seconds_since(t);
+  }
+  return sp;
 }
 
 }  // namespace
@@ -629,47 +840,39 @@ Rates convergence_rates(const Model& model, const SpectralOptions& options) {
   Plan plan(g);
   Rates r;
   r.components = g.num_components();
-  if (model.is_homogeneous() && g.num_edges() > 0 && g.num_components() == 1 &&
-      plan.resolve(options.method, g.num_nodes()) == SpectralMethod::ShiftInvert &&
-      plan.resolve(options.method, g.num_edges()) == SpectralMethod::ShiftInvert) {
-    // The dual's Woodbury core D_s^-1 + B W^-1 B^T is (1/s^2) I + (1/W) L for a homogeneous model (W = D_sigma -
-    // tau D is constant): lambda_2 can use its factorization. The same values as scaled_lambda_min's.
-    const Eigen::VectorXd diag = model.dual_diagonal();
-    const double w = model.edge_variances()[0] - certified_shift(model.edge_variances(), diag) * diag[0];
-    plan.set_shifted_laplacian(model.node_variances().cwiseInverse()[0], 1.0 / w);
-  }
-
-  auto t0 = Clock::now();
-  const std::vector<Outcome> l2 = lambda2_components(g, plan, options);
-  r.seconds_lambda2 = seconds_since(t0);
+  const Spectra3 sp = model.is_homogeneous() && g.num_edges() > 0 && g.num_components() == 1 &&
+                              plan.resolve(options.method, g.num_nodes()) == SpectralMethod::ShiftInvert &&
+                              plan.resolve(options.method, g.num_edges()) == SpectralMethod::ShiftInvert
+                          ? batched_spectra(model, plan, options)
+                          : sequential_spectra(model, plan, options);
+  r.seconds_lambda2 = sp.seconds_lambda2;
   r.method_lambda2 = SpectralMethod::Dense;
   r.lambda_min_nonzero_L = kNaN;
-  for (const Outcome& c : l2) {
+  for (const Outcome& c : sp.lambda2) {
     r.lambda2_L_per_component.push_back(c.value);
     if (std::isnan(c.value)) continue;
     if (c.method != SpectralMethod::Dense) r.method_lambda2 = c.method;  // report the non-trivial method
     if (!(c.value >= r.lambda_min_nonzero_L)) r.lambda_min_nonzero_L = c.value;
   }
-  r.lambda2_L = g.num_nodes() == 1 ? kNaN : g.num_components() > 1 ? 0.0 : l2.front().value;
+  r.lambda2_L = g.num_nodes() == 1 ? kNaN : g.num_components() > 1 ? 0.0 : sp.lambda2.front().value;
 
-  // lambda_max(A) of one domain and its finite and asymptotic random-sweep rates [eqn:primalrate, eqn:dualrate].
-  auto domain_rates = [&](Domain d, double& seconds, SpectralMethod& method, double& lambda_max, double& rate,
+  // lambda_max(A) of each domain and its finite and asymptotic random-sweep rates [eqn:primalrate, eqn:dualrate].
+  auto domain_rates = [&](Domain d, const Outcome& outcome, SpectralMethod& method, double& lambda_max, double& rate,
                           double& rate_asymptotic) {
-    t0 = Clock::now();
-    const Outcome outcome = scaled_lambda_min(model, d, plan, options);
-    seconds = seconds_since(t0);
     method = outcome.method;
     lambda_max = lambda_max_from(outcome.value);
     rate = random_sweep_rate(lambda_max, model.dimension(d));
     rate_asymptotic = random_sweep_rate_asymptotic(lambda_max);
   };
-  domain_rates(Domain::Primal, r.seconds_primal, r.method_primal, r.lambda_max_A_primal, r.rate_primal,
+  r.seconds_primal = sp.seconds_primal;
+  domain_rates(Domain::Primal, sp.primal, r.method_primal, r.lambda_max_A_primal, r.rate_primal,
                r.rate_primal_asymptotic);
 
   r.lambda_max_A_dual = r.rate_dual = r.rate_dual_asymptotic = kNaN;
   r.rate_dual_effective = r.rate_dual_effective_asymptotic = kNaN;
-  if (g.num_edges() > 0) {
-    domain_rates(Domain::Dual, r.seconds_dual, r.method_dual, r.lambda_max_A_dual, r.rate_dual, r.rate_dual_asymptotic);
+  if (sp.dual) {
+    r.seconds_dual = sp.seconds_dual;
+    domain_rates(Domain::Dual, *sp.dual, r.method_dual, r.lambda_max_A_dual, r.rate_dual, r.rate_dual_asymptotic);
     if (model.is_homogeneous() && g.has_cycles()) {
       // Prop. 5: x~ = B y~ sees only the cut space, where the largest eigenvalue of A is
       // s^2 (2 - lambda) / (sigma^2 + 2 s^2) with lambda the smallest non-zero eigenvalue of L.

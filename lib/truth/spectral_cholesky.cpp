@@ -129,7 +129,7 @@ bool NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
                                "-node pattern (factor too large); use the Lanczos method",
                            EigensolverError::Status::NumericalIssue, SpectralMethod::ShiftInvert, 0, 0);
   if (im.factorized) {
-    const double alpha = proportion(d, w, im.d, im.w);
+    const double alpha = dualgibbs::detail::proportion(d, w, im.d, im.w);
     if (alpha > 0) {  // the same matrix up to a factor: K^-1 = (factorized K)^-1 / alpha, no new factorization
       im.scale = alpha;
       return false;
@@ -162,6 +162,21 @@ void NodePatternCholesky::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) co
   assert(m_impl->factorized);
   m_impl->factor.solve(b, x);
   if (m_impl->scale != 1) x /= m_impl->scale;
+}
+
+double NodePatternCholesky::proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w) const {
+  return m_impl->factorized ? dualgibbs::detail::proportion(d, w, m_impl->d, m_impl->w) : 0.0;
+}
+
+void NodePatternCholesky::solve_factorized(const Eigen::MatrixXd& b, Eigen::MatrixXd& x) const {
+  assert(m_impl->factorized);
+  if (b.cols() == 1) {  // the workspace-reusing path
+    Eigen::VectorXd xv;
+    m_impl->factor.solve(Eigen::VectorXd(b.col(0)), xv);
+    x = xv;
+    return;
+  }
+  x = m_impl->factor.solve(CHOLMOD_A, b);
 }
 
 }  // namespace dualgibbs::detail

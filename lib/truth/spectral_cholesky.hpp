@@ -41,6 +41,13 @@ class NodePatternCholesky {
   /// x = K^-1 b. Requires a successful factorize().
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
 
+  /// alpha > 0 with (d, w) = alpha x (the values last factorized) to 1e-11 relative, else 0 (also before any
+  /// factorization). K(d, w)^-1 is then (the factor's K)^-1 / alpha.
+  double proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w) const;
+  /// X = K0^-1 B for the factorized K0 itself (not scaled by a later proportional factorize()), every column in
+  /// one pass over the factor. Requires a successful factorize().
+  void solve_factorized(const Eigen::MatrixXd& b, Eigen::MatrixXd& x) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
