@@ -85,9 +85,9 @@ std::string fmt(double x) { return std::isnan(x) ? "-" : number_text(x, 15); }
 
 // Largest dimension for which info computes the SSOR spectrum at all (at omega = 1 above
 // kOptimalOmegaMaxDimension): the smallest eigenvalue of a large lattice needs many Lanczos steps. By default only
-// up to kAccelDefaultMaxDimension (under a second: torus:30 0.9 s, torus:50 5 s, torus:100 20 s CPU), with
+// up to kAccelDefaultMaxDimension (a fraction of a second: torus:20 0.4 s; torus:30 0.9 s, torus:100 20 s CPU), with
 // --accel up to kAccelMaxDimension.
-constexpr Index kAccelDefaultMaxDimension = 2000;
+constexpr Index kAccelDefaultMaxDimension = 1000;
 constexpr Index kAccelMaxDimension = 50000;
 
 // rate_ssor_D, rate_cheby_ssor_D, omega_D, lambda_min_ssor_D, lambda_max_ssor_D for D = primal, dual (null when
@@ -179,7 +179,7 @@ std::function<int()> setup_info(CLI::App& app, CommonOptions& common) {
   app.add_flag("--no-spectra", opt.no_spectra, "sizes only: skip the eigenvalue computations");
   app.add_flag("--accel", opt.accel,
                "SSOR / Chebyshev-SSOR rates up to 50000 coordinates per domain (optimum omega up to 5000, omega = 1\n"
-               "above): many Lanczos runs, seconds to minutes; without it only up to 2000 coordinates");
+               "above): many Lanczos runs, seconds to minutes; without it only up to 1000 coordinates");
   app.add_option("--method", opt.method,
                  "eigensolver: auto | dense | shift-invert | lanczos (auto: dense for small problems, shift-invert\n"
                  "when the Cholesky factor of the Laplacian pattern is small, matrix-free Lanczos otherwise)")
