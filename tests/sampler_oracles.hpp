@@ -5,6 +5,7 @@
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/kernels.hpp>
 
 #include <boost/math/distributions/normal.hpp>
 #include <boost/mpl/list.hpp>
@@ -23,6 +24,36 @@ namespace oracle {
 using dualgibbs::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+
+// A site kernel written outside the library: the CSR update of any SPD matrix through CsrKernel's public members
+// only, without run_updates (so the sampler runs its generic loop) and without set_site (so the relaxed schemes
+// refuse it). Its chains must be the CSR kernel's.
+class UserKernel {
+ public:
+  explicit UserKernel(const dualgibbs::CsrKernel& inner) : m_inner(inner) {}
+  Index dimension() const noexcept { return m_inner.dimension(); }
+  Index tally_dimension() const noexcept { return 0; }
+  double conditional_sd(Index i) const noexcept { return m_inner.conditional_sd(i); }
+  template <int W>
+  void conditional_mean(Index i, const double* z, const double* t, double* mean) const noexcept {
+    m_inner.conditional_mean<W>(i, z, t, mean);
+  }
+  template <int W>
+  void update(Index i, double* z, double* t, const double* eps) const noexcept {
+    double mean[W];
+    conditional_mean<W>(i, z, t, mean);
+    const double sd = conditional_sd(i);
+    for (int c = 0; c < W; ++c) z[static_cast<std::size_t>(i) * W + c] = mean[c] + sd * eps[c];
+  }
+  template <int W>
+  void prefetch(Index, const double*, const double*) const noexcept {}
+  void prefetch_row(Index) const noexcept {}
+  template <int W>
+  void rebuild_tally(const double*, double*) const noexcept {}
+
+ private:
+  const dualgibbs::CsrKernel& m_inner;
+};
 
 // B[head, e] = +1, B[tail, e] = -1.
 inline MatrixXd incidence(const dualgibbs::Model& m) {

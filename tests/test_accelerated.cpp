@@ -88,31 +88,6 @@ void check_noise_free(const Kernel& kernel, const MatrixXd& A, double omega, con
   }
 }
 
-// A kernel without set_site: relaxed schemes are not defined for it.
-class NoCommitKernel {
- public:
-  explicit NoCommitKernel(const CsrKernel& inner) : m_inner(inner) {}
-  Index dimension() const noexcept { return m_inner.dimension(); }
-  Index tally_dimension() const noexcept { return 0; }
-  double conditional_sd(Index i) const noexcept { return m_inner.conditional_sd(i); }
-  template <int W>
-  void conditional_mean(Index i, const double* z, const double* t, double* mean) const noexcept {
-    m_inner.conditional_mean<W>(i, z, t, mean);
-  }
-  template <int W>
-  void update(Index i, double* z, double* t, const double* eps) const noexcept {
-    m_inner.update<W>(i, z, t, eps);
-  }
-  template <int W>
-  void prefetch(Index, const double*, const double*) const noexcept {}
-  void prefetch_row(Index) const noexcept {}
-  template <int W>
-  void rebuild_tally(const double*, double*) const noexcept {}
-
- private:
-  const CsrKernel& m_inner;
-};
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(ssor_spectrum_tests)
@@ -340,9 +315,9 @@ BOOST_AUTO_TEST_CASE(cheby_ssor_needs_spectrum_bounds) {
 BOOST_AUTO_TEST_CASE(relaxed_schemes_refuse_a_kernel_without_set_site) {
   const Model model = oracle::small_model();
   const CsrKernel csr(model.primal_precision());
-  const NoCommitKernel k(csr);
-  using Cheby = GibbsSampler<NoCommitKernel, 1, ChebyshevSsorSweep>;
-  using Sym = GibbsSampler<NoCommitKernel, 1, SymmetricSweep>;
+  const oracle::UserKernel k(csr);  // a kernel without set_site
+  using Cheby = GibbsSampler<oracle::UserKernel, 1, ChebyshevSsorSweep>;
+  using Sym = GibbsSampler<oracle::UserKernel, 1, SymmetricSweep>;
   BOOST_CHECK_EXCEPTION(Cheby(k, ChebyshevSsorSweep(1.0, 0.1, 1.0)), std::invalid_argument,
                         testing::message_has({"set_site", "cheby-ssor", "not defined"}));
   BOOST_CHECK_EXCEPTION(Sym(k, SymmetricSweep(1.3)), std::invalid_argument, testing::message_has({"set_site"}));

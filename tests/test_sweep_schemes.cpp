@@ -67,35 +67,6 @@ void check_noise_free(const Kernel& k, const MatrixXd& M, double omega) {
   }
 }
 
-// A site kernel written outside the library: the CSR update of any SPD matrix through CsrKernel's public members
-// only, without run_updates (so the sampler runs its generic loop). Its chains must be the CSR kernel's.
-class UserKernel {
- public:
-  explicit UserKernel(const CsrKernel& inner) : m_inner(inner) {}
-  Index dimension() const noexcept { return m_inner.dimension(); }
-  Index tally_dimension() const noexcept { return 0; }
-  double conditional_sd(Index i) const noexcept { return m_inner.conditional_sd(i); }
-  template <int W>
-  void conditional_mean(Index i, const double* z, const double* t, double* mean) const noexcept {
-    m_inner.conditional_mean<W>(i, z, t, mean);
-  }
-  template <int W>
-  void update(Index i, double* z, double* t, const double* eps) const noexcept {
-    double mean[W];
-    conditional_mean<W>(i, z, t, mean);
-    const double sd = conditional_sd(i);
-    for (int c = 0; c < W; ++c) z[static_cast<std::size_t>(i) * W + c] = mean[c] + sd * eps[c];
-  }
-  template <int W>
-  void prefetch(Index, const double*, const double*) const noexcept {}
-  void prefetch_row(Index) const noexcept {}
-  template <int W>
-  void rebuild_tally(const double*, double*) const noexcept {}
-
- private:
-  const CsrKernel& m_inner;
-};
-
 // Every checkpoint of a run, in order.
 std::vector<MatrixXd> checkpoints(const std::function<void(const Observer&)>& run) {
   std::vector<MatrixXd> out;
@@ -193,7 +164,7 @@ BOOST_AUTO_TEST_SUITE(user_kernel_ensembles)
 BOOST_AUTO_TEST_CASE(user_kernel_runs_ensembles_with_threads_and_gives_the_csr_chains) {
   const Model model(make_torus(5, 4), 1.0, 0.3);
   const CsrKernel csr(model.primal_precision());
-  const UserKernel user(csr);
+  const oracle::UserKernel user(csr);
   for (std::size_t lockstep : {1u, 4u}) {
     EnsembleOptions o;
     o.chains = 37;
@@ -258,7 +229,7 @@ BOOST_AUTO_TEST_CASE(init_scale_scales_the_random_start_exactly) {
 BOOST_AUTO_TEST_CASE(observe_edges_needs_a_kernel_with_a_tally) {
   const Model model(make_cycle(6), 1.0, 0.5);
   const CsrKernel csr(model.primal_precision());
-  const UserKernel user(csr);
+  const oracle::UserKernel user(csr);
   EnsembleOptions o;
   o.chains = 6;
   o.sweeps = 1;
