@@ -210,3 +210,110 @@ BOOST_AUTO_TEST_CASE(isolated_node_of_x_tilde_is_checked_exactly) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(validate_streaming)
+
+// DrawValidator fed in blocks of any size gives validate_draws()'s report (the whole checkpoint in one block): the
+// sums are taken about the first block's mean instead of the checkpoint's mean, a rounding-level difference. Both
+// layouts: independent draws (several checkpoints) and successive states of chains (batch means).
+BOOST_AUTO_TEST_CASE(blocks_give_the_whole_checkpoint_report) {
+  const Model m(make_torus(6, 7), 1.0, 0.3);
+  const ExactTruth t = primal_truth(m);
+  const CholeskyFactor f(m.primal_precision());
+  Draws d;
+  d.kind = DrawKind::Primal;
+  d.checkpoints.push_back({10.0, f.sample(1000, 5), {}});
+  d.checkpoints.push_back({20.0, f.sample(777, 6), {0, 300, 777}});
+  const ValidationReport whole = validate_draws(m, d, t);
+  for (std::size_t block : {1u, 7u, 64u, 500u}) {
+    DrawValidator v(m, DrawKind::Primal, t);
+    for (const DrawCheckpoint& cp : d.checkpoints) {
+      const auto n = static_cast<std::size_t>(cp.draws.cols());
+      v.begin_checkpoint(n, cp.sweep, cp.chain_offsets);
+      for (std::size_t k = 0; k < n; k += block)
+        v.add(cp.draws.middleCols(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(std::min(block, n - k))));
+      v.end_checkpoint();
+    }
+    const ValidationReport r = v.finish();
+    BOOST_TEST_CONTEXT("blocks of " << block) {
+      BOOST_TEST(r.tests == whole.tests);
+      BOOST_TEST(r.consistent == whole.consistent);
+      BOOST_REQUIRE(r.checkpoints.size() == whole.checkpoints.size());
+      for (std::size_t c = 0; c < r.checkpoints.size(); ++c) {
+        const CheckpointValidation &a = r.checkpoints[c], &b = whole.checkpoints[c];
+        BOOST_TEST((a.variance_z - b.variance_z).cwiseAbs().maxCoeff() < 1e-9);
+        BOOST_TEST((a.mean_z - b.mean_z).cwiseAbs().maxCoeff() < 1e-9);
+        BOOST_TEST((a.edge_z - b.edge_z).cwiseAbs().maxCoeff() < 1e-9);
+        BOOST_TEST(std::abs(a.global_z - b.global_z) < 1e-9);
+        BOOST_TEST(std::abs(a.error.Eu - b.error.Eu) < 1e-12);
+        BOOST_TEST(std::abs(a.error.Eu_se - b.error.Eu_se) < 1e-12);
+        BOOST_TEST(a.batches == b.batches);
+      }
+      BOOST_REQUIRE(r.worst.size() == whole.worst.size());
+      for (std::size_t k = 0; k < r.worst.size(); ++k) BOOST_TEST(r.worst[k].index == whole.worst[k].index);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(misuse_is_refused) {
+  const Model m(make_torus(3, 3), 1.0, 0.5);
+  const ExactTruth t = primal_truth(m);
+  const Eigen::MatrixXd x = CholeskyFactor(m.primal_precision()).sample(10, 1);
+  {
+    DrawValidator v(m, DrawKind::Primal, t);
+    BOOST_CHECK_EXCEPTION(v.add(x), std::invalid_argument, message_has({"no checkpoint is open"}));
+    BOOST_CHECK_EXCEPTION(v.finish(), std::invalid_argument, message_has({"no checkpoint"}));
+    v.begin_checkpoint(10);
+    BOOST_CHECK_EXCEPTION(v.begin_checkpoint(10), std::invalid_argument, message_has({"still open"}));
+    v.add(x.leftCols(4));
+    BOOST_CHECK_EXCEPTION(v.finish(), std::invalid_argument, message_has({"still open"}));
+    BOOST_CHECK_EXCEPTION(v.add(x), std::invalid_argument, message_has({"more draws than the 10 announced"}));
+    BOOST_CHECK_EXCEPTION(v.end_checkpoint(), std::invalid_argument, message_has({"spent"}));
+  }
+  {
+    DrawValidator v(m, DrawKind::Primal, t);
+    v.begin_checkpoint(10);
+    v.add(x.leftCols(9));
+    BOOST_CHECK_EXCEPTION(v.end_checkpoint(), std::invalid_argument, message_has({"9 draws added, 10 announced"}));
+  }
+  {
+    DrawValidator v(m, DrawKind::Primal, t);
+    BOOST_CHECK_EXCEPTION(v.begin_checkpoint(5), std::invalid_argument, message_has({"5 draws, need at least 6"}));
+    v.begin_checkpoint(10);
+    Eigen::MatrixXd huge = x;
+    huge(2, 8) = 1e200;  // finite, but its square overflows
+    v.add(huge.leftCols(8));
+    BOOST_CHECK_EXCEPTION(v.add(huge.rightCols(2)), std::invalid_argument, message_has({"draws 8 to", "overflow"}));
+  }
+  {
+    DrawValidator v(m, DrawKind::Primal, t);
+    v.begin_checkpoint(10);
+    Eigen::MatrixXd bad = x;
+    bad(4, 7) = std::numeric_limits<double>::infinity();
+    v.add(bad.leftCols(3));
+    BOOST_CHECK_EXCEPTION(v.add(bad.rightCols(7)), std::invalid_argument,
+                          message_has({"checkpoint 0: draw 7, coordinate 4 is inf"}));
+  }
+  {
+    DrawValidator v(m, DrawKind::Primal, t);
+    v.begin_checkpoint(10);
+    BOOST_CHECK_EXCEPTION(v.add(x.topRows(8)), std::invalid_argument, message_has({"8 coordinates, expected 9"}));
+  }
+  ValidateOptions o;
+  o.batches = 1;
+  BOOST_CHECK_EXCEPTION(DrawValidator(m, DrawKind::Primal, t, o), std::invalid_argument,
+                        message_has({"batches must be 0"}));
+  // The sums-based entry points the streaming validator uses.
+  MomentSums g{10.0, Eigen::VectorXd::Zero(9), Eigen::VectorXd::Zero(8)};
+  BOOST_CHECK_EXCEPTION(GroupedMoments(MomentKind::Diagonal, Eigen::VectorXd::Zero(9), {g}), std::invalid_argument,
+                        message_has({"sums of the wrong shape"}));
+  g.scatter = Eigen::VectorXd::Constant(9, std::numeric_limits<double>::quiet_NaN());
+  BOOST_CHECK_EXCEPTION(GroupedMoments(MomentKind::Diagonal, Eigen::VectorXd::Zero(9), {g}), std::invalid_argument,
+                        message_has({"NaN or infinite"}));
+  g.scatter.setOnes();
+  CovarianceErrorTracker tracker(Domain::Primal, m.node_variances(), t.variance);
+  BOOST_CHECK_EXCEPTION(tracker.observe(0, 0.0, GroupedMoments(MomentKind::Diagonal, Eigen::VectorXd::Zero(9), {g})),
+                        std::invalid_argument, message_has({"not cut at group_offsets(10)"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -6,6 +6,7 @@
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/core/random.hpp>
 #include "core/blas_threads.hpp"
+#include "estimation/run_tasks.hpp"
 
 #include <Eigen/Core>
 
@@ -21,6 +22,8 @@
 #include <utility>
 
 namespace dualgibbs {
+
+using detail::run_tasks;
 
 namespace {
 
@@ -51,44 +54,6 @@ void check_same_sizes(const char* where, const MomentSums& a, const MomentSums& 
     fail(where, "sums of different shapes (dimension " + std::to_string(a.sum.size()) + ", scatter " +
                     std::to_string(a.scatter.size()) + " against dimension " + std::to_string(b.sum.size()) +
                     ", scatter " + std::to_string(b.scatter.size()) + ")");
-}
-
-/// Runs task(i) for every i in [0, count), spread over the hardware threads (one thread if `flops` is small).
-///
-/// Why not let the BLAS thread its calls: OpenBLAS gives different bits for different thread counts (it
-/// partitions the output differently, and its edge kernels round differently; measured for dsyrk and dgemm of
-/// 100 x 100 and 300 x 300 outputs with 1, 2 and 3 threads), so results would change with OPENBLAS_NUM_THREADS
-/// or the machine's core count. Instead every task is a fixed piece of work (one group's rank-k update, one
-/// fixed block of rows) done by one single-threaded BLAS call (the caller holds a ScopedBlasThreads(1)), so its
-/// bits do not depend on which thread runs it or on how many there are.
-template <class Task>
-void run_tasks(std::size_t count, double flops, const Task& task) {
-  // The ranks of a chain group on this machine share its cores.
-  const ChainGroup* group = current_chain_group();
-  const unsigned hw = std::max(
-      1u, std::thread::hardware_concurrency() / static_cast<unsigned>(group ? std::max(1, group->local_size()) : 1));
-  const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : hw, count));
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < count; ++i) task(i);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::atomic<bool> failed{false};
-  auto work = [&] {
-    for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
-      try {
-        task(i);
-      } catch (...) {
-        if (!failed.exchange(true)) error = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
 }
 
 double median_in_place(std::vector<double>& v) {
@@ -158,6 +123,26 @@ GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, s
     : m_kind(kind) {
   if (draws.cols() == 0 || draws.rows() == 0) fail("GroupedMoments", "no draws (empty matrix)");
   build(draws, even_offsets(static_cast<std::size_t>(draws.cols()), groups));
+}
+
+GroupedMoments::GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vector<MomentSums> groups)
+    : m_kind(kind), m_center(std::move(center)), m_groups(std::move(groups)) {
+  const Eigen::Index dim = m_center.size();
+  if (dim == 0 || m_groups.empty()) fail("GroupedMoments", "no groups or an empty centre");
+  if (!m_center.allFinite()) fail("GroupedMoments", "the centre has a NaN or infinite entry");
+  const Eigen::Index scatter_size = kind == MomentKind::Full ? dim * dim : dim;
+  for (std::size_t g = 0; g < m_groups.size(); ++g) {
+    const MomentSums& s = m_groups[g];
+    if (!(s.count >= 1) || !std::isfinite(s.count))
+      fail("GroupedMoments", "group " + std::to_string(g) + " has count " + number_text(s.count) + " (must be >= 1)");
+    if (s.sum.size() != dim || s.scatter.size() != scatter_size)
+      fail("GroupedMoments", "group " + std::to_string(g) + ": sums of the wrong shape (dimension " +
+                                 std::to_string(s.sum.size()) + ", scatter " + std::to_string(s.scatter.size()) +
+                                 ") for dimension " + std::to_string(dim) + " (" + to_string(kind) + ")");
+    if (!s.sum.allFinite() || !s.scatter.allFinite())
+      fail("GroupedMoments", "group " + std::to_string(g) + ": the sums have a NaN or infinite entry");
+  }
+  m_total = range(0, m_groups.size());
 }
 
 void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets) {
@@ -569,21 +554,12 @@ void deviation_into(MomentKind kind, Domain domain, const MomentSums& a, const M
 
 }  // namespace
 
-ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
-                                              const Eigen::Ref<const Eigen::MatrixXd>& states) {
-  const Eigen::Index dim = m_node_variances.size();
-  if (states.rows() != dim)
-    fail("CovarianceErrorTracker::observe", "states have " + std::to_string(states.rows()) + " rows, expected " +
-                                                std::to_string(dim) + " (x, or x~ = B y~ for the dual)");
-  const auto chains = static_cast<std::size_t>(states.cols());
+std::vector<std::size_t> CovarianceErrorTracker::group_offsets(std::size_t chains) const {
   if (chains < kMinSplitHalfChains)
     fail("CovarianceErrorTracker::observe", "need at least " + std::to_string(kMinSplitHalfChains) +
                                                 " chains (two halves of three: a jackknife replicate deletes a group "
                                                 "and still needs two chains for a covariance), got " +
                                                 std::to_string(chains));
-  if (!std::isfinite(seconds))
-    fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
-
   // Half 1 = chains [0, L/2), half 2 = [L/2, L), each cut into g groups of near-equal size. Deleting the
   // largest group must leave at least two chains in the half (else the replicate's covariance divides by
   // zero): raise g until it does (h >= 3 ends at g = h at the latest; half 2 has h or h + 1 chains).
@@ -594,7 +570,41 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
   for (std::size_t k = 0; k < g; ++k) offsets.push_back(k * half / g);
   for (std::size_t k = 0; k < g; ++k) offsets.push_back(half + k * (chains - half) / g);
   offsets.push_back(chains);
-  const GroupedMoments gm(states, offsets, m_kind);
+  return offsets;
+}
+
+ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
+                                              const Eigen::Ref<const Eigen::MatrixXd>& states) {
+  const Eigen::Index dim = m_node_variances.size();
+  if (states.rows() != dim)
+    fail("CovarianceErrorTracker::observe", "states have " + std::to_string(states.rows()) + " rows, expected " +
+                                                std::to_string(dim) + " (x, or x~ = B y~ for the dual)");
+  const std::vector<std::size_t> offsets = group_offsets(static_cast<std::size_t>(states.cols()));
+  if (!std::isfinite(seconds))
+    fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
+  return observe(sweep, seconds, GroupedMoments(states, offsets, m_kind));
+}
+
+ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds, const GroupedMoments& gm) {
+  const Eigen::Index dim = m_node_variances.size();
+  if (gm.kind() != m_kind || gm.dimension() != dim)
+    fail("CovarianceErrorTracker::observe", "group sums of dimension " + std::to_string(gm.dimension()) + " (" +
+                                                to_string(gm.kind()) + "), expected " + std::to_string(dim) + " (" +
+                                                to_string(m_kind) + ")");
+  if (!std::isfinite(seconds))
+    fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
+  const double count = gm.count();
+  if (!(count >= 0) || count != std::floor(count) || count > 9e15)
+    fail("CovarianceErrorTracker::observe", "group sums with count " + number_text(count));
+  const std::vector<std::size_t> offsets = group_offsets(static_cast<std::size_t>(count));
+  const std::size_t g = (offsets.size() - 1) / 2;
+  bool matches = gm.num_groups() == 2 * g;
+  for (std::size_t j = 0; matches && j < 2 * g; ++j)
+    matches = gm.group(j).count == static_cast<double>(offsets[j + 1] - offsets[j]);
+  if (!matches)
+    fail("CovarianceErrorTracker::observe",
+         "the group sums are not cut at group_offsets(" + std::to_string(offsets.back()) + ") (" +
+             std::to_string(gm.num_groups()) + " groups, expected " + std::to_string(2 * g) + ")");
 
   const MomentSums h1 = gm.range(0, g);
   const MomentSums h2 = gm.range(g, 2 * g);

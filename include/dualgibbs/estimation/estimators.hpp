@@ -87,6 +87,13 @@ class DUALGIBBS_EXPORT GroupedMoments {
                  MomentKind kind);
   /// `groups` contiguous groups of near-equal size (1 <= groups <= number of columns).
   GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind);
+  /// From group sums accumulated elsewhere (a streaming pass over draws that never sit in memory together), all
+  /// about the same `center`, which need not be the mean of the draws: moments() subtracts n delta delta^T, exact
+  /// in exact arithmetic for any centre, and accurate in floating point when the centre is within a few standard
+  /// deviations of the mean (e.g. the mean of the first few draws).
+  /// 	hrows std::invalid_argument if there is no group, a group has a count below 1, the sums have another length
+  /// than `center` (the scatter: dim*dim for Full, dim for Diagonal) or a value is not finite.
+  GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vector<MomentSums> groups);
 
   /// Full covariance or diagonal only, as constructed.
   MomentKind kind() const noexcept { return m_kind; }
@@ -236,6 +243,14 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   /// a group leaves at least two chains. \throws std::invalid_argument on a wrong dimension, fewer than
   /// kMinSplitHalfChains chains, non-finite states or non-finite `seconds`.
   ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states);
+  /// The same from the states' group sums: `groups` must be cut at group_offsets(L) for L = groups.count() states
+  /// (what observe(states) builds internally), so that a caller streaming the states can accumulate the sums itself.
+  /// \throws std::invalid_argument if the kind, the dimension or the number of groups does not match, or
+  /// L < kMinSplitHalfChains, or `seconds` is not finite.
+  ErrorEstimate observe(std::size_t sweep, double seconds, const GroupedMoments& groups);
+  /// The group boundaries observe() uses for L states: offsets[0] = 0 < ... < offsets.back() = L, the first half
+  /// of the groups covering states [0, L/2). \throws std::invalid_argument if L < kMinSplitHalfChains.
+  std::vector<std::size_t> group_offsets(std::size_t states) const;
 
   /// Every checkpoint's estimate so far, in the order observed.
   const std::vector<ErrorEstimate>& history() const noexcept { return m_history; }

@@ -48,6 +48,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,53 @@ struct ValidationReport {
   std::vector<ValidationOffender> worst;          ///< the smallest p-values over all tests, smallest first
   std::vector<std::string> notes;  ///< warnings a reader must see (short batches, degenerate coordinates)
   std::string method;              ///< one paragraph: the tests and the verdict rule
+};
+
+/// Streaming validation: the statistics of validate_draws() from draws fed block by block, so that draws that do
+/// not fit in memory together (10^5 draws of a 10^4-node model are 8 GB) are validated in one pass over them, in
+/// O((B + 32) (2 dim + |E|)) memory (B batches; 64 groups for independent draws). validate_draws() is this class fed
+/// whole checkpoints.
+///
+/// Per checkpoint: begin_checkpoint() with the number of draws that will follow (it fixes the batches and the
+/// split halves), add() the draws in order in blocks of any size, end_checkpoint(); then finish() for the report.
+/// The sums are accumulated about a centre, the mean of the first block of the checkpoint, and moved to the
+/// checkpoint's mean at the end (n delta delta^T subtracted): with the whole checkpoint in the first block this is
+/// the two-pass algorithm; with a first block of k draws the centre is within about sd / sqrt(k) of the mean and
+/// the rounding error is that of a two-pass sum (relative eps (1 + delta^2 / var)). The work of a block is spread
+/// over the hardware threads in fixed pieces (coordinates, edges, draws), so the numbers do not depend on the
+/// thread count; they depend on the block sizes only through the centre (rounding level).
+class DUALGIBBS_EXPORT DrawValidator {
+ public:
+  /// `model` must outlive the validator.
+  /// \throws std::invalid_argument for the truth and the options as validate_draws().
+  DrawValidator(const Model& model, DrawKind kind, ExactTruth truth, const ValidateOptions& options = {});
+  ~DrawValidator();
+  /// Moves the validator (the source is then spent).
+  DrawValidator(DrawValidator&&) noexcept;
+  /// Moves the validator (the source is then spent).
+  DrawValidator& operator=(DrawValidator&&) noexcept;
+
+  /// Opens a checkpoint of `draws` draws taken at `sweep` (NaN if unknown); `chain_offsets` as in DrawCheckpoint
+  /// (empty: independent draws; otherwise successive states of chains, batch means).
+  /// \throws std::invalid_argument if a checkpoint is open, draws < kMinValidationDraws, the offsets are
+  /// malformed or the sweep is infinite.
+  void begin_checkpoint(std::size_t draws, double sweep = std::numeric_limits<double>::quiet_NaN(),
+                        std::vector<std::size_t> chain_offsets = {});
+  /// The next block.cols() draws of the open checkpoint (dim x k, one draw per column, in order).
+  /// \throws std::invalid_argument if no checkpoint is open, the block has another dimension than
+  /// draw_dimension(), more draws than announced arrive, or a value is NaN or infinite (naming the draw and the
+  /// coordinate). After an exception the validator is spent.
+  void add(const Eigen::Ref<const Eigen::MatrixXd>& block);
+  /// Closes the open checkpoint and computes its tests. \throws std::invalid_argument if fewer draws than announced
+  /// were added or no checkpoint is open.
+  void end_checkpoint();
+  /// The report over every closed checkpoint; the validator is spent.
+  /// \throws std::invalid_argument if a checkpoint is open or none was closed.
+  ValidationReport finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
 };
 
 /// Validates draws against the exact truth (see the file comment for the tests and the verdict).
