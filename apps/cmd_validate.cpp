@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -35,6 +36,21 @@ struct ValidateCliOptions {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+// CPU seconds of the whole process (every thread) since the start.
+double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// What was read, for the report.
+struct LoadedDraws {
+  std::string format;    // "csv", "binary" or "npy"
+  std::string layout;    // how the draws were grouped, in words
+  std::size_t rows = 0;  // draws read in all
+  Eigen::Index dimension = 0;
+};
+
+// Where the time went (wall and CPU seconds of the process).
+struct Timings {
+  double truth = 0, read = 0, validate = 0, read_cpu = 0, validate_cpu = 0;
+};
 
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
@@ -101,7 +117,7 @@ std::string sweep_text(double s) {
 }
 
 std::string text(const ValidationReport& r, const LoadedDraws& d, const Model& m, const ValidateCliOptions& o,
-                 const WrittenFiles* files, double truth_seconds, double validate_seconds) {
+                 const WrittenFiles* files, const Timings& time) {
   std::ostringstream os;
   os << "validate: " << d.rows << " draws of " << to_string(r.kind) << " (" << d.dimension << " coordinates) from "
      << o.draws << " (" << d.format << "): " << d.layout << "\n";
@@ -149,8 +165,8 @@ std::string text(const ValidationReport& r, const LoadedDraws& d, const Model& m
     for (const auto& f : files->files) os << "  " << f << "\n";
     if (!files->plot_message.empty()) os << "  (" << files->plot_message << ")\n";
   }
-  os << "exact truth " << std::fixed << std::setprecision(2) << truth_seconds << " s, validation " << validate_seconds
-     << " s\n";
+  os << "exact truth " << std::fixed << std::setprecision(2) << time.truth << " s, reading " << time.read << " s (CPU "
+     << time.read_cpu << " s), validation " << time.validate << " s (CPU " << time.validate_cpu << " s)\n";
   os << "verdict: " << (r.consistent ? "consistent" : "NOT CONSISTENT")
      << " with the exact distribution at alpha = " << std::defaultfloat << r.alpha << " (" << r.tests << " tests)\n";
   return os.str();
@@ -325,22 +341,56 @@ int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
   if (!o.out.empty()) prepare_output_directory(o.out);
   check_sidecar(o.draws, kind, m.has_mean());
   const auto t_wall = Clock::now();
-  LoadedDraws d = read_draws_file(o.draws, layout);
-  d.draws.kind = kind;
-  if (d.dimension != draw_dimension(m, kind))
+  DrawsFile file = open_draws_file(o.draws);
+  if (file.dimension != draw_dimension(m, kind))
     throw std::invalid_argument(
-        "validate: the draws have " + std::to_string(d.dimension) + " coordinates, but " +
+        "validate: the draws have " + std::to_string(file.dimension) + " coordinates, but " +
         std::string(to_string(kind)) + " draws of this model have " + std::to_string(draw_dimension(m, kind)) +
         (is_node_kind(kind) ? " (one per node)" : " (one per edge)") + ": wrong --domain or --graph?");
+  LoadedDraws d;
+  d.format = file.format;
+  d.rows = file.rows;
+  d.dimension = file.dimension;
+  const std::vector<PlannedCheckpoint> plan = file.plan(layout, d.layout);
+  Timings time;
   const auto t_truth = Clock::now();
   const ExactTruth truth = exact_truth(m, kind);
-  const double truth_seconds = since(t_truth);
+  time.truth = since(t_truth);
   ValidateOptions vo;
   vo.alpha = o.alpha;
   vo.batches = o.batches;
-  const auto t_val = Clock::now();
-  const ValidationReport r = validate_draws(m, d.draws, truth, vo);
-  const double validate_seconds = since(t_val);
+  // One pass over the file: blocks of up to 2^22 values (32 MB) are read and fed to the streaming validator, so
+  // the draws are never all in memory (10^5 draws of a 10^4-node model are 8 GB).
+  DrawValidator validator(m, kind, truth, vo);
+  const std::size_t block =
+      std::max<std::size_t>(kMinValidationDraws, (std::size_t{1} << 22) / static_cast<std::size_t>(d.dimension));
+  Eigen::MatrixXd buffer;
+  for (const PlannedCheckpoint& cp : plan) {
+    validator.begin_checkpoint(cp.rows.size(), cp.sweep, cp.chain_offsets);
+    for (std::size_t k = 0; k < cp.rows.size(); k += block) {
+      const std::size_t count = std::min(block, cp.rows.size() - k);
+      const auto t0 = Clock::now();
+      const double c0 = cpu_now();
+      file.read(cp.rows.data() + k, count, buffer);
+      const auto t1 = Clock::now();
+      const double c1 = cpu_now();
+      validator.add(buffer);
+      time.read += std::chrono::duration<double>(t1 - t0).count();
+      time.read_cpu += c1 - c0;
+      time.validate += since(t1);
+      time.validate_cpu += cpu_now() - c1;
+    }
+    const auto t0 = Clock::now();
+    const double c0 = cpu_now();
+    validator.end_checkpoint();
+    time.validate += since(t0);
+    time.validate_cpu += cpu_now() - c0;
+  }
+  const auto t0 = Clock::now();
+  const double c0 = cpu_now();
+  const ValidationReport r = validator.finish();
+  time.validate += since(t0);
+  time.validate_cpu += cpu_now() - c0;
 
   WrittenFiles files;
   if (!o.out.empty()) {
@@ -351,12 +401,15 @@ int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
   }
   if (o.json) {
     nlohmann::json j = report_json(r, d, m, o, common);
-    j["truth_seconds"] = truth_seconds;
-    j["validate_seconds"] = validate_seconds;
+    j["truth_seconds"] = time.truth;
+    j["read_seconds"] = time.read;
+    j["read_cpu_seconds"] = time.read_cpu;
+    j["validate_seconds"] = time.validate;
+    j["validate_cpu_seconds"] = time.validate_cpu;
     if (!o.out.empty()) j["files"] = files.files;
     print_json(j);
   } else {
-    std::cout << text(r, d, m, o, o.out.empty() ? nullptr : &files, truth_seconds, validate_seconds);
+    std::cout << text(r, d, m, o, o.out.empty() ? nullptr : &files, time);
   }
   return r.consistent ? 0 : 3;
 }

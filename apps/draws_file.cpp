@@ -1,4 +1,5 @@
-// Readers of draws files for `dualgibbs validate` (see draws_file.hpp): sample's CSV and binary formats and .npy.
+// Readers of draws files for `dualgibbs validate` (see draws_file.hpp): sample's CSV and binary formats and .npy,
+// the binary and .npy ones streamed block by block.
 #include "draws_file.hpp"
 
 #include <algorithm>
@@ -14,23 +15,41 @@
 #include <vector>
 
 namespace dualgibbs::cli {
+
+// The file's layout: rows are draws; row r has its coordinates at values r * dim .. (r + 1) * dim - 1 in the
+// logical (row-major) order, whatever the storage.
+struct DrawsFile::State {
+  enum class Storage { Memory, Binary, NpyC, NpyFortran2 };
+  Storage storage = Storage::Memory;
+  std::string path;
+  std::ifstream in;
+  Eigen::Index dim = 0;
+  std::uint64_t data = 0;           // file offset of the first value (Binary: of the first checkpoint's sweep)
+  std::size_t item = 8;             // bytes per value
+  bool big = false;                 // big-endian values
+  std::uint64_t per = 1;            // rows per group (binary: chains; .npy: the middle extent, or all rows)
+  std::vector<double> values;       // Memory: row r is values[r * dim, (r + 1) * dim)
+  std::vector<std::size_t> group;   // per row: its checkpoint (contiguous groups numbered from 0)
+  std::vector<std::int64_t> chain;  // per row: its chain id (-1 if the file has none)
+  std::vector<double> group_sweep;  // per group; NaN if unknown
+  bool chain_ids = false;
+  bool three_d = false;  // .npy of shape checkpoints x draws x coordinates
+  std::vector<unsigned char> buffer;
+  std::size_t rows() const { return group.size(); }
+};
+
+DrawsFile::DrawsFile() = default;
+DrawsFile::~DrawsFile() = default;
+DrawsFile::DrawsFile(DrawsFile&&) noexcept = default;
+DrawsFile& DrawsFile::operator=(DrawsFile&&) noexcept = default;
+
 namespace {
+
+using State = DrawsFile::State;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw std::invalid_argument("validate: draws file '" + path + "': " + what);
 }
-
-// Rows of draws as read, before grouping: row r is values[r * dim, (r + 1) * dim), in checkpoint `group[r]`
-// (contiguous groups, numbered from 0) of chain `chain[r]` (-1 if the file has no chain ids).
-struct RawDraws {
-  Eigen::Index dim = 0;
-  std::vector<double> values;
-  std::vector<std::size_t> group;
-  std::vector<std::int64_t> chain;
-  std::vector<double> group_sweep;  // per group; NaN if unknown
-  bool chain_ids = false;
-  std::size_t rows() const { return group.size(); }
-};
 
 constexpr std::uint64_t kMaxValues = std::uint64_t{1} << 34;  // 128 GB of doubles: beyond any machine here
 
@@ -63,7 +82,7 @@ std::uint64_t get_u64(const unsigned char* b) {
   return v;
 }
 
-RawDraws read_binary(std::ifstream& in, std::uint64_t size, const std::string& path) {
+void open_binary(State& r, std::ifstream& in, std::uint64_t size, const std::string& path) {
   unsigned char head[32];
   if (size < 32 || !in.read(reinterpret_cast<char*>(head), 32)) fail(path, "truncated binary header (32 bytes needed)");
   const std::uint64_t dim = get_u64(head + 8), chains = get_u64(head + 16), checkpoints = get_u64(head + 24);
@@ -79,34 +98,21 @@ RawDraws read_binary(std::ifstream& in, std::uint64_t size, const std::string& p
     fail(path, "binary header promises " + std::to_string(expected) + " bytes (" + std::to_string(checkpoints) +
                    " checkpoints of " + std::to_string(chains) + " chains x " + std::to_string(dim) +
                    " values), the file has " + std::to_string(size) + (size < expected ? " (truncated)" : ""));
-  if (checked_mul(checkpoints * chains, dim, path, "the value count") > kMaxValues) fail(path, "too many values");
-  RawDraws r;
+  r.storage = State::Storage::Binary;
   r.dim = static_cast<Eigen::Index>(dim);
+  r.data = 32;
+  r.per = chains;
   r.chain_ids = true;
-  r.values.resize(checkpoints * chains * dim);
-  std::vector<unsigned char> buf(chains * dim * 8);
   for (std::uint64_t k = 0; k < checkpoints; ++k) {
     unsigned char sw[8];
-    if (!in.read(reinterpret_cast<char*>(sw), 8) || !in.read(reinterpret_cast<char*>(buf.data()), buf.size()))
-      fail(path, "read error in checkpoint " + std::to_string(k));
+    in.seekg(static_cast<std::streamoff>(32 + k * per_checkpoint));
+    if (!in.read(reinterpret_cast<char*>(sw), 8)) fail(path, "read error in checkpoint " + std::to_string(k));
     r.group_sweep.push_back(static_cast<double>(get_u64(sw)));
-    for (std::uint64_t i = 0; i < chains * dim; ++i) {
-      const std::uint64_t bits = get_u64(buf.data() + 8 * i);
-      double v;
-      std::memcpy(&v, &bits, 8);
-      const std::uint64_t at = k * chains * dim + i;
-      if (!std::isfinite(v))
-        check_finite(v, path,
-                     "checkpoint " + std::to_string(k) + ", chain " + std::to_string(i / dim) + ", coordinate " +
-                         std::to_string(i % dim));
-      r.values[at] = v;
-    }
     for (std::uint64_t c = 0; c < chains; ++c) {
       r.group.push_back(k);
       r.chain.push_back(static_cast<std::int64_t>(c));
     }
   }
-  return r;
 }
 
 // ---- .npy: "\x93NUMPY", version, header length, a Python dict literal, then the raw array -------------------
@@ -160,7 +166,34 @@ std::vector<std::uint64_t> parse_shape(const std::string& text, const std::strin
   return shape;
 }
 
-RawDraws read_npy(std::ifstream& in, std::uint64_t size, const std::string& path) {
+// One value from its file bytes (little-endian unless `big`), as double.
+double decode_one(const unsigned char* p, std::size_t item, bool big) {
+  unsigned char b[8];
+  std::memcpy(b, p, item);
+  if (big) std::reverse(b, b + item);  // the file's bytes in little-endian order
+  double v;
+  if (item == 8) {
+    std::uint64_t bits = 0;
+    for (int k = 7; k >= 0; --k) bits = (bits << 8) | b[k];
+    std::memcpy(&v, &bits, 8);
+  } else {
+    std::uint32_t bits = 0;
+    for (int k = 3; k >= 0; --k) bits = (bits << 8) | b[k];
+    float f;
+    std::memcpy(&f, &bits, 4);
+    v = f;
+  }
+  return v;
+}
+
+bool host_little_endian() {
+  const std::uint32_t one = 1;
+  unsigned char b[4];
+  std::memcpy(b, &one, 4);
+  return b[0] == 1;
+}
+
+void open_npy(State& r, std::ifstream& in, std::uint64_t size, const std::string& path) {
   unsigned char pre[10];
   if (size < 10 || !in.read(reinterpret_cast<char*>(pre), 10)) fail(path, "truncated .npy header");
   const int major = pre[6];
@@ -185,10 +218,9 @@ RawDraws read_npy(std::ifstream& in, std::uint64_t size, const std::string& path
   const std::string fortran = dict_value(header, "fortran_order", path);
   const std::vector<std::uint64_t> shape = parse_shape(dict_value(header, "shape", path), path);
   std::size_t item = 0;
-  bool big = false;
   if (descr == "<f8" || descr == "=f8" || descr == ">f8") item = 8;
   if (descr == "<f4" || descr == "=f4" || descr == ">f4") item = 4;
-  big = !descr.empty() && descr[0] == '>';
+  const bool big = !descr.empty() && descr[0] == '>';
   if (item == 0) fail(path, "unsupported .npy dtype '" + descr + "' (float64 '<f8' or float32 '<f4' expected)");
   if (fortran != "False" && fortran != "True") fail(path, ".npy header: fortran_order is '" + fortran + "'");
   const bool fortran_order = fortran == "True";
@@ -203,57 +235,58 @@ RawDraws read_npy(std::ifstream& in, std::uint64_t size, const std::string& path
     fail(path, ".npy header promises " + std::to_string(bytes) + " data bytes, the file has " +
                    std::to_string(size - offset - header_len) +
                    (offset + header_len + bytes > size ? " (truncated)" : ""));
-  if (count > kMaxValues) fail(path, "too many values");
-  const std::uint64_t groups = shape.size() == 3 ? shape[0] : 1;
-  const std::uint64_t per = shape.size() == 3 ? shape[1] : shape[0];
+  const bool three = shape.size() == 3;
+  const std::uint64_t groups = three ? shape[0] : 1;
+  const std::uint64_t per = three ? shape[1] : shape[0];
   const std::uint64_t dim = shape.back();
   if (dim > static_cast<std::uint64_t>(std::numeric_limits<Index>::max())) fail(path, "dimension too large");
-  std::vector<unsigned char> buf(bytes);
-  if (!in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(bytes)))
-    fail(path, "read error in the .npy data");
-  RawDraws r;
   r.dim = static_cast<Eigen::Index>(dim);
-  r.chain_ids = shape.size() == 3;
-  r.values.resize(count);
+  r.data = offset + header_len;
+  r.item = item;
+  r.big = big;
+  r.per = per;
+  r.three_d = three;
+  r.chain_ids = three;
   for (std::uint64_t g = 0; g < groups; ++g) {
-    r.group_sweep.push_back(shape.size() == 3 ? static_cast<double>(g) : std::numeric_limits<double>::quiet_NaN());
+    r.group_sweep.push_back(three ? static_cast<double>(g) : std::numeric_limits<double>::quiet_NaN());
     for (std::uint64_t j = 0; j < per; ++j) {
       r.group.push_back(g);
-      r.chain.push_back(shape.size() == 3 ? static_cast<std::int64_t>(j) : -1);
-      for (std::uint64_t i = 0; i < dim; ++i) {
-        // Element (g, j, i) or (j, i) in C (last index fastest) or Fortran (first index fastest) order.
-        const std::uint64_t at =
-            fortran_order ? (shape.size() == 3 ? g + groups * (j + per * i) : j + per * i) : (g * per + j) * dim + i;
-        unsigned char b[8];
-        std::memcpy(b, buf.data() + at * item, item);
-        if (big) std::reverse(b, b + item);  // the file's bytes in little-endian order
-        double v;
-        if (item == 8) {
-          std::uint64_t bits = 0;
-          for (int k = 7; k >= 0; --k) bits = (bits << 8) | b[k];
-          std::memcpy(&v, &bits, 8);
-        } else {
-          std::uint32_t bits = 0;
-          for (int k = 3; k >= 0; --k) bits = (bits << 8) | b[k];
-          float f;
-          std::memcpy(&f, &bits, 4);
-          v = f;
-        }
-        if (!std::isfinite(v))
-          check_finite(v, path,
-                       "element " + (shape.size() == 3 ? "[" + std::to_string(g) + ", " : std::string("[")) +
-                           std::to_string(j) + ", " + std::to_string(i) + "]");
-        r.values[(g * per + j) * dim + i] = v;
-      }
+      r.chain.push_back(three ? static_cast<std::int64_t>(j) : -1);
     }
   }
-  return r;
+  if (!fortran_order) {
+    r.storage = State::Storage::NpyC;
+    return;
+  }
+  if (!three) {
+    r.storage = State::Storage::NpyFortran2;
+    return;
+  }
+  // Checkpoints x draws x coordinates in Fortran order: a draw's values lie groups x per values apart and a run of
+  // draws is no run in the file, so this (rare) layout is read whole.
+  if (count > kMaxValues) fail(path, "too many values");
+  r.storage = State::Storage::Memory;
+  std::vector<unsigned char> buf(bytes);
+  in.seekg(static_cast<std::streamoff>(r.data));
+  if (!in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(bytes)))
+    fail(path, "read error in the .npy data");
+  r.values.resize(count);
+  for (std::uint64_t g = 0; g < groups; ++g)
+    for (std::uint64_t j = 0; j < per; ++j)
+      for (std::uint64_t i = 0; i < dim; ++i) {
+        // Element (g, j, i) in Fortran order (first index fastest).
+        const std::uint64_t at = g + groups * (j + per * i);
+        const double v = decode_one(buf.data() + at * item, item, big);
+        if (!std::isfinite(v))
+          check_finite(v, path,
+                       "element [" + std::to_string(g) + ", " + std::to_string(j) + ", " + std::to_string(i) + "]");
+        r.values[(g * per + j) * dim + i] = v;
+      }
 }
 
 // ---- CSV: optional header (sweep, chain, then coordinates), one draw per line ----------------------------------
 
-RawDraws read_csv(std::ifstream& in, const std::string& path) {
-  RawDraws r;
+void read_csv(DrawsFile::State& r, std::ifstream& in, const std::string& path) {
   std::string line;
   std::size_t lineno = 0;
   int sweep_col = -1, chain_col = -1;
@@ -329,19 +362,49 @@ RawDraws read_csv(std::ifstream& in, const std::string& path) {
   if (in.bad()) fail(path, "read error");
   if (r.rows() == 0) fail(path, "no draws (an empty file, or a header only)");
   r.chain_ids = chain_col >= 0;
-  return r;
 }
 
-// ---- grouping ---------------------------------------------------------------------------------------------
+}  // namespace
 
-void add_column(Eigen::MatrixXd& m, Eigen::Index col, const RawDraws& r, std::size_t row) {
-  m.col(col) = Eigen::Map<const Eigen::VectorXd>(r.values.data() + row * static_cast<std::size_t>(r.dim), r.dim);
+DrawLayout parse_draw_layout(const std::string& name) {
+  if (name == "auto") return DrawLayout::Auto;
+  if (name == "independent") return DrawLayout::Independent;
+  if (name == "chain") return DrawLayout::Chain;
+  throw std::invalid_argument("validate: unknown --layout '" + name + "' (expected auto, independent or chain)");
 }
 
-LoadedDraws group(const RawDraws& r, DrawLayout layout, const std::string& path) {
-  LoadedDraws out;
-  out.rows = r.rows();
-  out.dimension = r.dim;
+DrawsFile open_draws_file(const std::string& path) {
+  DrawsFile f;
+  f.state = std::make_unique<State>();
+  State& r = *f.state;
+  r.path = path;
+  r.in.open(path, std::ios::binary);
+  std::ifstream& in = r.in;
+  if (!in) fail(path, std::string("cannot open it: ") + std::strerror(errno));
+  const std::uint64_t size = file_size(in);
+  if (size == 0) fail(path, "the file is empty");
+  char magic[8] = {};
+  in.read(magic, static_cast<std::streamsize>(std::min<std::uint64_t>(8, size)));
+  in.clear();
+  in.seekg(0);
+  if (size >= 8 && std::memcmp(magic, "DGSAMPL1", 8) == 0) {
+    open_binary(r, in, size, path);
+    f.format = "binary";
+  } else if (magic[0] == '\x93') {  // the .npy magic "\x93NUMPY" (checked with the rest of the header)
+    if (size < 6 || std::memcmp(magic, "\x93NUMPY", 6) != 0) fail(path, "truncated or malformed .npy magic");
+    open_npy(r, in, size, path);
+    f.format = "npy";
+  } else {
+    read_csv(r, in, path);
+    f.format = "csv";
+  }
+  f.rows = r.rows();
+  f.dimension = r.dim;
+  return f;
+}
+
+std::vector<PlannedCheckpoint> DrawsFile::plan(DrawLayout layout, std::string& description) const {
+  const State& r = *state;
   const std::size_t groups = r.group_sweep.size();
   // Groups are contiguous runs of rows: the smallest run.
   std::size_t min_per_group = r.rows();
@@ -360,18 +423,15 @@ LoadedDraws group(const RawDraws& r, DrawLayout layout, const std::string& path)
   else
     independent = r.chain_ids && min_per_group >= kMinValidationDraws;
 
+  std::vector<PlannedCheckpoint> out;
   if (independent) {
     for (std::size_t g = 0, row = 0; g < groups; ++g) {
-      std::size_t end = row;
-      while (end < r.rows() && r.group[end] == g) ++end;
-      DrawCheckpoint cp;
+      PlannedCheckpoint cp;
       cp.sweep = r.group_sweep[g];
-      cp.draws.resize(r.dim, static_cast<Eigen::Index>(end - row));
-      for (std::size_t k = row; k < end; ++k) add_column(cp.draws, static_cast<Eigen::Index>(k - row), r, k);
-      out.draws.checkpoints.push_back(std::move(cp));
-      row = end;
+      for (; row < r.rows() && r.group[row] == g; ++row) cp.rows.push_back(row);
+      out.push_back(std::move(cp));
     }
-    out.layout = std::to_string(groups) + " checkpoint(s) of independent draws (one per chain)";
+    description = std::to_string(groups) + " checkpoint(s) of independent draws (one per chain)";
     return out;
   }
   // Successive states: each chain's rows, in file order, form one chain; chains in order of first appearance.
@@ -382,56 +442,99 @@ LoadedDraws group(const RawDraws& r, DrawLayout layout, const std::string& path)
     if (!rows_of.count(c)) order.push_back(c);
     rows_of[c].push_back(k);
   }
-  DrawCheckpoint cp;
+  PlannedCheckpoint cp;
   cp.sweep = r.group_sweep.back();
-  cp.draws.resize(r.dim, static_cast<Eigen::Index>(r.rows()));
   cp.chain_offsets.push_back(0);
-  Eigen::Index col = 0;
   for (auto c : order) {
-    for (auto k : rows_of[c]) add_column(cp.draws, col++, r, k);
-    cp.chain_offsets.push_back(static_cast<std::size_t>(col));
+    const auto& rows_c = rows_of[c];
+    cp.rows.insert(cp.rows.end(), rows_c.begin(), rows_c.end());
+    cp.chain_offsets.push_back(cp.rows.size());
   }
-  out.draws.checkpoints.push_back(std::move(cp));
-  out.layout = "successive states of " + std::to_string(order.size()) + " chain(s), " + std::to_string(r.rows()) +
-               " draws pooled into one checkpoint (batch means)";
-  (void)path;
+  out.push_back(std::move(cp));
+  description = "successive states of " + std::to_string(order.size()) + " chain(s), " + std::to_string(r.rows()) +
+                " draws pooled into one checkpoint (batch means)";
   return out;
+}
+
+namespace {
+
+// Where value `v` (row * dim + coordinate) is, as the file's format names it.
+std::string value_location(const State& r, std::uint64_t v) {
+  const auto dim = static_cast<std::uint64_t>(r.dim);
+  const std::uint64_t row = v / dim, i = v % dim;
+  if (r.storage == State::Storage::Binary)
+    return "checkpoint " + std::to_string(row / r.per) + ", chain " + std::to_string(row % r.per) + ", coordinate " +
+           std::to_string(i);
+  if (r.three_d)
+    return "element [" + std::to_string(row / r.per) + ", " + std::to_string(row % r.per) + ", " + std::to_string(i) +
+           "]";
+  return "element [" + std::to_string(row) + ", " + std::to_string(i) + "]";
+}
+
+void read_bytes(State& r, std::uint64_t offset, std::size_t bytes, void* out) {
+  r.in.clear();
+  r.in.seekg(static_cast<std::streamoff>(offset));
+  if (!r.in.read(static_cast<char*>(out), static_cast<std::streamsize>(bytes)))
+    fail(r.path, "read error at byte " + std::to_string(offset));
+}
+
+// Values [first, first + count) of the logical order (first = row * dim + coordinate), stored contiguously in the
+// file at byte `offset`, into out[0], out[stride], ...; every value checked to be finite.
+void read_values(State& r, std::uint64_t offset, std::uint64_t first, std::size_t count, double* out,
+                 std::size_t stride, std::uint64_t logical_step) {
+  static const bool little = host_little_endian();
+  if (r.item == 8 && !r.big && little && stride == 1) {
+    read_bytes(r, offset, count * 8, out);
+  } else {
+    r.buffer.resize(count * r.item);
+    read_bytes(r, offset, count * r.item, r.buffer.data());
+    for (std::size_t t = 0; t < count; ++t) out[t * stride] = decode_one(r.buffer.data() + t * r.item, r.item, r.big);
+  }
+  for (std::size_t t = 0; t < count; ++t)
+    if (!std::isfinite(out[t * stride]))
+      check_finite(out[t * stride], r.path, value_location(r, first + t * logical_step));
+}
+
+// Rows [first, first + count) into out (dim x count, column-major); the rows lie in one checkpoint of a binary file.
+void read_run(State& r, std::size_t first, std::size_t count, double* out) {
+  const auto dim = static_cast<std::uint64_t>(r.dim);
+  const std::uint64_t v0 = static_cast<std::uint64_t>(first) * dim;
+  switch (r.storage) {
+    case State::Storage::Memory:
+      std::copy(r.values.begin() + static_cast<std::ptrdiff_t>(v0),
+                r.values.begin() + static_cast<std::ptrdiff_t>(v0 + count * dim), out);
+      return;
+    case State::Storage::NpyC:
+      read_values(r, r.data + v0 * r.item, v0, count * dim, out, 1, 1);
+      return;
+    case State::Storage::Binary: {
+      const std::uint64_t k = first / r.per, c = first % r.per;
+      const std::uint64_t offset = r.data + k * (8 + r.per * dim * 8) + 8 + c * dim * 8;
+      read_values(r, offset, v0, count * dim, out, 1, 1);
+      return;
+    }
+    case State::Storage::NpyFortran2:
+      // Element (j, i) at j + rows * i: coordinate i of the run is contiguous in the file.
+      for (std::uint64_t i = 0; i < dim; ++i)
+        read_values(r, r.data + (first + r.per * i) * r.item, v0 + i, count, out + i, dim, dim);
+      return;
+  }
 }
 
 }  // namespace
 
-DrawLayout parse_draw_layout(const std::string& name) {
-  if (name == "auto") return DrawLayout::Auto;
-  if (name == "independent") return DrawLayout::Independent;
-  if (name == "chain") return DrawLayout::Chain;
-  throw std::invalid_argument("validate: unknown --layout '" + name + "' (expected auto, independent or chain)");
-}
-
-LoadedDraws read_draws_file(const std::string& path, DrawLayout layout) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open it: ") + std::strerror(errno));
-  const std::uint64_t size = file_size(in);
-  if (size == 0) fail(path, "the file is empty");
-  char magic[8] = {};
-  in.read(magic, static_cast<std::streamsize>(std::min<std::uint64_t>(8, size)));
-  in.clear();
-  in.seekg(0);
-  RawDraws raw;
-  std::string format;
-  if (size >= 8 && std::memcmp(magic, "DGSAMPL1", 8) == 0) {
-    raw = read_binary(in, size, path);
-    format = "binary";
-  } else if (magic[0] == '\x93') {  // the .npy magic "\x93NUMPY" (checked with the rest of the header)
-    if (size < 6 || std::memcmp(magic, "\x93NUMPY", 6) != 0) fail(path, "truncated or malformed .npy magic");
-    raw = read_npy(in, size, path);
-    format = "npy";
-  } else {
-    raw = read_csv(in, path);
-    format = "csv";
+void DrawsFile::read(const std::size_t* rows, std::size_t count, Eigen::MatrixXd& out) {
+  State& r = *state;
+  out.resize(r.dim, static_cast<Eigen::Index>(count));
+  for (std::size_t t = 0; t < count;) {
+    // A run of consecutive rows (inside one checkpoint of a binary file).
+    std::size_t e = t + 1;
+    while (e < count && rows[e] == rows[e - 1] + 1 &&
+           (r.storage != State::Storage::Binary || rows[e] / r.per == rows[t] / r.per))
+      ++e;
+    read_run(r, rows[t], e - t, out.data() + static_cast<std::ptrdiff_t>(t) * r.dim);
+    t = e;
   }
-  LoadedDraws out = group(raw, layout, path);
-  out.format = format;
-  return out;
 }
 
 }  // namespace dualgibbs::cli
