@@ -217,6 +217,7 @@ class DUALGIBBS_EXPORT DrawValidator {
   /// `model` must outlive the validator.
   /// \throws std::invalid_argument for the truth and the options as validate_draws().
   DrawValidator(const Model& model, DrawKind kind, ExactTruth truth, const ValidateOptions& options = {});
+  /// Frees the sums.
   ~DrawValidator();
   /// Moves the validator (the source is then spent).
   DrawValidator(DrawValidator&&) noexcept;
