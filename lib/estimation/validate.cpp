@@ -13,6 +13,7 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -260,8 +261,7 @@ namespace {
 // model: 128 draws 0.76, 32 draws 0.51, 16 draws 0.38, 8 draws 0.36 CPU s); at most 2^21 doubles (16 MB).
 constexpr std::size_t kScratchValues = std::size_t{1} << 21;
 constexpr std::size_t kMaxPiece = 16;
-constexpr Index kCoordinateChunk = 1024;  // coordinates per task
-constexpr Index kEdgeChunk = 2048;        // edges per task
+constexpr std::size_t kLanes = 2;  // pieces of a block are dealt to this many lanes (threads), whatever the hardware
 }  // namespace
 
 struct DrawValidator::Impl {
@@ -293,14 +293,27 @@ struct DrawValidator::Impl {
   std::size_t segment = 0;
   Eigen::VectorXd centre;
   bool centred = false;
-  Eigen::MatrixXd s1, s2, e2;  // per segment: sums of (x - centre), (x - centre)^2, (edge difference - its centre)^2
-  std::vector<double> gs;      // per segment: sums of the global statistic's per-draw values
+  // Per segment: sums of (x - centre), (x - centre)^2, (edge difference - its centre)^2, and of the global
+  // statistic's per-draw values; per lane while the checkpoint is open, the lanes' total when it closes.
+  struct Sums {
+    Eigen::MatrixXd s1, s2, e2;
+    std::vector<double> gs;
+  };
+  // A lane: every kLanes-th piece of a block, on its own thread, with its own sums and scratch, so that the
+  // numbers depend on the blocks but not on the thread count.
+  struct Lane {
+    Sums sums;
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> xt;  // dim x piece: x - centre
+    Eigen::VectorXd g;                                                          // per draw of the piece
+  };
+  std::array<Lane, kLanes> lanes;
+  Eigen::MatrixXd s1, s2, e2;
+  std::vector<double> gs;
   std::size_t piece = kMaxPiece;
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> xt;  // dim x piece, x - centre
-  Eigen::MatrixXd gpart;  // draws x coordinate tasks: shares of the global statistic's per-draw sums
 
   std::string where() const { return "checkpoint " + std::to_string(report.checkpoints.size()); }
-  void accumulate(const Eigen::Ref<const Eigen::MatrixXd>& x, std::size_t seg, std::size_t first_draw);
+  // Adds the draws x (in one segment) to a lane's sums; false if a value is not finite or a square overflows.
+  bool accumulate(const Eigen::Ref<const Eigen::MatrixXd>& x, std::size_t seg, Lane& lane) const;
   // Throws for the first non-finite value of x (draws first_draw, first_draw + 1, ...), or, if every value is
   // finite, for values whose squares overflow.
   [[noreturn]] void locate_non_finite(const Eigen::Ref<const Eigen::MatrixXd>& x, std::size_t first_draw) const {
@@ -416,10 +429,12 @@ void DrawValidator::begin_checkpoint(std::size_t draws, double sweep, std::vecto
   m.bounds.erase(std::unique(m.bounds.begin(), m.bounds.end()), m.bounds.end());
   const auto segments = static_cast<Eigen::Index>(m.bounds.size() - 1);
   m.segment = 0;
-  m.s1.setZero(m.dim, segments);
-  m.s2.setZero(m.dim, segments);
-  m.e2.setZero(m.num_edges, segments);
-  m.gs.assign(static_cast<std::size_t>(segments), 0.0);
+  for (Impl::Lane& lane : m.lanes) {
+    lane.sums.s1.setZero(m.dim, segments);
+    lane.sums.s2.setZero(m.dim, segments);
+    lane.sums.e2.setZero(m.num_edges, segments);
+    lane.sums.gs.assign(static_cast<std::size_t>(segments), 0.0);
+  }
   m.centred = false;
 }
 
@@ -445,75 +460,89 @@ void DrawValidator::add(const Eigen::Ref<const Eigen::MatrixXd>& block) {
       if (!m.centre.allFinite()) m.locate_non_finite(block, m.seen);  // else every piece would look bad
       m.centred = true;
     }
-    for (std::size_t j0 = 0; j0 < k;) {
-      while (m.seen >= m.bounds[m.segment + 1]) ++m.segment;
-      const std::size_t len = std::min({m.piece, k - j0, m.bounds[m.segment + 1] - m.seen});
-      m.accumulate(block.middleCols(static_cast<Eigen::Index>(j0), static_cast<Eigen::Index>(len)), m.segment, m.seen);
+    // Pieces: at most m.piece draws, inside one segment; dealt to the lanes in turn.
+    struct Piece {
+      std::size_t segment, first, len;
+    };
+    std::vector<Piece> pieces;
+    for (std::size_t j0 = 0, seen = m.seen; j0 < k;) {
+      while (seen >= m.bounds[m.segment + 1]) ++m.segment;
+      const std::size_t len = std::min({m.piece, k - j0, m.bounds[m.segment + 1] - seen});
+      pieces.push_back({m.segment, j0, len});
       j0 += len;
-      m.seen += len;
+      seen += len;
     }
+    std::array<std::size_t, kLanes> bad;
+    bad.fill(pieces.size());
+    const double work =
+        static_cast<double>(k) * (5 * static_cast<double>(m.dim) + 3 * static_cast<double>(m.num_edges));
+    detail::run_tasks(kLanes, work, [&](std::size_t lane) {
+      for (std::size_t p = lane; p < pieces.size(); p += kLanes) {
+        const Piece& q = pieces[p];
+        const auto cols = block.middleCols(static_cast<Eigen::Index>(q.first), static_cast<Eigen::Index>(q.len));
+        if (!m.accumulate(cols, q.segment, m.lanes[lane])) {
+          bad[lane] = p;
+          return;
+        }
+      }
+    });
+    const std::size_t first_bad = *std::min_element(bad.begin(), bad.end());
+    if (first_bad < pieces.size()) {
+      const Piece& q = pieces[first_bad];
+      m.locate_non_finite(block.middleCols(static_cast<Eigen::Index>(q.first), static_cast<Eigen::Index>(q.len)),
+                          m.seen + q.first);
+    }
+    m.seen += k;
   } catch (...) {
     m.spent = true;
     throw;
   }
 }
 
-void DrawValidator::Impl::accumulate(const Eigen::Ref<const Eigen::MatrixXd>& x, std::size_t seg,
-                                     std::size_t first_draw) {
+bool DrawValidator::Impl::accumulate(const Eigen::Ref<const Eigen::MatrixXd>& x, std::size_t seg, Lane& lane) const {
   const Eigen::Index len = x.cols();
   const auto sg = static_cast<Eigen::Index>(seg);
+  auto& xt = lane.xt;
+  Sums& sums = lane.sums;
   if (xt.rows() != dim || xt.cols() != static_cast<Eigen::Index>(piece))
     xt.resize(dim, static_cast<Eigen::Index>(piece));
-  const Eigen::Index coord_tasks = (dim + kCoordinateChunk - 1) / kCoordinateChunk;
-  const double values = static_cast<double>(dim) * static_cast<double>(len);
-  std::vector<char> bad(static_cast<std::size_t>(coord_tasks), 0);
-  // Pass 1 (by coordinates): x - centre, transposed into xt, its sums and squares (a NaN or infinity in the draws
-  // makes the squares non-finite: located below), and each task's share of the global statistic's per-draw sums
-  // sum_v (x_v - mu_v)^2 / var_v (gpart, one column per task, added in task order: no dependence on threads).
-  gpart.setZero(len, coord_tasks);
-  detail::run_tasks(static_cast<std::size_t>(coord_tasks), 5 * values, [&](std::size_t t) {
-    const Eigen::Index a = static_cast<Eigen::Index>(t) * kCoordinateChunk;
-    const Eigen::Index b = std::min<Eigen::Index>(dim, a + kCoordinateChunk);
-    double* g = gpart.col(static_cast<Eigen::Index>(t)).data();
-    // Transposed in tiles of 8 coordinates (one cache line of a draw), so that every line of x is read once.
-    for (Eigen::Index i0 = a; i0 < b; i0 += 8) {
-      const Eigen::Index i1 = std::min<Eigen::Index>(b, i0 + 8);
-      for (Eigen::Index j = 0; j < len; ++j) {
-        const double* col = x.col(j).data();
-        double gj = 0;
-        for (Eigen::Index i = i0; i < i1; ++i) {
-          xt(i, j) = col[i] - centre[i];
-          const double w = col[i] - mu[i];
-          gj += w * w * inv_var[i];
-        }
-        g[j] += gj;
-      }
+  lane.g.setZero(len);
+  double* g = lane.g.data();
+  bool finite = true;
+  // Pass 1 (by coordinates): x - centre, transposed into xt in tiles of 8 coordinates (one cache line of a draw, so
+  // every line of x is read once), its sums and squares (a NaN or infinity makes the squares non-finite), and the
+  // global statistic's per-draw sums sum_v (x_v - mu_v)^2 / var_v.
+  for (Eigen::Index i0 = 0; i0 < dim; i0 += 8) {
+    const Eigen::Index i1 = std::min<Eigen::Index>(dim, i0 + 8);
+    for (Eigen::Index j = 0; j < len; ++j) {
+      const double* col = x.col(j).data();
+      double gj = 0;
       for (Eigen::Index i = i0; i < i1; ++i) {
-        const Eigen::Map<const Eigen::VectorXd> r(xt.row(i).data(), len);
-        s1(i, sg) += r.sum();
-        const double q = r.squaredNorm();
-        s2(i, sg) += q;
-        if (!std::isfinite(q)) bad[t] = 1;
+        xt(i, j) = col[i] - centre[i];
+        const double w = col[i] - mu[i];
+        gj += w * w * inv_var[i];
       }
+      g[j] += gj;
     }
-  });
-  if (std::find(bad.begin(), bad.end(), 1) != bad.end()) locate_non_finite(x, first_draw);
+    for (Eigen::Index i = i0; i < i1; ++i) {
+      const Eigen::Map<const Eigen::VectorXd> r(xt.row(i).data(), len);
+      sums.s1(i, sg) += r.sum();
+      const double q = r.squaredNorm();
+      sums.s2(i, sg) += q;
+      finite = finite && std::isfinite(q);
+    }
+  }
+  if (!finite) return false;
   // The global statistic's per-draw values f = mean over tested coordinates of (x_v - mu_v)^2 / var_v, minus 1.
   if (k_tested > 0)
-    for (Eigen::Index j = 0; j < len; ++j) gs[seg] += gpart.row(j).sum() / k_tested - 1;
+    for (Eigen::Index j = 0; j < len; ++j) sums.gs[seg] += g[j] / k_tested - 1;
   // Pass 2 (by edges): the edge differences, contiguous over draws in xt.
-  const Eigen::Index edge_tasks = (num_edges + kEdgeChunk - 1) / kEdgeChunk;
-  detail::run_tasks(
-      static_cast<std::size_t>(edge_tasks), 3 * static_cast<double>(num_edges) * static_cast<double>(len),
-      [&](std::size_t t) {
-        const Eigen::Index a = static_cast<Eigen::Index>(t) * kEdgeChunk;
-        const Eigen::Index b = std::min<Eigen::Index>(num_edges, a + kEdgeChunk);
-        for (Eigen::Index e = a; e < b; ++e) {
-          const Eigen::Map<const Eigen::VectorXd> h(xt.row(heads[static_cast<std::size_t>(e)]).data(), len);
-          const Eigen::Map<const Eigen::VectorXd> u(xt.row(tails[static_cast<std::size_t>(e)]).data(), len);
-          e2(e, sg) += (h - u).squaredNorm();
-        }
-      });
+  for (Eigen::Index e = 0; e < num_edges; ++e) {
+    const Eigen::Map<const Eigen::VectorXd> h(xt.row(heads[static_cast<std::size_t>(e)]).data(), len);
+    const Eigen::Map<const Eigen::VectorXd> u(xt.row(tails[static_cast<std::size_t>(e)]).data(), len);
+    sums.e2(e, sg) += (h - u).squaredNorm();
+  }
+  return true;
 }
 
 void DrawValidator::end_checkpoint() {
@@ -563,6 +592,17 @@ void DrawValidator::Impl::close() {
     return acc;
   };
   const auto segments = static_cast<Eigen::Index>(bounds.size() - 1);
+  // The lanes' sums, added in lane order.
+  s1 = lanes[0].sums.s1;
+  s2 = lanes[0].sums.s2;
+  e2 = lanes[0].sums.e2;
+  gs = lanes[0].sums.gs;
+  for (std::size_t l = 1; l < kLanes; ++l) {
+    s1 += lanes[l].sums.s1;
+    s2 += lanes[l].sums.s2;
+    e2 += lanes[l].sums.e2;
+    for (std::size_t q = 0; q < gs.size(); ++q) gs[q] += lanes[l].sums.gs[q];
+  }
   const Eigen::VectorXd t1 = range_sum(s1, 0, segments);
   const Eigen::VectorXd t2 = range_sum(s2, 0, segments);
   // Moments about the mean from sums about the centre: delta = mean - centre, sum (x - mean)^2 = t2 - n delta^2.
