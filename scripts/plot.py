@@ -3,7 +3,7 @@
 
     plot.py FIG DIR      reads DIR/FIG.csv (and DIR/FIG_*.csv, DIR/FIG.json), writes DIR/FIG.png and DIR/FIG.pdf
 
-FIG is fig5 ... fig11, accuracy, rates, validate (`dualgibbs validate --out DIR`), or any convergence table with the
+FIG is fig5 ... fig11, accuracy, rates, accel, validate (`dualgibbs validate --out DIR`), or any convergence table with the
 columns of fig6 (the `converge` subcommand and the default run). Each output is written to a temporary name and then renamed.
 Exit status: 0 on success, 3 if matplotlib/numpy are missing, 2 on bad arguments or unreadable input.
 """
@@ -303,7 +303,7 @@ def accuracy(d, js, out_dir):
     targets = sorted({float(r["target"]) for r in rows}, reverse=True)
     graphs = list(dict.fromkeys(r["graph"] for r in rows))
     colors = {"exact": "k", "primal": PRIMAL, "dual": DUAL, "dual_cv": "#2ca02c", "primal_cv": "#9467bd",
-              "cholesky": "#ff7f0e"}
+              "cholesky": "#ff7f0e", "primal_cheby_ssor": "#17becf", "primal_cv_cheby_ssor": "#bcbd22"}
     budget = float(js.get("parameters", {}).get("budget_seconds", "nan"))
     fig, axes = plt.subplots(2, len(targets), figsize=(6 * len(targets), 8), squeeze=False)
     for col, t in enumerate(targets):
@@ -338,6 +338,45 @@ def accuracy(d, js, out_dir):
     fig.suptitle(js.get("title", "accuracy"), fontsize=9)
     fig.tight_layout()
     save(fig, out_dir, "accuracy")
+
+
+def accel(d, js, out_dir):
+    """reproduce accel: the ensemble mean's relative error of gibbs, ssor and cheby-ssor against sweep-equivalents
+    and CPU seconds (primal x left, dual x~ right), the predicted decay dashed, the Monte Carlo floor dotted."""
+    _, c, labels = d
+    labels = np.array(labels)
+    colors = {"gibbs": "#7f7f7f", "ssor": "#ff7f0e", "cheby-ssor": "#2ca02c"}
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), squeeze=False)
+    for col, dom in enumerate(("primal", "dual")):
+        for scheme, color in colors.items():
+            sel = labels == f"{scheme} {dom}"
+            if not sel.any():
+                continue
+            err, floor, pred = c["mean_error"][sel], c["mean_floor"][sel], c["predicted_error"][sel]
+            pr = rate(js, f"{scheme} {dom}" + (" x~" if dom == "dual" else ""), "mean")
+            for row, xname in enumerate(("sweep_equivalents", "cpu_seconds")):
+                ax = axes[row, col]
+                x = c[xname][sel]
+                ax.plot(x, err, color=color, lw=1.4, label=f"{scheme} (pred. -ln r/it = {pr:.3g})")
+                ax.plot(x, pred, color=color, lw=0.9, ls="--")
+                ax.plot(x, floor, color=color, lw=0.7, ls=":")
+        for row, xlabel in enumerate(("sweep-equivalents (n site updates)", "CPU seconds (sampling, all chains)")):
+            ax = axes[row, col]
+            ax.set_yscale("log")
+            ax.set_ylim(1e-10, 2)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(("||mean x|| " if dom == "primal" else "||mean x~|| ") + "/ start")
+            if row == 0:
+                ax.set_xscale("log")
+                ax.set_xlim(left=1)
+            else:
+                ax.set_xscale("log")
+            ax.grid(alpha=0.3, ls=":")
+            ax.set_title(f"{dom}: measured (solid), predicted (dashed), noise floor (dotted)", fontsize=8)
+        axes[0, col].legend(fontsize=7)
+    fig.suptitle(js.get("title", "accel"), fontsize=9)
+    fig.tight_layout()
+    save(fig, out_dir, "accel")
 
 
 def validate(d, js, out_dir):
@@ -395,7 +434,7 @@ def main(argv):
         return 2
     js = read_json(os.path.join(out_dir, f"{name}.json"))
     handlers = {"fig5": fig5, "fig7": fig7, "fig8": fig8, "fig9": fig9, "fig10": fig10, "rates": rates,
-                "validate": validate, "accuracy": accuracy}
+                "validate": validate, "accuracy": accuracy, "accel": accel}
     if name in handlers:
         handlers[name](d, js, out_dir)
     elif "Eu_primal" in d[1] and "Eu_dual" in d[1]:

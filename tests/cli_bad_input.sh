@@ -386,7 +386,7 @@ expect_usage_error exact --graph torus:3 --no-such-option
 expect_usage_error info --graph torus:3 --json extra
 # ---- the experiments' entry points (issue 6): reproduce, converge and the default run --------------------------
 r="$tmp/rep"; mkdir -p "$r"; printf 'x\n' >"$tmp/afile"
-expect_error "unknown experiment 'fig99' \(known: fig5, fig6, fig7, fig8, fig9, fig10, fig11, accuracy, rates\)" reproduce fig99 --out "$r"
+expect_error "unknown experiment 'fig99' \(known: fig5, fig6, fig7, fig8, fig9, fig10, fig11, accuracy, rates, accel\)" reproduce fig99 --out "$r"
 expect_error "--chains must be at least 6" reproduce fig6 --quick --chains 5 --out "$r"
 expect_error "--chains must be at least 6" reproduce fig10 --quick --chains 1 --out "$r"
 expect_error "1000000000000 chains .* memory" reproduce fig6 --quick --chains 1000000000000 --out "$r" --quiet

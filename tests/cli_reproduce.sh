@@ -50,7 +50,7 @@ grep -q '"used": 2' "$tmp/t2/fig6.json" && ok || bad "fig6.json does not record 
 # The figure table: every figure `reproduce --help` lists runs (quick, no plot), and the list is the one of
 # the error for an unknown figure.
 listed=$("$exe" reproduce --help | sed -n '/^figures:/,$p' | awk 'NR > 1 && $1 != "all" {print $1}')
-[ "$(echo $listed)" = "fig5 fig6 fig7 fig8 fig9 fig10 fig11 accuracy rates" ] && ok || bad "reproduce --help lists: $(echo $listed)"
+[ "$(echo $listed)" = "fig5 fig6 fig7 fig8 fig9 fig10 fig11 accuracy rates accel" ] && ok || bad "reproduce --help lists: $(echo $listed)"
 for fig in $listed; do
   "$exe" --quiet reproduce "$fig" --quick --no-plot --out "$tmp/list" >/dev/null 2>"$tmp/err" && [ -s "$tmp/list/$fig.csv" ] \
     && ok || bad "reproduce $fig (listed by --help) failed: $(head -c 300 "$tmp/err")"

@@ -138,7 +138,7 @@ def test_marginals_exact_and_bracket():
 
 
 def test_quick_figure_runs():
-    assert list(dg.figures()) == ["fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "accuracy", "rates"]
+    assert list(dg.figures()) == ["fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "accuracy", "rates", "accel"]
     stages = []
     r = dg.run_experiment("fig10", quick=True, threads=1, progress=lambda s, f: stages.append(f))
     assert r["name"] == "fig10" and r["table"] and stages

@@ -150,9 +150,9 @@ struct Figure {
   ExperimentResult (*run)(const ExperimentOptions& options) = nullptr;  ///< runs the figure (run_fig6, ...)
 };
 
-/// The figure table, in the paper's order (fig5, fig6, fig7, fig8, fig9, fig10, fig11, then accuracy, rates): the one
-/// list from which experiment_names(), experiment_description(), run_experiment() and `dualgibbs reproduce` (its list,
-/// help and dispatch) come. Adding a figure means adding its run function and one entry here.
+/// The figure table, in the paper's order (fig5, fig6, fig7, fig8, fig9, fig10, fig11, then accuracy, rates, accel):
+/// the one list from which experiment_names(), experiment_description(), run_experiment() and `dualgibbs reproduce`
+/// (its list, help and dispatch) come. Adding a figure means adding its run function and one entry here.
 DUALGIBBS_EXPORT const std::vector<Figure>& figures();
 /// The entry named `name`. \throws std::invalid_argument for an unknown name, listing the known ones.
 DUALGIBBS_EXPORT const Figure& find_figure(const std::string& name);
@@ -188,6 +188,14 @@ DUALGIBBS_EXPORT ExperimentResult run_fig11(const ExperimentOptions& options);
 /// Spectral-rate benchmark: for each family of the paper at two or three sizes and several s/sigma, the
 /// predicted r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay.
 DUALGIBBS_EXPORT ExperimentResult run_rates(const ExperimentOptions& options);
+/// Accelerated samplers (issue 13): on torus:100, s = 1, sigma = 0.25 (quick: torus:16), omega = 1.5, the norm of
+/// the ensemble mean (100 chains from a large fixed start) of random-scan Gibbs, SSOR and Chebyshev-SSOR, primal x
+/// and dual x~ = B y~, against iterations, sweep-equivalents (2 per SSOR iteration) and CPU seconds, with the
+/// predicted decay beside it. Main table (label column `series`, e.g. "cheby-ssor primal"): `iteration,
+/// sweep_equivalents, cpu_seconds, mean_error, mean_floor, predicted_error` (errors relative to the start);
+/// extra table `rates`: predicted and fitted -ln r per iteration and per sweep-equivalent, and the iterations,
+/// sweep-equivalents and CPU seconds to a mean error of 1e-6.
+DUALGIBBS_EXPORT ExperimentResult run_accel(const ExperimentOptions& options);
 
 // ---- building blocks (also used by `dualgibbs converge`) -----------------------------------------------
 
