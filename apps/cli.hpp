@@ -75,7 +75,7 @@ CLI::Option* add_count(CLI::App& app, const std::string& name, T& target, const 
           "COUNT"));
 }
 
-/// The sweep-scheme options of sample, converge and bench: --scheme, --omega, --lambda-min, --lambda-max.
+/// The sweep-scheme options of sample, converge, bench and marginals: --scheme, --omega, --lambda-min, --lambda-max.
 struct SchemeCli {
   std::string scheme = "gibbs";
   std::optional<double> omega;
@@ -85,10 +85,6 @@ struct SchemeCli {
 
 /// Adds --scheme, --omega, --lambda-min and --lambda-max to a subcommand.
 void add_scheme_options(CLI::App& app, SchemeCli& target);
-
-/// Largest number of coordinates for which the default --omega is the optimum searched on the spectra (about 13
-/// spectrum computations); above it the default is 1.
-constexpr Index kOptimalOmegaMaxDimension = 5000;
 
 /// The scheme the options describe for `domain` of `model`: the default omega (the spectral optimum up to
 /// kOptimalOmegaMaxDimension coordinates, else 1), and for cheby-ssor the spectrum bounds (given, or computed by

@@ -99,7 +99,7 @@ void add_accel_rates(nlohmann::json& j, const Model& m, Index max_dimension) {
     double omega = NAN, rate_ssor = NAN, rate_cheby = NAN, lo = NAN, hi = NAN;
     if (n >= 1 && n <= max_dimension) {
       const SparseMatrix A = m.precision(d);
-      const SsorSpectrum s = n <= kOptimalOmegaMaxDimension ? optimal_ssor_spectrum(A) : ssor_spectrum(A, 1.0);
+      const SsorSpectrum s = default_ssor_spectrum(A);
       omega = s.omega;
       lo = s.lambda_min;
       hi = s.lambda_max;

@@ -29,6 +29,7 @@ struct MarginalsCliOptions {
   std::string out;
   bool json = false;
   MeanCliOptions mean;
+  SchemeCli scheme;
 };
 
 int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
@@ -56,6 +57,11 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   o.degree = c.degree;
   o.seed = common.seed;
   o.threads = resolved_threads(c.threads);
+  if (o.method == MarginalMethod::Primal || o.method == MarginalMethod::PrimalCv)
+    o.scheme = resolve_scheme(c.scheme, model, Domain::Primal, "marginals");
+  else if (c.scheme.scheme != "gibbs" || c.scheme.omega || c.scheme.lambda_min || c.scheme.lambda_max)
+    throw std::invalid_argument(std::string("marginals: --scheme, --omega, --lambda-min and --lambda-max apply to ") +
+                                "--method primal and primal-cv, not " + to_string(o.method));
   if (c.json && (c.out == "-" || c.out == "/dev/stdout"))
     throw std::invalid_argument("marginals: --out - and --json would both write to standard output");
   std::optional<AtomicOutput> file;
@@ -73,6 +79,7 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   if (bracket) width = std::sqrt(((r.upper - r.lower).array() / r.estimate.array()).square().mean());
   nlohmann::json j = sidecar_base("marginals", common, o.threads);
   j["method"] = to_string(r.method);
+  add_scheme_json(j, o.scheme);
   j["nodes"] = model.num_nodes();
   j["edges"] = model.num_edges();
   j["estimate_mean"] = r.estimate.mean();
@@ -152,7 +159,7 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   app.add_option("--seconds", c.seconds, "stop after this many seconds (with --rel-rmse: whichever comes first)");
   add_count(app, "--chains", c.chains, "independent chains (sampling) or draws per batch (cholesky)")
       ->capture_default_str();
-  add_count(app, "--every", c.every, "sweeps between evaluations")->capture_default_str();
+  add_count(app, "--every", c.every, "sweeps (iterations of --scheme) between evaluations")->capture_default_str();
   add_count(app, "--burn-in", c.burn_in, "sweeps discarded first (0: from the predicted convergence rate)")
       ->capture_default_str();
   add_count(app, "--max-sweeps", c.max_sweeps, "the sampling methods stop here whatever the target")
@@ -164,6 +171,7 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
                  "CSV: v, estimate, std_error, lower, upper (and mean, the posterior mean, with --obs-file)\n"
                  "(JSON sidecar FILE.json; '-' = standard output, no sidecar then nor for a device or FIFO)");
   app.add_flag("--json", c.json, "print the result's summary as JSON on stdout");
+  add_scheme_options(app, c.scheme);
   add_mean_options(app, c.mean);
   return [&common]() { return run_marginals(common, c); };
 }

@@ -1,4 +1,5 @@
-// The --scheme, --omega, --lambda-min and --lambda-max options shared by sample, converge and bench (cli.hpp).
+// The --scheme, --omega, --lambda-min and --lambda-max options shared by sample, converge, bench and marginals
+// (cli.hpp).
 #include "cli.hpp"
 
 #include <dualgibbs/core/number_text.hpp>
@@ -52,12 +53,11 @@ SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain do
     if (s.kind == SchemeKind::ChebyshevSsor)
       s.spectrum =
           bounds ? SsorSpectrum{s.omega, *cli.lambda_min, *cli.lambda_max} : ssor_spectrum(model, domain, s.omega);
-  } else if (n <= kOptimalOmegaMaxDimension) {
-    s.spectrum = optimal_ssor_spectrum(model.precision(domain));
+  } else if (n <= kOptimalOmegaMaxDimension || s.kind == SchemeKind::ChebyshevSsor) {
+    s.spectrum = default_ssor_spectrum(model.precision(domain));
     s.omega = s.spectrum.omega;
   } else {
-    s.omega = 1.0;
-    if (s.kind == SchemeKind::ChebyshevSsor) s.spectrum = ssor_spectrum(model, domain, 1.0);
+    s.omega = 1.0;  // ssor above kOptimalOmegaMaxDimension: no spectrum needed
   }
   if (s.kind == SchemeKind::ChebyshevSsor) (void)ChebyshevSsorSweep(s.spectrum);  // checks the bounds now
   return s;

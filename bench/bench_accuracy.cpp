@@ -5,7 +5,8 @@
 // dualgibbs::time_to_accuracy's (docs/accuracy.md); `dualgibbs reproduce accuracy` runs the small graphs with a plot.
 //
 // Usage: bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] [--methods a,b,...]
-//                       [--targets t1,t2]
+//                       [--targets t1,t2] [--cheby-ssor a,b|none]  (primal methods also run with the cheby-ssor
+//                       scheme, columns M_cheby_ssor_*; default primal)
 // Output: CSV on stdout (label column `graph`, then nodes, edges, s, sigma, target, truth_cpu_seconds and per
 // method M: M_cpu_seconds, M_reached, M_achieved_rel_rmse, M_estimated_rel_se, M_degree), then `# note:` lines
 // for every cell that failed or did not reach its target within the budget (default 600 s, quick 20 s).
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   int replicates = 0;
   double budget = 0;
-  std::string only, methods_arg, targets_arg;
+  std::string only, methods_arg, targets_arg, cheby_arg = "primal";
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--quick"))
       quick = true;
@@ -51,10 +52,13 @@ int main(int argc, char** argv) {
       methods_arg = argv[++a];
     else if (!std::strcmp(argv[a], "--targets") && a + 1 < argc)
       targets_arg = argv[++a];
+    else if (!std::strcmp(argv[a], "--cheby-ssor") && a + 1 < argc)
+      cheby_arg = argv[++a];
     else {
       std::fprintf(stderr,
                    "usage: bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
-                   "[--methods primal,dual,dual-cv,primal-cv,cholesky] [--targets 0.01,0.001]\n");
+                   "[--methods primal,dual,dual-cv,primal-cv,cholesky] [--targets 0.01,0.001] "
+                   "[--cheby-ssor primal,primal-cv|none]\n");
       return 2;
     }
   }
@@ -75,6 +79,8 @@ int main(int argc, char** argv) {
   s.methods = {MarginalMethod::Exact};
   for (const std::string& m : split(methods_arg.empty() ? "primal,dual,dual-cv,primal-cv,cholesky" : methods_arg))
     s.methods.push_back(parse_marginal_method(m));
+  if (cheby_arg != "none")
+    for (const std::string& m : split(cheby_arg)) s.cheby_ssor.push_back(parse_marginal_method(m));
   s.targets.clear();
   for (const std::string& t : split(targets_arg.empty() ? (quick ? "0.01" : "0.01,0.001") : targets_arg))
     s.targets.push_back(std::atof(t.c_str()));

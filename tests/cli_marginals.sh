@@ -53,6 +53,16 @@ import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
     assert r["lower"] == "" and r["upper"] == "" and float(r["std_error"]) > 0, r
 ' "$tmp/p.csv"
+# primal with --scheme cheby-ssor (issue 13): the scheme and its spectrum in the JSON, the target reached.
+check "cheby-ssor run" "$exe" marginals --graph torus:10 --sigma 0.25 --method primal --scheme cheby-ssor --rel-rmse 0.05 \
+  --json --quiet
+cp "$tmp/out" "$tmp/c.json"
+check "cheby-ssor JSON" $py -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["scheme"] == "cheby-ssor" and 0 < j["lambda_min"] <= j["lambda_max"] <= 1 + 1e-9 and 1 <= j["omega"] < 2, j
+assert j["reached_target"] and j["rel_se_rms"] <= 0.05 and j["burn_in"] >= 4, j
+' "$tmp/c.json"
 
 # Bad input: one line on stderr, exit 2.
 expect_exit 2 "rel-rmse.*must be > 0" marginals --graph torus:5 --rel-rmse 0
@@ -61,6 +71,9 @@ expect_exit 2 "seconds.*must be > 0" marginals --graph torus:5 --seconds 0
 expect_exit 2 "unknown marginals method 'gibbs'" marginals --graph torus:5 --method gibbs
 expect_exit 2 "chains = 1" marginals --graph torus:5 --method dual-cv --chains 1
 expect_exit 2 "no edges" marginals --graph path:1 --method dual
+expect_exit 2 "apply to --method primal and primal-cv, not dual-cv" marginals --graph torus:5 --method dual-cv --scheme cheby-ssor
+expect_exit 2 "apply to --method primal and primal-cv, not exact" marginals --graph torus:5 --omega 1.2
+expect_exit 2 "unknown scheme 'fast'" marginals --graph torus:5 --method primal --scheme fast
 expect_exit 2 "budget ran out" marginals --graph torus:40 --sigma 0.05 --method primal --seconds 0.000001
 # A target not reached within --max-sweeps is a failure (exit 1), with the estimate still printed.
 timeout 60 "$exe" marginals --graph torus:10 --sigma 0.1 --method dual --rel-rmse 0.001 --max-sweeps 40 --quiet \

@@ -13,8 +13,10 @@
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 using namespace dualgibbs;
 using Eigen::VectorXd;
@@ -133,10 +135,63 @@ BOOST_AUTO_TEST_CASE(automatic_degree_is_reproducible_and_reported) {
 // time_to_accuracy: the table's shape, the truth row, and the achieved error of a run that reached its target.
 // The achieved relative RMSE (RMS over 3 replicates) of an honest 5% stopping rule exceeds 3 x 5% with a
 // probability far below 1e-6 (it would need the standard-error estimate to be off by 3x on every replicate).
+// The primal methods with the cheby-ssor and ssor schemes (issue 13): the same z-score check against the dense truth
+// (false-failure probability <= 1e-6 for the whole case: three runs x six nodes, Bonferroni), a burn-in from the
+// scheme's rate, and the scheme refused for the other methods.
+BOOST_AUTO_TEST_CASE(primal_methods_with_accelerated_schemes) {
+  const Model m = oracle::small_model();
+  const VectorXd v = exact_variances(m);
+  const double z_max = t_threshold(1e-6, 3 * 6, 100);
+  SchemeOptions cheby;
+  cheby.kind = SchemeKind::ChebyshevSsor;
+  cheby.spectrum = optimal_ssor_spectrum(m.primal_precision());
+  cheby.omega = cheby.spectrum.omega;
+  SchemeOptions ssor;
+  ssor.kind = SchemeKind::Ssor;
+  ssor.omega = 1.3;
+  for (const auto& [method, scheme] :
+       {std::pair{MarginalMethod::Primal, cheby}, std::pair{MarginalMethod::PrimalCv, cheby},
+        std::pair{MarginalMethod::Primal, ssor}}) {
+    BOOST_TEST_CONTEXT(to_string(method) << " with " << to_string(scheme.kind)) {
+      MarginalOptions o;
+      o.method = method;
+      o.rel_rmse = 0.03;
+      o.seed = 9;
+      o.scheme = scheme;
+      const MarginalResult r = estimate_marginal_variances(m, o);
+      BOOST_TEST(r.reached_target);
+      for (Index i = 0; i < m.num_nodes(); ++i) {
+        const double z = (r.estimate[i] - v[i]) / r.std_error[i];
+        BOOST_TEST(std::abs(z) < z_max, "node " << i << ": " << r.estimate[i] << " vs " << v[i] << ", z " << z);
+      }
+      if (scheme.kind == SchemeKind::ChebyshevSsor) {
+        // 4 r^(2t) <= 1e-4 at the predicted Chebyshev rate r, at least 4 iterations.
+        const double rate = chebyshev_ssor_rate(scheme.spectrum);
+        const double t = std::max(4.0, std::ceil(std::log(4e4) / (2 * -std::log(rate))));
+        BOOST_TEST(static_cast<double>(r.burn_in) == t);
+      }
+    }
+  }
+  for (MarginalMethod method :
+       {MarginalMethod::Dual, MarginalMethod::DualCv, MarginalMethod::Cholesky, MarginalMethod::Exact}) {
+    MarginalOptions o;
+    o.method = method;
+    o.scheme = cheby;
+    BOOST_CHECK_EXCEPTION(
+        estimate_marginal_variances(m, o), std::invalid_argument,
+        testing::message_has({"cheby-ssor", "applies to the primal sampling methods", to_string(method)}));
+  }
+  MarginalOptions o;
+  o.method = MarginalMethod::Primal;
+  o.scheme.kind = SchemeKind::ChebyshevSsor;  // no spectrum
+  BOOST_CHECK_EXCEPTION(estimate_marginal_variances(m, o), std::invalid_argument, testing::message_has({"cheby-ssor"}));
+}
+
 BOOST_AUTO_TEST_CASE(time_to_accuracy_table) {
   AccuracySettings s;
   s.graphs = {{"torus:6", 1.0, 0.3}};
   s.methods = {MarginalMethod::Exact, MarginalMethod::DualCv, MarginalMethod::Cholesky};
+  s.cheby_ssor = {MarginalMethod::Primal};
   s.targets = {0.05};
   s.replicates = 3;
   s.budget_seconds = 60;
@@ -148,7 +203,7 @@ BOOST_AUTO_TEST_CASE(time_to_accuracy_table) {
   BOOST_TEST(row[t.column_index("nodes")] == 36.0);
   BOOST_TEST(row[t.column_index("exact_reached")] == 1.0);
   BOOST_TEST(row[t.column_index("exact_achieved_rel_rmse")] == 0.0);
-  for (const char* m : {"dual_cv", "cholesky"}) {
+  for (const char* m : {"dual_cv", "cholesky", "primal_cheby_ssor"}) {
     BOOST_TEST_CONTEXT(m) {
       BOOST_TEST(row[t.column_index(std::string(m) + "_reached")] == 1.0);
       const double achieved = row[t.column_index(std::string(m) + "_achieved_rel_rmse")];
@@ -164,6 +219,10 @@ BOOST_AUTO_TEST_CASE(time_to_accuracy_table) {
   bad = s;
   bad.targets = {1.5};
   BOOST_CHECK_EXCEPTION(time_to_accuracy(bad, notes), std::invalid_argument, testing::message_has({"target"}));
+  bad = s;
+  bad.cheby_ssor = {MarginalMethod::DualCv};
+  BOOST_CHECK_EXCEPTION(time_to_accuracy(bad, notes), std::invalid_argument,
+                        testing::message_has({"cheby-ssor", "dual-cv"}));
   bad = s;
   bad.graphs.clear();
   BOOST_CHECK_EXCEPTION(time_to_accuracy(bad, notes), std::invalid_argument, testing::message_has({"no graphs"}));

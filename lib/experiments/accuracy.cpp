@@ -26,8 +26,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-std::string column_name(MarginalMethod m) {
-  std::string name = to_string(m);
+std::string column_name(MarginalMethod m, bool cheby = false) {
+  std::string name = std::string(to_string(m)) + (cheby ? "_cheby_ssor" : "");
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
 }
@@ -36,6 +36,10 @@ void check(const AccuracySettings& s) {
   if (s.graphs.empty()) throw std::invalid_argument("time_to_accuracy: no graphs");
   if (s.methods.empty()) throw std::invalid_argument("time_to_accuracy: no methods");
   if (s.targets.empty()) throw std::invalid_argument("time_to_accuracy: no targets");
+  for (MarginalMethod m : s.cheby_ssor)
+    if (m != MarginalMethod::Primal && m != MarginalMethod::PrimalCv)
+      throw std::invalid_argument(std::string("time_to_accuracy: cheby-ssor runs the primal sampler; method '") +
+                                  to_string(m) + "' is not primal or primal-cv");
   for (double t : s.targets)
     if (!(t > 0 && t < 1))
       throw std::invalid_argument("time_to_accuracy: target " + std::to_string(t) + " (expected a value in (0, 1))");
@@ -52,8 +56,10 @@ struct Cell {
   std::string note;
 };
 
+// `scheme`: the primal sampler's scheme; `extra_cpu` (its spectrum's CPU seconds) is added to every run's time.
 Cell run_cell(const Model& model, const Eigen::VectorXd& truth, MarginalMethod method, double target,
-              const AccuracySettings& s, std::uint64_t cell_seed) {
+              const AccuracySettings& s, std::uint64_t cell_seed, const SchemeOptions& scheme = {},
+              double extra_cpu = 0) {
   Cell c;
   std::vector<double> cpu, degrees;
   double sum_sq = 0, sum_est = 0;
@@ -65,6 +71,7 @@ Cell run_cell(const Model& model, const Eigen::VectorXd& truth, MarginalMethod m
     o.seconds = s.budget_seconds;
     o.threads = 1;
     o.seed = detail::derive_seed(cell_seed, static_cast<std::uint64_t>(r));
+    o.scheme = scheme;
     const double c0 = cpu_now();
     MarginalResult res;
     try {
@@ -73,7 +80,7 @@ Cell run_cell(const Model& model, const Eigen::VectorXd& truth, MarginalMethod m
       c.note = std::string("failed: ") + e.what();
       break;
     }
-    cpu.push_back(cpu_now() - c0);
+    cpu.push_back(cpu_now() - c0 + extra_cpu);
     degrees.push_back(res.degree);
     reached += res.reached_target;
     if (truth.size()) sum_sq += ((res.estimate - truth).array() / truth.array()).square().mean();
@@ -101,11 +108,15 @@ Cell run_cell(const Model& model, const Eigen::VectorXd& truth, MarginalMethod m
 Table time_to_accuracy(const AccuracySettings& s, std::vector<std::string>& notes, const ProgressFn& progress) {
   check(s);
   std::vector<std::string> columns = {"nodes", "edges", "s", "sigma", "target", "truth_cpu_seconds"};
-  for (MarginalMethod m : s.methods)
+  const auto add_columns = [&](MarginalMethod m, bool cheby) {
     for (const char* what : {"_cpu_seconds", "_reached", "_achieved_rel_rmse", "_estimated_rel_se", "_degree"})
-      columns.push_back(column_name(m) + what);
+      columns.push_back(column_name(m, cheby) + what);
+  };
+  for (MarginalMethod m : s.methods) add_columns(m, false);
+  for (MarginalMethod m : s.cheby_ssor) add_columns(m, true);
   Table table("graph", columns);
-  const double cells = static_cast<double>(s.graphs.size() * s.targets.size() * s.methods.size());
+  const double cells =
+      static_cast<double>(s.graphs.size() * s.targets.size() * (s.methods.size() + s.cheby_ssor.size()));
   double done = 0;
   for (std::size_t g = 0; g < s.graphs.size(); ++g) {
     const AccuracyCase& gc = s.graphs[g];
@@ -119,6 +130,16 @@ Table time_to_accuracy(const AccuracySettings& s, std::vector<std::string>& note
       exact_cpu = cpu_now() - c0;
     } catch (const std::exception& e) {
       notes.push_back(gc.spec + ": no exact truth (" + e.what() + "); the sampling methods' errors are not measured");
+    }
+    SchemeOptions cheby;
+    double cheby_cpu = 0;
+    if (!s.cheby_ssor.empty()) {
+      if (progress) progress(gc.spec + ": SSOR spectrum", done / cells);
+      const double c0 = cpu_now();
+      cheby.kind = SchemeKind::ChebyshevSsor;
+      cheby.spectrum = default_ssor_spectrum(model.primal_precision());
+      cheby.omega = cheby.spectrum.omega;
+      cheby_cpu = cpu_now() - c0;
     }
     for (std::size_t t = 0; t < s.targets.size(); ++t) {
       const double target = s.targets[t];
@@ -142,6 +163,17 @@ Table time_to_accuracy(const AccuracySettings& s, std::vector<std::string>& note
         }
         if (!c.note.empty())
           notes.push_back(gc.spec + ", " + to_string(method) + ", target " + number_text(target, 3) + ": " + c.note);
+        row.insert(row.end(), {c.cpu_median, c.reached, c.achieved, c.estimated, c.degree});
+        done += 1;
+      }
+      for (std::size_t m = 0; m < s.cheby_ssor.size(); ++m) {
+        const MarginalMethod method = s.cheby_ssor[m];
+        const std::string name = std::string(to_string(method)) + " (cheby-ssor)";
+        if (progress) progress(gc.spec + ": " + name + " to " + number_text(target, 3), done / cells);
+        const Cell c = run_cell(model, truth, method, target, s,
+                                detail::derive_seed(s.seed, 100 + g, 1000 + 10 * m + t), cheby, cheby_cpu);
+        if (!c.note.empty())
+          notes.push_back(gc.spec + ", " + name + ", target " + number_text(target, 3) + ": " + c.note);
         row.insert(row.end(), {c.cpu_median, c.reached, c.achieved, c.estimated, c.degree});
         done += 1;
       }
@@ -172,6 +204,7 @@ ExperimentResult run_accuracy(const ExperimentOptions& opt) {
   }
   s.methods = {MarginalMethod::Exact,  MarginalMethod::Primal,   MarginalMethod::Dual,
                MarginalMethod::DualCv, MarginalMethod::PrimalCv, MarginalMethod::Cholesky};
+  s.cheby_ssor = {MarginalMethod::Primal};
   s.targets = opt.quick ? std::vector<double>{0.05} : std::vector<double>{0.01, 0.001};
   s.replicates = opt.quick ? 2 : 5;
   s.budget_seconds = opt.quick ? 2 : 60;
@@ -193,11 +226,16 @@ ExperimentResult run_accuracy(const ExperimentOptions& opt) {
   const std::size_t ok_p = res.table.column_index("primal_reached");
   const std::size_t ok_cv = res.table.column_index("dual_cv_reached");
   const std::size_t ach = res.table.column_index("dual_cv_achieved_rel_rmse");
+  const std::size_t cpu_ch = res.table.column_index("primal_cheby_ssor_cpu_seconds");
+  const std::size_t ok_ch = res.table.column_index("primal_cheby_ssor_reached");
   double worst_honesty = 0;
   for (std::size_t r = 0; r < res.table.num_rows(); ++r) {
     const std::vector<double>& row = res.table.rows()[r];
     if (row[tgt] == s.targets.front() && row[ok_p] == 1 && row[ok_cv] == 1 && row[cpu_cv] > 0)
       res.summary.emplace_back("speedup_dual_cv_over_primal_" + res.table.labels()[r], row[cpu_p] / row[cpu_cv]);
+    if (row[tgt] == s.targets.front() && row[ok_p] == 1 && row[ok_ch] == 1 && row[cpu_ch] > 0)
+      res.summary.emplace_back("speedup_primal_cheby_ssor_over_primal_" + res.table.labels()[r],
+                               row[cpu_p] / row[cpu_ch]);
     if (std::isfinite(row[ach])) worst_honesty = std::max(worst_honesty, row[ach] / row[tgt]);
   }
   res.summary.emplace_back("dual_cv_worst_achieved_over_target", worst_honesty);

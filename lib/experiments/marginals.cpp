@@ -63,13 +63,23 @@ void check_options(const MarginalOptions& o) {
                                 " (expected -1 for automatic or 0..1000)");
 }
 
-// Sweeps until the second moments' initial error has decayed by 1e-4 at rate r per sweep (at least 4).
-std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps) {
-  const Rates r = convergence_rates(m);
-  double rate = domain == Domain::Primal ? r.rate_primal : r.rate_dual_effective;
-  if (!std::isfinite(rate)) rate = domain == Domain::Primal ? r.rate_primal : r.rate_dual;
+// Sweeps (iterations of the scheme) until the second moments' initial error has decayed by 1e-4 at rate r per
+// sweep (at least 4). Chebyshev-SSOR: the covariance error is P_t (S_0 - S) P_t^T with |P_t| <= 2 r^t on the
+// spectrum (docs/sampler.md section 2), so 4 r^(2t) <= 1e-4.
+std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, const SchemeOptions& scheme) {
+  double rate = 0, factor = 1e4;
+  if (scheme.kind == SchemeKind::ChebyshevSsor) {
+    rate = chebyshev_ssor_rate(scheme.spectrum);
+    factor = 4e4;
+  } else if (scheme.kind == SchemeKind::Ssor && std::isfinite(scheme.spectrum.lambda_min)) {
+    rate = ssor_rate(scheme.spectrum);
+  } else {
+    const Rates r = convergence_rates(m);
+    rate = domain == Domain::Primal ? r.rate_primal : r.rate_dual_effective;
+    if (!std::isfinite(rate)) rate = domain == Domain::Primal ? r.rate_primal : r.rate_dual;
+  }
   if (!(rate > 0 && rate < 1)) return 4;
-  const double t = std::ceil(std::log(1e4) / (2 * -std::log(rate)));
+  const double t = std::ceil(std::log(factor) / (2 * -std::log(rate)));
   return static_cast<std::size_t>(std::clamp(t, 4.0, static_cast<double>(std::max<std::size_t>(4, max_sweeps / 2))));
 }
 
@@ -140,12 +150,13 @@ constexpr Index kProbeNodes = 50;  // tuning nodes of each probe
 constexpr int kAutoDegrees[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64};
 
 DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::MatrixXd& pilot, std::size_t every,
-                           std::size_t chains, double target) {
+                           std::size_t chains, double target, const SchemeOptions& scheme) {
   const SparseMatrix q = model.primal_precision();
   const Eigen::MatrixXd b =
       domain == Domain::Dual ? Eigen::MatrixXd(model.node_variances().asDiagonal() * pilot) : pilot;
   const double n = static_cast<double>(model.num_nodes());
-  const double sites = static_cast<double>(domain == Domain::Dual ? model.num_edges() : model.num_nodes());
+  const Index dim = domain == Domain::Dual ? model.num_edges() : model.num_nodes();
+  const auto sites = static_cast<double>(site_updates_per_sweep(scheme, dim));  // 2n per SSOR iteration
   const double sweep_ns = static_cast<double>(every) * sites * static_cast<double>(chains) * kNsPerUpdate;
   const double map_ns = (static_cast<double>(q.nonZeros()) + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
@@ -196,6 +207,10 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   if (model_in.has_mean()) zero_mean = model_in.without_mean();
   const Model& model = zero_mean ? *zero_mean : model_in;
   check_options(o);
+  if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal && o.method != MarginalMethod::PrimalCv)
+    throw std::invalid_argument(std::string("marginals: the scheme '") + to_string(o.scheme.kind) +
+                                "' applies to the primal sampling methods (primal, primal-cv), not to '" +
+                                to_string(o.method) + "'");
   const Stopper stop{o, Clock::now()};
   MarginalResult r;
   r.method = o.method;
@@ -255,7 +270,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   Eigen::MatrixXd pilot;
   std::vector<Eigen::MatrixXd> pilot_full;
 
-  r.burn_in = o.burn_in ? o.burn_in : burn_in_for(model, domain, o.max_sweeps);
+  r.burn_in = o.burn_in ? o.burn_in : burn_in_for(model, domain, o.max_sweeps, o.scheme);
   EnsembleOptions eo;
   eo.chains = o.chains;
   eo.sweeps = std::max(o.max_sweeps, r.burn_in + o.every);
@@ -264,39 +279,42 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   eo.threads = o.threads;
   eo.init = InitialState::Random;
   try {
-    run_ensemble(model, domain, eo, [&](const Checkpoint& cp) {
-      r.sweeps = cp.sweep;
-      if (cp.sweep < r.burn_in) {
-        if (o.seconds > 0 && stop.elapsed() >= o.seconds) throw StopSampling{};
-        return;
-      }
-      if (!acc) {  // the automatic degree's pilot: two evaluations
-        if (pilot.size() == 0) {
-          pilot.resize(cp.states.rows(), static_cast<Eigen::Index>(2 * pilot_columns));
-          pilot.leftCols(static_cast<Eigen::Index>(pilot_columns)) =
-              cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
-          if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
-          return;
-        }
-        pilot.rightCols(static_cast<Eigen::Index>(pilot_columns)) =
-            cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
-        if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
-        const DegreeChoice choice = choose_degree(model, domain, pilot, o.every, o.chains, o.rel_rmse);
-        pilot.resize(0, 0);
-        build(choice.degree, choice.kappa);
-        r.pilot_gap_ratio = choice.gap_ratio;
-        for (const Eigen::MatrixXd& states : pilot_full) {
-          acc->add(states);
+    run_ensemble(
+        model, domain, eo,
+        [&](const Checkpoint& cp) {
+          r.sweeps = cp.sweep;
+          if (cp.sweep < r.burn_in) {
+            if (o.seconds > 0 && stop.elapsed() >= o.seconds) throw StopSampling{};
+            return;
+          }
+          if (!acc) {  // the automatic degree's pilot: two evaluations
+            if (pilot.size() == 0) {
+              pilot.resize(cp.states.rows(), static_cast<Eigen::Index>(2 * pilot_columns));
+              pilot.leftCols(static_cast<Eigen::Index>(pilot_columns)) =
+                  cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
+              if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
+              return;
+            }
+            pilot.rightCols(static_cast<Eigen::Index>(pilot_columns)) =
+                cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
+            if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
+            const DegreeChoice choice = choose_degree(model, domain, pilot, o.every, o.chains, o.rel_rmse, o.scheme);
+            pilot.resize(0, 0);
+            build(choice.degree, choice.kappa);
+            r.pilot_gap_ratio = choice.gap_ratio;
+            for (const Eigen::MatrixXd& states : pilot_full) {
+              acc->add(states);
+              r.samples += o.chains;
+            }
+            pilot_full.clear();
+            if (acc->evaluations() >= 2 && stop.done(*acc, rel)) throw StopSampling{};
+            return;
+          }
+          acc->add(cp.states);
           r.samples += o.chains;
-        }
-        pilot_full.clear();
-        if (acc->evaluations() >= 2 && stop.done(*acc, rel)) throw StopSampling{};
-        return;
-      }
-      acc->add(cp.states);
-      r.samples += o.chains;
-      if (stop.done(*acc, rel)) throw StopSampling{};
-    });
+          if (stop.done(*acc, rel)) throw StopSampling{};
+        },
+        o.scheme);
   } catch (const StopSampling&) {
   }
   if (!acc)

@@ -155,6 +155,10 @@ SsorSpectrum optimal_ssor_spectrum(const SparseMatrix& A) {
   return kappa(one) <= kappa(best) ? one : best;
 }
 
+SsorSpectrum default_ssor_spectrum(const SparseMatrix& A) {
+  return A.rows() <= kOptimalOmegaMaxDimension ? optimal_ssor_spectrum(A) : ssor_spectrum(A, 1.0);
+}
+
 namespace {
 void check_spectrum(const SsorSpectrum& s, const char* who) {
   check_omega(s.omega, who);

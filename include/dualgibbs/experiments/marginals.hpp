@@ -68,6 +68,11 @@ struct MarginalOptions {
   int degree = -1;
   std::uint64_t seed = 1;  ///< determines every random number
   unsigned threads = 0;    ///< sampler threads (0 = all hardware threads)
+  /// The sweep scheme of the primal methods (primal, primal-cv; accelerated.hpp): Gibbs with the random scan (the
+  /// default), ssor, cheby-ssor (its spectrum required, as run_ensemble) or colored. A sweep of ssor and cheby-ssor is
+  /// one iteration of 2n site updates: `every`, `burn_in` and `max_sweeps` count iterations. The dual methods run
+  /// Gibbs only (std::invalid_argument otherwise).
+  SchemeOptions scheme;
   /// Called after every evaluation with the fraction done (towards the target or the budget); may be empty.
   std::function<void(double)> progress;
 };
@@ -98,9 +103,12 @@ struct MarginalResult {
 /// Marginal variances of every node by `options.method`. The burn-in, when not given, is the number of sweeps
 /// after which the second moments' initial error has decayed by 1e-4 at the predicted random-sweep rate r of the
 /// domain (t = ln(1e4) / (2 (-ln r)), at least 4): r_p for the primal methods, the effective dual rate (r_d on a
-/// tree) for the dual ones [eqn:primalrate, eq:r_eff_final].
+/// tree) for the dual ones [eqn:primalrate, eq:r_eff_final]; with cheby-ssor the iterations after which the
+/// Chebyshev envelope 2 r^t (r = chebyshev_ssor_rate) of the covariance error's factor is 1e-4, with ssor
+/// t = ln(1e4) / (2 (-ln ssor_rate)) when its spectrum is given (else r_p, per iteration).
 /// \throws std::invalid_argument for a non-finite or negative target or budget, neither of them set, chains < 2,
-///         every = 0, a degree below -1, or a budget too short for two evaluations; NotPositiveDefinite and
+///         every = 0, a degree below -1, a scheme other than Gibbs for a dual method, a scheme that run_ensemble
+///         refuses, or a budget too short for two evaluations; NotPositiveDefinite and
 ///         FactorizationError from CHOLMOD (cholesky, exact).
 DUALGIBBS_EXPORT MarginalResult estimate_marginal_variances(const Model& model, const MarginalOptions& options);
 
@@ -115,8 +123,13 @@ struct AccuracyCase {
 
 /// What time_to_accuracy() runs.
 struct AccuracySettings {
-  std::vector<AccuracyCase> graphs;      ///< the graphs, in order
-  std::vector<MarginalMethod> methods;   ///< the methods compared (Exact always runs first: it is the truth)
+  std::vector<AccuracyCase> graphs;     ///< the graphs, in order
+  std::vector<MarginalMethod> methods;  ///< the methods compared (Exact always runs first: it is the truth)
+  /// Primal methods (primal, primal-cv) that also run with the cheby-ssor scheme, as methods of their own (columns
+  /// `M_cheby_ssor_*`, after those of `methods`): the spectrum default_ssor_spectrum(Q) is computed once per graph
+  /// and its CPU time is added to every run's (it is part of the method's cost, as the factorization is of
+  /// cholesky's). \throws std::invalid_argument (time_to_accuracy) for another method.
+  std::vector<MarginalMethod> cheby_ssor;
   std::vector<double> targets = {0.01};  ///< relative RMSE targets (each in (0, 1))
   int replicates = 5;                    ///< independent runs per (graph, method, target), >= 2
   double budget_seconds = 60;            ///< wall budget of one run; a run that ends short of its target says so
@@ -130,8 +143,8 @@ struct AccuracySettings {
 /// does not reach its target within the budget (one is enough to say so). A graph whose exact solve fails (out of
 /// memory on an expander) still runs the sampling methods, without a measured error.
 /// Table (label column `graph`): `nodes, edges, s, sigma, target, truth_cpu_seconds` (the selected inversion that gives
-/// the truth) and per method M (its to_string with '-' as '_'): `M_cpu_seconds, M_reached, M_achieved_rel_rmse,
-/// M_estimated_rel_se, M_degree`
+/// the truth) and per method M (its to_string with '-' as '_', `_cheby_ssor` appended for the runs of
+/// AccuracySettings::cheby_ssor): `M_cpu_seconds, M_reached, M_achieved_rel_rmse, M_estimated_rel_se, M_degree`
 /// (`M_reached` the fraction of replicates that reached the target; NaN where a method did not run). `notes`
 /// names every cell that failed or did not reach its target.
 /// \throws std::invalid_argument for no graphs or methods, a target outside (0, 1), replicates < 2 or a budget
@@ -141,7 +154,8 @@ DUALGIBBS_EXPORT Table time_to_accuracy(const AccuracySettings& settings, std::v
 
 /// `reproduce accuracy`: time_to_accuracy() on `torus:10` sigma 0.1 (fig6's model), `kregular:64,4`, `torus:30`
 /// sigma 0.25, `complete:50` sigma 0.1 (s/sigma = 10), `torus:100`, `kregular:10000,4` and `torus3:20` sigma 0.25,
-/// every method, targets 1% and 0.1%, 5 replicates, 60 s budget (quick: the first two graphs, 5%, 2 replicates, 2 s).
+/// every method and primal with cheby-ssor (`primal_cheby_ssor_*`), targets 1% and 0.1%, 5 replicates, 60 s budget
+/// (quick: the first two graphs, 5%, 2 replicates, 2 s).
 /// The full-size graphs of the accuracy issue (`torus:1000`, `kregular:100000,32`, `torus3:50`) are in
 /// bench/bench_accuracy. Summary: `speedup_dual_cv_over_primal_GRAPH` at the first target where both reached it,
 /// `dual_cv_worst_achieved_over_target`.

@@ -67,6 +67,13 @@ DUALGIBBS_EXPORT SsorSpectrum ssor_spectrum(const Model& model, Domain domain, d
 /// ssor_spectrum, about 12 evaluations), i.e. the fastest Chebyshev-SSOR sampler. Returns its spectrum.
 DUALGIBBS_EXPORT SsorSpectrum optimal_ssor_spectrum(const SparseMatrix& A);
 
+/// Coordinates up to which default_ssor_spectrum() searches the optimal relaxation.
+constexpr Index kOptimalOmegaMaxDimension = 5000;
+
+/// The spectrum a run uses when no relaxation is given: optimal_ssor_spectrum(A) for up to kOptimalOmegaMaxDimension
+/// coordinates (about 13 spectra), else ssor_spectrum(A, 1) (one; the optimum's search would cost minutes there).
+DUALGIBBS_EXPORT SsorSpectrum default_ssor_spectrum(const SparseMatrix& A);
+
 /// Predicted convergence factor per SSOR sweep (2n site updates) of the mean, 1 - lambda_min: the spectral radius
 /// of I - M^-1 A (the covariance error decays as its square). \throws std::invalid_argument for a bad spectrum.
 DUALGIBBS_EXPORT double ssor_rate(const SsorSpectrum& spectrum);
