@@ -159,7 +159,8 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   app.add_option("--seconds", c.seconds, "stop after this many seconds (with --rel-rmse: whichever comes first)");
   add_count(app, "--chains", c.chains, "independent chains (sampling) or draws per batch (cholesky)")
       ->capture_default_str();
-  add_count(app, "--every", c.every, "sweeps (iterations of --scheme) between evaluations")->capture_default_str();
+  add_count(app, "--every", c.every, "sweeps (iterations of --scheme) between evaluations (1 suits cheby-ssor)")
+      ->capture_default_str();
   add_count(app, "--burn-in", c.burn_in, "sweeps discarded first (0: from the predicted convergence rate)")
       ->capture_default_str();
   add_count(app, "--max-sweeps", c.max_sweeps, "the sampling methods stop here whatever the target")

@@ -126,9 +126,10 @@ struct AccuracySettings {
   std::vector<AccuracyCase> graphs;     ///< the graphs, in order
   std::vector<MarginalMethod> methods;  ///< the methods compared (Exact always runs first: it is the truth)
   /// Primal methods (primal, primal-cv) that also run with the cheby-ssor scheme, as methods of their own (columns
-  /// `M_cheby_ssor_*`, after those of `methods`): the spectrum default_ssor_spectrum(Q) is computed once per graph
-  /// and its CPU time is added to every run's (it is part of the method's cost, as the factorization is of
-  /// cholesky's). \throws std::invalid_argument (time_to_accuracy) for another method.
+  /// `M_cheby_ssor_*`, after those of `methods`), evaluated every iteration (MarginalOptions::every = 1): the spectrum
+  /// default_ssor_spectrum(Q) is computed once per graph and its CPU time is added to every run's (it is part of the
+  /// method's cost, as the factorization is of cholesky's). \throws std::invalid_argument (time_to_accuracy) for
+  /// another method.
   std::vector<MarginalMethod> cheby_ssor;
   std::vector<double> targets = {0.01};  ///< relative RMSE targets (each in (0, 1))
   int replicates = 5;                    ///< independent runs per (graph, method, target), >= 2
