@@ -360,8 +360,9 @@ BOOST_AUTO_TEST_CASE(colourings_are_proper_partitions) {
   BOOST_TEST(domain_coloring(Model(make_torus(8, 8), 1.0, 0.3), Domain::Primal).size() == 2u);  // bipartite
 }
 
-// The sequential sweep in colour order, written here: site by site with update<W>, the deviates of lane c drawn in
-// site order from NormalStream(seed, first + c).
+// The sequential sweep in colour order, written here: site by site with update<W>, the deviates of lane c at the
+// t-th site of class k in sweep s drawn in site order from NormalStream(block_seed(seed, s, k, t / kBlock), c), a
+// fresh stream at every block.
 template <class Kernel, int W>
 void check_colored_is_sequential(const Kernel& kernel, const std::vector<std::vector<Index>>& classes) {
   const std::uint64_t seed = 42;
@@ -370,16 +371,23 @@ void check_colored_is_sequential(const Kernel& kernel, const std::vector<std::ve
   start.set_random_state();
   std::vector<double> z(start.state_data(), start.state_data() + n * W),
       t(start.tally_data(), start.tally_data() + m * W);
-  std::vector<NormalStream> lanes;
-  for (int c = 0; c < W; ++c) lanes.emplace_back(seed, static_cast<std::uint64_t>(c));
   const int sweeps = 3;
   for (int s = 0; s < sweeps; ++s)
-    for (const auto& cls : classes)
-      for (Index i : cls) {
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      std::vector<NormalStream> lanes;
+      for (std::size_t pos = 0; pos < classes[k].size(); ++pos) {
+        if (pos % ColoredSweep::kBlock == 0) {
+          lanes.clear();
+          for (int c = 0; c < W; ++c)
+            lanes.emplace_back(
+                ColoredSweep::block_seed(seed, static_cast<std::uint64_t>(s), k, pos / ColoredSweep::kBlock),
+                static_cast<std::uint64_t>(c));
+        }
         double eps[W];
-        for (int c = 0; c < W; ++c) lanes[static_cast<std::size_t>(c)].fill(1, eps + c, 1);
-        kernel.template update<W>(i, z.data(), t.data(), eps);
+        for (int c = 0; c < W; ++c) eps[c] = lanes[static_cast<std::size_t>(c)]();
+        kernel.template update<W>(classes[k][pos], z.data(), t.data(), eps);
       }
+    }
   for (unsigned threads : {1u, 2u, 3u}) {
     ColoredSweep scheme(classes, threads);
     GibbsSampler<Kernel, W, ColoredSweep> g(kernel, scheme, seed);

@@ -343,9 +343,7 @@ ColoredSweep::ColoredSweep(std::vector<std::vector<Index>> classes, unsigned thr
 
 void ColoredSweep::prepare(Index n, int width) {
   std::vector<char> hit(static_cast<std::size_t>(n), 0);
-  std::size_t largest = 0;
   for (std::size_t c = 0; c < m_classes.size(); ++c) {
-    largest = std::max(largest, m_classes[c].size());
     for (Index i : m_classes[c]) {
       if (i < 0 || i >= n)
         throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) + " of colour class " +
@@ -360,7 +358,11 @@ void ColoredSweep::prepare(Index n, int width) {
       throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) +
                                   " is in no colour class: the classes must partition the " + std::to_string(n) +
                                   " coordinates");
-  m_eps.assign(largest * static_cast<std::size_t>(width), 0.0);
+  m_scratch.assign(m_threads, Scratch{});
+  for (Scratch& s : m_scratch) {
+    s.eps.assign(kBlock * static_cast<std::size_t>(width), 0.0);
+    s.streams.reserve(static_cast<std::size_t>(width));
+  }
 }
 
 }  // namespace dualgibbs

@@ -35,6 +35,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <string>
 #include <thread>
@@ -196,25 +197,37 @@ DUALGIBBS_EXPORT std::vector<std::vector<Index>> greedy_edge_coloring(const Grap
 /// The colour classes of a domain: greedy_coloring(Q) (primal) or greedy_edge_coloring(graph) (dual).
 DUALGIBBS_EXPORT std::vector<std::vector<Index>> domain_coloring(const Model& model, Domain domain);
 
-/// A colour-ordered Gibbs sweep: the classes in order, each class's sites in order, plain Gibbs updates. The
-/// deviates of a class are drawn first, in site order, from the lanes' streams; then the class is cut into `threads`
-/// contiguous slices updated in parallel (std::thread). The sites of a class must not be neighbours in the precision
-/// (greedy_coloring, greedy_edge_coloring), so their updates commute: the result is bitwise the sequential sweep in
-/// colour order with the same deviates, for any number of threads. n site updates per sweep.
+/// A colour-ordered Gibbs sweep: the classes in order, each class's sites in order, plain Gibbs updates. Each class is
+/// cut into blocks of kBlock sites (in class order); the deviates of block b of class k in sweep s come, for lane c
+/// (chain first_chain + c), from their own stream NormalStream(block_seed(seed, s, k, b), first_chain + c), in site
+/// order. The blocks are dealt to `threads` threads as contiguous ranges (std::thread; each draws its blocks'
+/// deviates and updates them), so the deviates and the result do not depend on the thread count. The sites of a class
+/// must not be neighbours in the precision (greedy_coloring, greedy_edge_coloring), so their updates commute: the
+/// result is bitwise the sequential sweep in colour order with the same deviates, for any number of threads. n site
+/// updates per sweep. The lanes' own streams (GibbsSampler) are not used.
 class DUALGIBBS_EXPORT ColoredSweep {
  public:
   /// Classes below this many sites are updated by the calling thread alone (a thread start costs ~20 us).
   static constexpr std::size_t kMinParallelClass = 8192;
+  /// Sites per block of keyed deviates (the unit a thread takes).
+  static constexpr std::size_t kBlock = 4096;
 
   /// \throws std::invalid_argument for threads = 0 or no classes.
   explicit ColoredSweep(std::vector<std::vector<Index>> classes, unsigned threads = 1);
+
+  /// The seed of the deviate streams of block `block` of class `cls` in sweep `sweep` of a sampler seeded `seed`:
+  /// mix64 (core/random.hpp) of the four, chained, different from `seed` itself for practical purposes.
+  static std::uint64_t block_seed(std::uint64_t seed, std::uint64_t sweep, std::uint64_t cls,
+                                  std::uint64_t block) noexcept {
+    return mix64(mix64(mix64(mix64(seed ^ 0x636f6c6f72656421ULL) + sweep) + cls) + block);
+  }
 
   /// The colour classes.
   const std::vector<std::vector<Index>>& classes() const noexcept { return m_classes; }
   /// Threads that update one class.
   unsigned threads() const noexcept { return m_threads; }
 
-  /// Allocates the deviates of one sweep. \throws std::invalid_argument unless the classes partition 0..n-1.
+  /// Allocates each thread's deviates and streams. \throws std::invalid_argument unless the classes partition 0..n-1.
   void prepare(Index n, int width);
   /// No history.
   void reset() noexcept {}
@@ -224,32 +237,48 @@ class DUALGIBBS_EXPORT ColoredSweep {
   /// One sweep of every lane.
   template <class Kernel, int W>
   void sweep(SweepContext<Kernel, W>& ctx) {
-    for (const std::vector<Index>& cls : m_classes) {
-      const std::size_t count = cls.size();
-      double* eps = m_eps.data();
-      for (std::size_t start = 0; start < count; start += ctx.kChunk)
-        ctx.draw_deviates(std::min(ctx.kChunk, count - start), eps + start * W);
-      const auto run_slice = [&](std::size_t begin, std::size_t end) {
-        for (std::size_t start = begin; start < end; start += ctx.kChunk)
-          ctx.run_updates(cls.data() + start, std::min(ctx.kChunk, end - start), eps + start * W);
+    for (std::size_t k = 0; k < m_classes.size(); ++k) {
+      const std::vector<Index>& cls = m_classes[k];
+      const std::size_t count = cls.size(), blocks = (count + kBlock - 1) / kBlock;
+      const auto run_blocks = [&](std::size_t first, std::size_t last, Scratch& scratch) {
+        double* eps = scratch.eps.data();
+        for (std::size_t b = first; b < last; ++b) {
+          const std::size_t start = b * kBlock, len = std::min(kBlock, count - start);
+          if (ctx.noise) {
+            const std::uint64_t key = block_seed(ctx.seed, ctx.sweep, k, b);
+            scratch.streams.clear();
+            for (int c = 0; c < W; ++c)
+              scratch.streams.emplace_back(key, ctx.first_chain + static_cast<std::uint64_t>(c));
+            NormalStream::fill_lanes(scratch.streams.data(), W, len, eps);
+          } else {
+            std::fill(eps, eps + len * W, 0.0);
+          }
+          for (std::size_t off = 0; off < len; off += ctx.kChunk)
+            ctx.run_updates(cls.data() + start + off, std::min(ctx.kChunk, len - off), eps + off * W);
+        }
       };
-      const unsigned t = count >= kMinParallelClass ? m_threads : 1u;
+      const std::size_t t = count >= kMinParallelClass ? std::min<std::size_t>(m_threads, blocks) : 1;
       if (t == 1) {
-        run_slice(0, count);
+        run_blocks(0, blocks, m_scratch[0]);
         continue;
       }
       std::vector<std::thread> helpers;
       helpers.reserve(t - 1);
-      for (unsigned p = 1; p < t; ++p) helpers.emplace_back(run_slice, count * p / t, count * (p + 1) / t);
-      run_slice(0, count / t);
+      for (std::size_t p = 1; p < t; ++p)
+        helpers.emplace_back(run_blocks, blocks * p / t, blocks * (p + 1) / t, std::ref(m_scratch[p]));
+      run_blocks(0, blocks / t, m_scratch[0]);
       for (auto& h : helpers) h.join();
     }
   }
 
  private:
+  struct Scratch {
+    std::vector<double> eps;            // kBlock x width deviates
+    std::vector<NormalStream> streams;  // one per lane, rebuilt per block
+  };
   std::vector<std::vector<Index>> m_classes;
   unsigned m_threads;
-  std::vector<double> m_eps;
+  std::vector<Scratch> m_scratch;  // one per thread
 };
 
 // ---- ensembles with a scheme chosen at run time ----------------------------------------------------------

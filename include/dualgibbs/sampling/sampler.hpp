@@ -106,13 +106,16 @@ class SweepWorkspace {
 /// One sweep's view of a sampler: what a scheme works on (see the scheme concept above). Valid during the sweep.
 template <class Kernel, int W>
 struct SweepContext {
-  const Kernel& kernel;   ///< the site kernel
-  double* z;              ///< state, interleaved: coordinate i of lane c at z[i * W + c]
-  double* tally;          ///< the kernel's tally, interleaved the same way
-  ChainEngine& schedule;  ///< the block's schedule stream (site picks, permutations)
-  NormalStream* lanes;    ///< the W lanes' deviate streams
-  bool noise;             ///< false: plain Gauss–Seidel (all deviates 0)
-  SweepWorkspace& ws;     ///< scratch: indices() has room for max(n, chunk) sites, normals() for one chunk
+  const Kernel& kernel;           ///< the site kernel
+  double* z;                      ///< state, interleaved: coordinate i of lane c at z[i * W + c]
+  double* tally;                  ///< the kernel's tally, interleaved the same way
+  ChainEngine& schedule;          ///< the block's schedule stream (site picks, permutations)
+  NormalStream* lanes;            ///< the W lanes' deviate streams
+  bool noise;                     ///< false: plain Gauss–Seidel (all deviates 0)
+  SweepWorkspace& ws;             ///< scratch: indices() has room for max(n, chunk) sites, normals() for one chunk
+  std::uint64_t seed = 0;         ///< the sampler's seed (for schemes that key their own deviate streams)
+  std::uint64_t first_chain = 0;  ///< the chain index of lane 0 (lane c is chain first_chain + c)
+  std::uint64_t sweep = 0;        ///< sweeps the sampler has run before this one
 
   /// Sites per chunk of deviates.
   static constexpr std::size_t kChunk = SweepWorkspace::kChunkValues / W;
@@ -410,8 +413,10 @@ class GibbsSampler {
   /// Runs `count` sweeps of the scheme, using `ws` for scratch. No allocation once `ws` is large enough.
   void sweep(std::size_t count, SweepWorkspace& ws) {
     ws.reserve(dimension(), Width);
-    SweepContext<Kernel, Width> ctx{*m_kernel, m_z.data(), m_tally.data(), m_schedule, m_rng.data(), m_noise, ws};
+    SweepContext<Kernel, Width> ctx{*m_kernel, m_z.data(), m_tally.data(), m_schedule,   m_rng.data(),
+                                    m_noise,   ws,         m_seed,         m_first_chain};
     for (std::size_t s = 0; s < count; ++s) {
+      ctx.sweep = m_sweeps;
       m_scheme.template sweep<Kernel, Width>(ctx);
       ++m_sweeps;
     }
