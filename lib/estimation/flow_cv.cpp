@@ -6,12 +6,14 @@
 #include <dualgibbs/core/chain_group.hpp>
 
 #include <Eigen/Dense>
+#include <Eigen/SparseCore>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dualgibbs {
@@ -59,67 +61,77 @@ struct LocalGraph {
 };
 
 // Node-by-node precomputation on the growing ball: dense work arrays of |V| entries, reset after each node.
+//
+// The Chebyshev direction d_j lives on the j-hop ball of v, so q = Q d_j is pushed from d's support (each site adds
+// its diagonal term to itself and its off-diagonal terms to its neighbours, which joins them to the support): one
+// visit per site and incidence of the j-hop ball, instead of pulling q on the (j + 1)-hop ball (which on an expander
+// is (degree - 1) times larger). After k steps res = r_k(Q) e_v and phi = P_k(Q) e_v, and the energies follow
+// without another pass over the edges: Q phi = e_v - res gives phi^T Q phi = phi_v - phi^T res, so
+//   l_v = 2 phi_v - phi^T Q phi = phi_v + phi^T res,   E_v = l_v + sum_u s_u^2 res_u^2
+// (E_v = sum_u s_u^2 p_u^2 + phi^T L_sigma phi with p = e_v - L_sigma phi = res + D_s^-1 phi).
 class LocalFlows {
  public:
-  explicit LocalFlows(const LocalGraph& g)
-      : m_g(g), m_phi(g.diag.size(), 0.0), m_res(m_phi), m_d(m_phi), m_q(m_phi), m_in(g.diag.size(), 0) {}
+  explicit LocalFlows(const LocalGraph& g) : m_g(g), m_work(g.diag.size()), m_in(g.diag.size(), 0) {}
 
-  // E_v and l_v of node v for degree k on [alpha, beta].
-  void flow(Index v, int k, const Chebyshev& c, double& energy, double& lower) {
+  // E_v and l_v of node v for degree k on [alpha, beta]. With `row`, also the residual r_k(Q) e_v (its non-zeros,
+  // as (node, value) pairs in the order the ball was reached): row v of the symmetric r_k(Q).
+  void flow(Index v, int k, const Chebyshev& c, double& energy, double& lower,
+            std::vector<std::pair<Index, double>>* row = nullptr) {
     m_support.clear();
     touch(v);
-    m_res[static_cast<std::size_t>(v)] = 1.0;
-    m_d[static_cast<std::size_t>(v)] = 1.0 / c.theta;
+    Work& start = m_work[static_cast<std::size_t>(v)];
+    start.res = 1.0;
+    start.d = 1.0 / c.theta;
     double rho = 1.0 / c.sigma1;
+    std::size_t visits = 0;
+    const Index* neighbors = m_g.neighbors.data();
+    const double* weights = m_g.inv_sig2.data();
     for (int j = 0; j < k; ++j) {
-      const std::size_t reach = m_support.size();  // d and res live on m_support[0..reach)
+      const std::size_t reach = m_support.size();  // d lives on m_support[0..reach): the j-hop ball
       for (std::size_t t = 0; t < reach; ++t) {
-        const std::size_t u = static_cast<std::size_t>(m_support[t]);
-        m_phi[u] += m_d[u];
-        m_visits += static_cast<double>(m_g.offsets[u + 1] - m_g.offsets[u] + 1);
-        for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p) touch(m_g.neighbors[static_cast<std::size_t>(p)]);
+        const auto u = static_cast<std::size_t>(m_support[t]);
+        Work& wu = m_work[u];
+        const double du = wu.d;
+        wu.phi += du;
+        wu.q += m_g.diag[u] * du;
+        const auto first = static_cast<std::size_t>(m_g.offsets[u]),
+                   last = static_cast<std::size_t>(m_g.offsets[u + 1]);
+        visits += last - first + 1;
+        for (std::size_t p = first; p < last; ++p) {
+          const Index x = neighbors[p];
+          touch(x);
+          m_work[static_cast<std::size_t>(x)].q -= weights[p] * du;
+        }
       }
-      // q = Q d on the grown support, then res -= q and the next direction.
-      for (Index w : m_support) {
-        const auto u = static_cast<std::size_t>(w);
-        double q = m_g.diag[u] * m_d[u];
-        m_visits += static_cast<double>(m_g.offsets[u + 1] - m_g.offsets[u] + 2);  // and the update pass
-        for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p)
-          q -= m_g.inv_sig2[static_cast<std::size_t>(p)] *
-               m_d[static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)])];
-        m_q[u] = q;
-      }
+      // res -= Q d on the grown support, then the next direction.
       const double rho_next = 1.0 / (2 * c.sigma1 - rho);
+      const double keep = rho_next * rho, step = 2 * rho_next / c.delta;
+      visits += m_support.size();
       for (Index w : m_support) {
-        const auto u = static_cast<std::size_t>(w);
-        m_res[u] -= m_q[u];
-        m_d[u] = rho_next * rho * m_d[u] + (2 * rho_next / c.delta) * m_res[u];
+        Work& wu = m_work[static_cast<std::size_t>(w)];
+        wu.res -= wu.q;
+        wu.q = 0.0;
+        wu.d = keep * wu.d + step * wu.res;
       }
       rho = rho_next;
     }
-    // m_support is now the k-hop ball of v and phi lives on the (k - 1)-hop ball, so the ball holds every node
-    // where p = e_v - L_sigma phi is non-zero and both ends of every edge where B^T phi is.
-    double node_energy = 0, edge_energy = 0, phi_q_phi_nodes = 0;
+    // m_support is the k-hop ball of v: it holds every non-zero of res, and phi lives on the (k - 1)-hop ball.
+    double phi_res = 0, res_energy = 0;
     for (Index w : m_support) {
-      const auto u = static_cast<std::size_t>(w);
-      double lphi = 0;  // (L_sigma phi)_u
-      m_visits += static_cast<double>(m_g.offsets[u + 1] - m_g.offsets[u] + 1);
-      for (Index p = m_g.offsets[u]; p < m_g.offsets[u + 1]; ++p) {
-        const auto x = static_cast<std::size_t>(m_g.neighbors[static_cast<std::size_t>(p)]);
-        const double diff = m_phi[u] - m_phi[x];
-        lphi += m_g.inv_sig2[static_cast<std::size_t>(p)] * diff;
-        if (u < x) edge_energy += m_g.inv_sig2[static_cast<std::size_t>(p)] * diff * diff;  // each edge once
-      }
-      const double pu = (w == v ? 1.0 : 0.0) - lphi;
-      node_energy += m_g.s2[u] * pu * pu;
-      phi_q_phi_nodes += m_g.inv_s2[u] * m_phi[u] * m_phi[u];
+      const Work& wu = m_work[static_cast<std::size_t>(w)];
+      phi_res += wu.phi * wu.res;
+      res_energy += m_g.s2[static_cast<std::size_t>(w)] * wu.res * wu.res;
     }
-    energy = node_energy + edge_energy;
-    lower = 2 * m_phi[static_cast<std::size_t>(v)] - (phi_q_phi_nodes + edge_energy);
+    lower = m_work[static_cast<std::size_t>(v)].phi + phi_res;
+    energy = lower + res_energy;
+    m_visits += static_cast<double>(visits + m_support.size());
+    if (row) {
+      row->clear();
+      for (Index w : m_support) row->emplace_back(w, m_work[static_cast<std::size_t>(w)].res);
+    }
     for (Index w : m_support) {
-      const auto u = static_cast<std::size_t>(w);
-      m_phi[u] = m_res[u] = m_d[u] = m_q[u] = 0.0;
-      m_in[u] = 0;
+      m_work[static_cast<std::size_t>(w)] = Work();
+      m_in[static_cast<std::size_t>(w)] = 0;
     }
   }
 
@@ -127,6 +139,11 @@ class LocalFlows {
   double visits() const noexcept { return m_visits; }
 
  private:
+  // One node's entries of the potential phi, the residual res, the direction d and q = (Q d) together: a node of
+  // the ball is one cache line.
+  struct Work {
+    double phi = 0, res = 0, d = 0, q = 0;
+  };
   void touch(Index u) {
     if (!m_in[static_cast<std::size_t>(u)]) {
       m_in[static_cast<std::size_t>(u)] = 1;
@@ -134,7 +151,7 @@ class LocalFlows {
     }
   }
   const LocalGraph& m_g;
-  std::vector<double> m_phi, m_res, m_d, m_q;
+  std::vector<Work> m_work;
   std::vector<char> m_in;
   std::vector<Index> m_support;
   double m_visits = 0;
@@ -193,8 +210,11 @@ std::vector<Index> tuning_set(Index n, Index count) {
 
 // Sum of E_v over the tuning nodes for degree k and kappa: E_v - V_v is the gap and V_v is fixed, so the kappa
 // that minimises it is the best one without knowing the truth (section 4A of the research note). Searched over
-// kappa = 2^j, j = 1..16: first every other power (4, 16, ..., 65536), then the two powers beside the best.
-double best_kappa(LocalFlows& local, const std::vector<Index>& tune, int k, double beta) {
+// kappa = 2^j, j = 1..16: first every other power (4, 16, ..., 65536), then the two powers beside the best. With a
+// hint (the best kappa of a neighbouring degree), a descent over the powers of 2 from the hint instead: the sum
+// is unimodal in log kappa on every graph measured, and the best kappa moves by a power or two from one degree to
+// the next, so this takes 3 or 4 sums instead of 10.
+double best_kappa(LocalFlows& local, const std::vector<Index>& tune, int k, double beta, double hint = 0) {
   auto energy_sum = [&](double kappa) {
     const Chebyshev c(beta / kappa, beta);
     double sum = 0;
@@ -211,8 +231,21 @@ double best_kappa(LocalFlows& local, const std::vector<Index>& tune, int k, doub
     if (sum < best_sum) {
       best_sum = sum;
       kappa = candidate;
+      return true;
     }
+    return false;
   };
+  if (hint > 0) {
+    kappa = std::clamp(std::exp2(std::round(std::log2(hint))), 2.0, 65536.0);
+    const double start = kappa;
+    consider(start);
+    bool up = false;
+    for (double c = start * 2; c <= 65536 && consider(c); c *= 2) up = true;
+    if (!up)
+      for (double c = start / 2; c >= 2 && consider(c); c /= 2) {
+      }
+    return kappa;
+  }
   for (double candidate = 4; candidate <= 65536; candidate *= 4) consider(candidate);
   const double coarse = kappa;
   consider(coarse / 2);
@@ -318,28 +351,37 @@ Eigen::MatrixXd chebyshev_residual(const SparseMatrix& q, int degree, double alp
   return res;
 }
 
-FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes) {
+FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes, double kappa_hint) {
   if (degree < 1 || degree > 1000)
     throw std::invalid_argument("probe_flow_degree: degree = " + std::to_string(degree) + " (expected 1..1000)");
   if (tuning_nodes < 1)
     throw std::invalid_argument("probe_flow_degree: tuning_nodes = " + std::to_string(tuning_nodes) +
                                 " (expected at least 1)");
+  if (!(kappa_hint == 0 || (std::isfinite(kappa_hint) && kappa_hint > 1)))
+    throw std::invalid_argument("probe_flow_degree: kappa_hint = " + std::to_string(kappa_hint) +
+                                " (expected 0 for none, or a finite value > 1)");
   const LocalGraph g(model);
   LocalFlows local(g);
   FlowDegreeProbe p;
   p.degree = degree;
   p.beta = g.gershgorin();
   p.nodes = tuning_set(model.num_nodes(), tuning_nodes);
-  p.kappa = best_kappa(local, p.nodes, degree, p.beta);
+  p.kappa = best_kappa(local, p.nodes, degree, p.beta, kappa_hint);
   p.alpha = p.beta / p.kappa;
   const Chebyshev c(p.alpha, p.beta);
   const auto n = static_cast<Eigen::Index>(p.nodes.size());
   p.energy.resize(n);
   p.lower.resize(n);
   const double visits_before = local.visits();
-  for (Eigen::Index t = 0; t < n; ++t)
-    local.flow(p.nodes[static_cast<std::size_t>(t)], degree, c, p.energy[t], p.lower[t]);
+  std::vector<Eigen::Triplet<double, int>> entries;
+  std::vector<std::pair<Index, double>> row;
+  for (Eigen::Index t = 0; t < n; ++t) {
+    local.flow(p.nodes[static_cast<std::size_t>(t)], degree, c, p.energy[t], p.lower[t], &row);
+    for (const auto& [u, value] : row) entries.emplace_back(static_cast<int>(t), static_cast<int>(u), value);
+  }
   p.visits_per_node = (local.visits() - visits_before) / static_cast<double>(n);
+  p.residual_rows.resize(static_cast<int>(n), static_cast<int>(model.num_nodes()));
+  p.residual_rows.setFromTriplets(entries.begin(), entries.end());
   return p;
 }
 

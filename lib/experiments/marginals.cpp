@@ -5,6 +5,7 @@
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
@@ -54,9 +55,10 @@ void check_options(const MarginalOptions& o) {
     throw std::invalid_argument(
         "marginals: a time budget is not available over several processes (MPI ranks): their clocks would stop "
         "them at different sweeps; give a target relative RMSE");
-  if (o.chains < 2)
-    throw std::invalid_argument("marginals: chains = " + std::to_string(o.chains) +
-                                "; at least 2 independent chains are needed for a standard error");
+  if (o.chains == 1)
+    throw std::invalid_argument(
+        "marginals: chains = 1; at least 2 independent chains are needed for a standard "
+        "error (0 chooses the number)");
   if (o.every == 0) throw std::invalid_argument("marginals: every = 0; evaluations need at least 1 sweep between them");
   if (o.degree < -1 || o.degree > 1000)
     throw std::invalid_argument("marginals: degree = " + std::to_string(o.degree) +
@@ -65,18 +67,34 @@ void check_options(const MarginalOptions& o) {
 
 // Sweeps (iterations of the scheme) until the second moments' initial error has decayed by 1e-4 at rate r per
 // sweep (at least 4). Chebyshev-SSOR: the covariance error is P_t (S_0 - S) P_t^T with |P_t| <= 2 r^t on the
-// spectrum (docs/sampler.md section 2), so 4 r^(2t) <= 1e-4.
+// spectrum (docs/sampler.md section 2), so 4 r^(2t) <= 1e-4. Gibbs: only the domain's own rate is computed, to a
+// relative tolerance of 1e-6 (a burn-in needs the rate to a per cent; the default 1e-10 cost twice the time on
+// kregular:10000,4), and lambda_2 is lowered by that tolerance so that the Ritz value, which approaches lambda_2
+// from above, cannot shorten the burn-in.
 std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, const SchemeOptions& scheme) {
-  double rate = 0, factor = 1e4;
+  double rate = std::numeric_limits<double>::quiet_NaN(), factor = 1e4;
   if (scheme.kind == SchemeKind::ChebyshevSsor) {
     rate = chebyshev_ssor_rate(scheme.spectrum);
     factor = 4e4;
   } else if (scheme.kind == SchemeKind::Ssor && std::isfinite(scheme.spectrum.lambda_min)) {
     rate = ssor_rate(scheme.spectrum);
   } else {
-    const Rates r = convergence_rates(m);
-    rate = domain == Domain::Primal ? r.rate_primal : r.rate_dual_effective;
-    if (!std::isfinite(rate)) rate = domain == Domain::Primal ? r.rate_primal : r.rate_dual;
+    constexpr double kTolerance = 1e-6;
+    SpectralOptions so;
+    so.tolerance = kTolerance;
+    const Graph& g = m.graph();
+    if (domain == Domain::Dual && m.is_homogeneous() && g.has_cycles()) {
+      // Prop. 5: x~ = B y~ sees only the cut space [eqn:effectiverate1], with lambda the smallest non-zero
+      // eigenvalue of L (the least lambda_2 over the components with edges).
+      double lambda = std::numeric_limits<double>::infinity();
+      for (double l2 : algebraic_connectivity_per_component(g, so))
+        if (std::isfinite(l2) && l2 > 0) lambda = std::min(lambda, l2);
+      if (std::isfinite(lambda))
+        rate = prop5_effective_dual_rate(lambda * (1 - kTolerance), m.s(), m.sigma(),
+                                         static_cast<double>(g.num_edges()));
+    }
+    if (!std::isfinite(rate))  // [eqn:primalrate, eqn:dualrate]
+      rate = random_sweep_rate(lambda_max_A(m, domain, so), static_cast<double>(m.dimension(domain)));
   }
   if (!(rate > 0 && rate < 1)) return 4;
   const double t = std::ceil(std::log(factor) / (2 * -std::log(rate)));
@@ -161,15 +179,18 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
   const double map_ns = (static_cast<double>(q.nonZeros()) + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
   DegreeChoice best;
+  double kappa_hint = 0;  // the previous degree's kappa: the next one's search starts there
   for (int k : kAutoDegrees) {
-    const FlowDegreeProbe probe = probe_flow_degree(model, k, kProbeNodes);
+    const FlowDegreeProbe probe = probe_flow_degree(model, k, kProbeNodes, kappa_hint);
+    kappa_hint = probe.kappa;
     const double pre = n * probe.visits_per_node * kNsPerVisit;
     if (pre >= best.predicted_ns) break;  // the precomputation alone costs more, and it grows with k
-    const Eigen::MatrixXd u = chebyshev_residual(q, k, probe.alpha, probe.beta, b);
+    // The tuning nodes' terms (r_k(Q) b)_v from their rows of r_k(Q): no map over all nodes.
+    const Eigen::MatrixXd u = probe.residual_rows * b;
     double sum = 0;
     for (std::size_t t = 0; t < probe.nodes.size(); ++t) {
       const auto te = static_cast<Eigen::Index>(t);
-      const double gap = u.row(probe.nodes[t]).squaredNorm() / static_cast<double>(u.cols());
+      const double gap = u.row(te).squaredNorm() / static_cast<double>(u.cols());
       const double v = domain == Domain::Dual ? probe.energy[te] - gap : probe.lower[te] + gap;
       sum += v > 0 ? (gap / v) * (gap / v) : std::numeric_limits<double>::infinity();
     }
@@ -177,9 +198,9 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
     const double n_eval = std::max(2.0, std::ceil(2 * ratio * ratio / (target * target * static_cast<double>(chains))));
     const double total = pre + n_eval * (sweep_ns + k * map_ns);
     if (total < best.predicted_ns) best = DegreeChoice{k, probe.kappa, ratio, total};
-    // A probe runs its flows on 11 intervals (the kappa search and the final one): the next, on a larger ball,
-    // would itself cost more than the best run.
-    const double probe_ns = 11 * static_cast<double>(probe.nodes.size()) * probe.visits_per_node * kNsPerVisit;
+    // A probe runs its flows on about 5 intervals (the kappa descent and the final one): the next, on a larger
+    // ball, would itself cost more than the best run.
+    const double probe_ns = 5 * static_cast<double>(probe.nodes.size()) * probe.visits_per_node * kNsPerVisit;
     if (probe_ns >= best.predicted_ns) break;
   }
   return best;
@@ -200,13 +221,15 @@ MarginalMethod default_marginal_method(const Model& model) {
   return lattice_like || g.num_edges() == 0 ? MarginalMethod::Exact : MarginalMethod::DualCv;
 }
 
-MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& o) {
+MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& options) {
   // The variances do not depend on the model's mean, and the estimators assume zero-mean draws (mean(x_v^2)):
   // sample the zero-mean fluctuation.
   std::optional<Model> zero_mean;
   if (model_in.has_mean()) zero_mean = model_in.without_mean();
   const Model& model = zero_mean ? *zero_mean : model_in;
-  check_options(o);
+  check_options(options);
+  MarginalOptions o = options;
+  if (o.chains == 0) o.chains = o.method == MarginalMethod::Cholesky ? kAutoCholeskyBatch : kAutoChains;
   if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal && o.method != MarginalMethod::PrimalCv)
     throw std::invalid_argument(std::string("marginals: the scheme '") + to_string(o.scheme.kind) +
                                 "' applies to the primal sampling methods (primal, primal-cv), not to '" +

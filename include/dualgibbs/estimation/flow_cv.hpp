@@ -118,12 +118,19 @@ struct FlowDegreeProbe {
   /// tuning nodes: a deterministic measure of its cost (a wall-clock time would make an automatic choice, and so the
   /// results of a seed, depend on the machine's load).
   double visits_per_node = 0;
+  /// Row t is r_k(Q) e_v for v = nodes[t] (non-zero on the k-hop ball of v): for samples b, (residual_rows b)_t =
+  /// (r_k(Q) b)_v, the terms of the tuning nodes without the map over all nodes.
+  SparseMatrix residual_rows;
 };
 
 /// Tunes kappa for degree k on `tuning_nodes` evenly spaced nodes and measures one node's precomputation there; the
-/// whole-graph precomputation then visits about |V| x visits_per_node sites and incidences. \throws
-/// std::invalid_argument for a degree outside 1..1000 or tuning_nodes < 1.
-DUALGIBBS_EXPORT FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes = 200);
+/// whole-graph precomputation then visits about |V| x visits_per_node sites and incidences. Without a hint kappa is
+/// searched as FlowCvOptions::kappa = 0 does; with `kappa_hint` > 1 (the best kappa of a neighbouring degree) by a
+/// descent over the powers of 2 from the nearest one (3 or 4 trials instead of 10). \throws
+/// std::invalid_argument for a degree outside 1..1000, tuning_nodes < 1, or a hint that is not 0 or a finite value
+/// > 1.
+DUALGIBBS_EXPORT FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes = 200,
+                                                   double kappa_hint = 0);
 
 /// r_k(Q) b, column by column: the residual of k Chebyshev steps for Q phi = b on [alpha, beta] (the map behind
 /// FlowControlVariate::residual, for any interval). \throws std::invalid_argument for a wrong number of rows, a

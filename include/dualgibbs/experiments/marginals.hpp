@@ -53,14 +53,23 @@ DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
 /// benchmark measures it.
 DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
 
+/// Chains of the sampling methods when MarginalOptions::chains is 0.
+inline constexpr std::size_t kAutoChains = 16;
+/// Exact draws per batch of the cholesky method when MarginalOptions::chains is 0.
+inline constexpr std::size_t kAutoCholeskyBatch = 100;
+
 /// Options of estimate_marginal_variances().
 struct MarginalOptions {
   MarginalMethod method = MarginalMethod::DualCv;  ///< the method
-  double rel_rmse = 0.01;    ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
-  double seconds = 0;        ///< stop after this much wall time (0: no budget); at least one of the two is set
-  std::size_t chains = 100;  ///< independent chains (sampling methods) or draws per batch (cholesky); >= 2
-  std::size_t every = 4;     ///< sweeps between evaluations (sampling methods); >= 1
-  std::size_t burn_in = 0;   ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
+  double rel_rmse = 0.01;  ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
+  double seconds = 0;      ///< stop after this much wall time (0: no budget); at least one of the two is set
+  /// Independent chains (sampling methods) or draws per batch (cholesky): 0 (automatic) or >= 2. Automatic is
+  /// kAutoChains chains and kAutoCholeskyBatch draws per batch: every chain pays the whole burn-in, so once the
+  /// standard errors from the spread over the chains are reliable (15 degrees of freedom per node, RMS over nodes)
+  /// more chains only add CPU time (docs/accuracy.md, "Chains").
+  std::size_t chains = 0;
+  std::size_t every = 4;             ///< sweeps between evaluations (sampling methods); >= 1
+  std::size_t burn_in = 0;           ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
   std::size_t max_sweeps = 1000000;  ///< the sampling methods stop here whatever the target
   /// Chebyshev degree of the control variates; -1 (automatic) chooses it from a pilot of two evaluations after the
   /// burn-in: the degree with the least predicted time to the target, weighing the precomputation (timed on the
@@ -106,7 +115,7 @@ struct MarginalResult {
 /// tree) for the dual ones [eqn:primalrate, eq:r_eff_final]; with cheby-ssor the iterations after which the
 /// Chebyshev envelope 2 r^t (r = chebyshev_ssor_rate) of the covariance error's factor is 1e-4, with ssor
 /// t = ln(1e4) / (2 (-ln ssor_rate)) when its spectrum is given (else r_p, per iteration).
-/// \throws std::invalid_argument for a non-finite or negative target or budget, neither of them set, chains < 2,
+/// \throws std::invalid_argument for a non-finite or negative target or budget, neither of them set, chains = 1,
 ///         every = 0, a degree below -1, a scheme other than Gibbs for a dual method, a scheme that run_ensemble
 ///         refuses, or a budget too short for two evaluations; NotPositiveDefinite and
 ///         FactorizationError from CHOLMOD (cholesky, exact).
