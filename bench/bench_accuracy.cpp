@@ -16,7 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,6 +32,21 @@ std::vector<std::string> split(const std::string& s) {
   std::stringstream ss(s);
   for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
   return out;
+}
+
+// "model name (family F model M)" from /proc/cpuinfo, as bench_sampler prints it (a benchmark includes public
+// headers only, so the few lines are repeated): the times are only comparable on the same CPU.
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::map<std::string, std::string> field;
+  for (std::string line; std::getline(f, line) && !line.empty();) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    field[key] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+  }
+  return field["model name"] + " (family " + field["cpu family"] + " model " + field["model"] + ")";
 }
 
 }  // namespace
@@ -84,7 +101,8 @@ int main(int argc, char** argv) {
   s.targets.clear();
   for (const std::string& t : split(targets_arg.empty() ? (quick ? "0.01" : "0.01,0.001") : targets_arg))
     s.targets.push_back(std::atof(t.c_str()));
-  std::printf("# bench_accuracy: one thread, %d replicates, budget %g s per run\n", s.replicates, s.budget_seconds);
+  std::printf("# bench_accuracy: one thread, %d replicates, budget %g s per run; CPU: %s\n", s.replicates,
+              s.budget_seconds, cpu_model().c_str());
   std::fflush(stdout);
   std::vector<std::string> notes;
   try {

@@ -228,12 +228,47 @@ BOOST_AUTO_TEST_CASE(a_degree_probe_agrees_with_the_full_precomputation) {
     }
   }
   BOOST_CHECK_EXCEPTION(probe_flow_degree(m, 0), std::invalid_argument, testing::message_has({"degree = 0"}));
+  BOOST_CHECK_EXCEPTION(probe_flow_degree(m, 3, 10, 0.5), std::invalid_argument, testing::message_has({"kappa_hint"}));
   BOOST_CHECK_EXCEPTION(probe_flow_degree(m, 3, 0), std::invalid_argument, testing::message_has({"tuning_nodes"}));
   const MatrixXd b = MatrixXd::Ones(5, 2);
   BOOST_CHECK_EXCEPTION(chebyshev_residual(m.primal_precision(), 2, 1.0, 2.0, b), std::invalid_argument,
                         testing::message_has({"5 rows"}));
   BOOST_CHECK_EXCEPTION(chebyshev_residual(m.primal_precision(), 2, 2.0, 1.0, MatrixXd::Ones(64, 1)),
                         std::invalid_argument, testing::message_has({"0 < alpha < beta"}));
+}
+
+// The probe's residual rows are the tuning nodes' rows of r_k(Q) as chebyshev_residual (the whole-graph map, a
+// separate code path) computes them, on a lattice and on an irregular expander with inhomogeneous variances.
+BOOST_AUTO_TEST_CASE(probe_residual_rows_are_rows_of_the_chebyshev_residual) {
+  const Graph g = make_random_regular(60, 3, 7);
+  std::vector<double> s(60), sigma(static_cast<std::size_t>(g.num_edges()));
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0.5 + 0.025 * static_cast<double>(i);
+  for (std::size_t e = 0; e < sigma.size(); ++e) sigma[e] = 0.1 + 0.004 * static_cast<double>(e);
+  const std::vector<Model> models = {Model(make_torus(7, 9), 1.0, 0.25), Model(g, s, sigma)};
+  for (const Model& m : models) {
+    for (int k : {1, 4, 7}) {
+      const FlowDegreeProbe p = probe_flow_degree(m, k, 12);
+      const MatrixXd b = MatrixXd::Random(m.num_nodes(), 4);
+      const MatrixXd full = chebyshev_residual(m.primal_precision(), k, p.alpha, p.beta, b);
+      const MatrixXd rows = p.residual_rows * b;
+      BOOST_TEST(rows.rows() == 12);
+      for (std::size_t t = 0; t < p.nodes.size(); ++t)
+        BOOST_TEST((rows.row(static_cast<Eigen::Index>(t)) - full.row(p.nodes[t])).cwiseAbs().maxCoeff() <= 1e-12,
+                   "k = " << k << ", node " << p.nodes[t]);
+      // A hint starts the kappa descent elsewhere but gives the same kind of result: a power of 2 in [2, 65536]
+      // whose energy sum is no larger than at the hint.
+      const FlowDegreeProbe h = probe_flow_degree(m, k, 12, 1024);
+      BOOST_TEST(std::exp2(std::round(std::log2(h.kappa))) == h.kappa);
+      FlowCvOptions o;
+      o.degree = k;
+      o.tuning_nodes = 12;
+      o.kappa = 1024;
+      const FlowControlVariate at_hint(m, o);
+      double at_hint_sum = 0;
+      for (Index v : h.nodes) at_hint_sum += at_hint.flow_energy()[v];
+      BOOST_TEST(h.energy.sum() <= at_hint_sum * (1 + 1e-12));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(rejects_bad_options) {

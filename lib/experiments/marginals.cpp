@@ -151,15 +151,17 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
 //
 // (the relative standard error of a mean of N terms u_v^2, u Gaussian, is sqrt(2 / N) gap_v / V_v). The costs are
 // counted, not timed, so that the choice, and the result of a seed, does not depend on the machine's load; the
-// constants are nanoseconds measured on an AMD EPYC Zen 4 (a ratio of them is all that matters). The search stops
-// when the precomputation alone, or the next probe, would exceed the best total. No truth is used.
-constexpr double kNsPerVisit = 2.0;   // one site or incidence of the local precomputation (1 to 7 measured)
-constexpr double kNsPerUpdate = 6.0;  // one site update of one chain (random scan, one lane)
-constexpr double kNsPerNnz = 0.8;     // one non-zero of Q times one sample in the residual map (0.3 to 2.3)
+// constants are nanoseconds measured on an AMD EPYC Zen 4 on a graph that fits in its caches (a ratio of them is all
+// that matters). The search stops when the precomputation alone, or the next probe, would exceed the best total. No
+// truth is used.
+constexpr double kNsPerVisit = 3.5;   // one site or incidence of the local precomputation (push from the j-hop ball)
+constexpr double kNsPerUpdate = 7.0;  // one site update of one chain (random scan, one lane)
+constexpr double kNsPerNnz = 0.9;     // one non-zero of Q times one sample in the residual map (0.3 to 2.3)
 
 struct DegreeChoice {
   int degree = 0;
   double kappa = 0;
+  double beta = 0;
   double gap_ratio = 0;  // RMS over the tuning nodes of the pilot's gap_v / V_v
   double predicted_ns = std::numeric_limits<double>::infinity();
 };
@@ -180,9 +182,11 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
   DegreeChoice best;
   double kappa_hint = 0;  // the previous degree's kappa: the next one's search starts there
+  double beta = 0;        // the interval's top, computed by the first probe
   for (int k : kAutoDegrees) {
-    const FlowDegreeProbe probe = probe_flow_degree(model, k, kProbeNodes, kappa_hint);
+    const FlowDegreeProbe probe = probe_flow_degree(model, k, kProbeNodes, kappa_hint, beta);
     kappa_hint = probe.kappa;
+    beta = probe.beta;
     const double pre = n * probe.visits_per_node * kNsPerVisit;
     if (pre >= best.predicted_ns) break;  // the precomputation alone costs more, and it grows with k
     // The tuning nodes' terms (r_k(Q) b)_v from their rows of r_k(Q): no map over all nodes.
@@ -197,7 +201,7 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
     const double ratio = std::sqrt(sum / static_cast<double>(probe.nodes.size()));
     const double n_eval = std::max(2.0, std::ceil(2 * ratio * ratio / (target * target * static_cast<double>(chains))));
     const double total = pre + n_eval * (sweep_ns + k * map_ns);
-    if (total < best.predicted_ns) best = DegreeChoice{k, probe.kappa, ratio, total};
+    if (total < best.predicted_ns) best = DegreeChoice{k, probe.kappa, probe.beta, ratio, total};
     // A probe runs its flows on about 5 intervals (the kappa descent and the final one): the next, on a larger
     // ball, would itself cost more than the best run.
     const double probe_ns = 5 * static_cast<double>(probe.nodes.size()) * probe.visits_per_node * kNsPerVisit;
@@ -276,16 +280,17 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   // two evaluations after the burn-in when it is automatic (choose_degree).
   std::unique_ptr<FlowControlVariate> cv;
   std::unique_ptr<MarginalVarianceCv> acc;
-  auto build = [&](int degree, double kappa) {
+  auto build = [&](int degree, double kappa, double beta) {
     FlowCvOptions fo;
     fo.degree = degree;
     fo.kappa = kappa;
+    fo.beta = beta;
     cv = std::make_unique<FlowControlVariate>(model, fo);
     acc = std::make_unique<MarginalVarianceCv>(*cv, domain, o.chains);
     r.degree = cv->degree();
   };
   const bool automatic = with_cv && o.degree < 0;
-  if (!automatic) build(with_cv ? o.degree : 0, 0);
+  if (!automatic) build(with_cv ? o.degree : 0, 0, 0);
   // The pilot keeps all chains when that is small (then its evaluations count), else the first columns only.
   const auto n_nodes = static_cast<std::size_t>(model.num_nodes());
   const std::size_t pilot_columns = std::clamp<std::size_t>(kPilotValues / std::max<std::size_t>(1, 2 * n_nodes),
@@ -323,7 +328,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
             if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
             const DegreeChoice choice = choose_degree(model, domain, pilot, o.every, o.chains, o.rel_rmse, o.scheme);
             pilot.resize(0, 0);
-            build(choice.degree, choice.kappa);
+            build(choice.degree, choice.kappa, choice.beta);
             r.pilot_gap_ratio = choice.gap_ratio;
             for (const Eigen::MatrixXd& states : pilot_full) {
               acc->add(states);

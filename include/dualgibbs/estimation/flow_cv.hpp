@@ -15,10 +15,11 @@
 /// strongly coupled graphs); the optimal potential is phi = Q^-1 e_v (zero variance).
 ///
 /// **Chebyshev potential.** phi_v = P_k(Q) e_v, the k-step Chebyshev iteration for Q phi = e_v on [alpha, beta]
-/// (beta: Gershgorin bound on lambda_max(Q); alpha = beta / kappa). Then g_v^T x~ = [r_k(Q) D_s x~]_v with the
-/// residual polynomial r_k(lambda) = 1 - lambda P_k(lambda), so one sample costs k products with Q for all nodes
-/// together, and the estimate depends on y~ only through x~ (it keeps the dual's fast mixing). phi_v lives on the
-/// (k - 1)-hop ball of v, so the precomputation is local: O(|V| x ball x degree) time, O(|V|) memory.
+/// (beta: lambda_max(Q) by Lanczos plus 2%, at most the Gershgorin bound; alpha = beta / kappa). Then g_v^T x~ =
+/// [r_k(Q) D_s x~]_v with the residual polynomial r_k(lambda) = 1 - lambda P_k(lambda), so one sample costs k products
+/// with Q for all nodes together, and the estimate depends on y~ only through x~ (it keeps the dual's fast mixing).
+/// phi_v lives on the (k - 1)-hop ball of v, so the precomputation is local: O(|V| x ball x degree) time, O(|V|)
+/// memory.
 ///
 /// **Primal mirror** (Dirichlet principle): V_v = l_v + E[((r_k(Q) x)_v)^2] for x ~ N(0, Q^-1), with
 /// l_v = 2 phi_v[v] - phi_v^T Q phi_v. Both identities are exact for any alpha and k; together they give the
@@ -64,20 +65,25 @@ struct FlowCvOptions {
   Index tuning_nodes = 200;
   /// Local (default) or dense precomputation.
   FlowPrecompute precompute = FlowPrecompute::Local;
+  /// Upper end of the Chebyshev interval; 0 computes it (FlowControlVariate::beta). A caller that builds several
+  /// variates of one model passes the first one's to save the Lanczos run.
+  double beta = 0;
 };
 
 /// The Chebyshev potential flows of every node of a model: E_v, l_v and the residual map r_k(Q).
 class DUALGIBBS_EXPORT FlowControlVariate {
  public:
   /// \throws std::invalid_argument for a degree below -1 or over 1000, kappa in (0, 1], a non-finite
-  ///         kappa, tuning_nodes < 1, or FlowPrecompute::Dense on more than 5000 nodes.
+  ///         kappa, a negative or non-finite beta, tuning_nodes < 1, or FlowPrecompute::Dense on more than 5000
+  ///         nodes.
   explicit FlowControlVariate(const Model& model, const FlowCvOptions& options = FlowCvOptions());
 
   /// The Chebyshev degree k.
   int degree() const noexcept { return m_degree; }
   /// Lower end alpha of the Chebyshev interval.
   double alpha() const noexcept { return m_alpha; }
-  /// Upper end beta of the Chebyshev interval (Gershgorin bound on lambda_max(Q)).
+  /// Upper end beta of the Chebyshev interval: lambda_max(Q) by Lanczos (tolerance 1e-2) plus 2%, at most the
+  /// Gershgorin bound.
   double beta() const noexcept { return m_beta; }
   /// E_v, the energy of node v's flow: the estimator's constant and the upper end of the bracket.
   const Eigen::VectorXd& flow_energy() const noexcept { return m_energy; }
@@ -110,7 +116,7 @@ struct FlowDegreeProbe {
   int degree = 0;            ///< the Chebyshev degree k
   double kappa = 0;          ///< beta / alpha, tuned as FlowCvOptions::kappa = 0 does
   double alpha = 0;          ///< lower end of the Chebyshev interval
-  double beta = 0;           ///< upper end (Gershgorin bound on lambda_max(Q))
+  double beta = 0;           ///< upper end (as FlowControlVariate::beta)
   std::vector<Index> nodes;  ///< the tuning nodes
   Eigen::VectorXd energy;    ///< E_v on the tuning nodes
   Eigen::VectorXd lower;     ///< l_v on the tuning nodes
@@ -126,11 +132,12 @@ struct FlowDegreeProbe {
 /// Tunes kappa for degree k on `tuning_nodes` evenly spaced nodes and measures one node's precomputation there; the
 /// whole-graph precomputation then visits about |V| x visits_per_node sites and incidences. Without a hint kappa is
 /// searched as FlowCvOptions::kappa = 0 does; with `kappa_hint` > 1 (the best kappa of a neighbouring degree) by a
-/// descent over the powers of 2 from the nearest one (3 or 4 trials instead of 10). \throws
-/// std::invalid_argument for a degree outside 1..1000, tuning_nodes < 1, or a hint that is not 0 or a finite value
-/// > 1.
+/// descent over the powers of 2 from the nearest one (3 or 4 trials instead of 10). `beta` > 0 is the interval's
+/// upper end (an earlier probe's, to save the Lanczos run), 0 computes it. \throws std::invalid_argument for a
+/// degree outside 1..1000, tuning_nodes < 1, a hint that is not 0 or a finite value > 1, or a negative or
+/// non-finite beta.
 DUALGIBBS_EXPORT FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes = 200,
-                                                   double kappa_hint = 0);
+                                                   double kappa_hint = 0, double beta = 0);
 
 /// r_k(Q) b, column by column: the residual of k Chebyshev steps for Q phi = b on [alpha, beta] (the map behind
 /// FlowControlVariate::residual, for any interval). \throws std::invalid_argument for a wrong number of rows, a
