@@ -285,6 +285,12 @@ BOOST_AUTO_TEST_CASE(rejects_bad_options) {
     o.kappa = bad;
     BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"kappa"}));
   }
+  for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    o = FlowCvOptions();
+    o.beta = bad;
+    BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"beta"}));
+    BOOST_CHECK_EXCEPTION(probe_flow_degree(m, 2, 3, 0, bad), std::invalid_argument, testing::message_has({"beta"}));
+  }
   o = FlowCvOptions();
   o.tuning_nodes = 0;
   BOOST_CHECK_EXCEPTION(FlowControlVariate(m, o), std::invalid_argument, testing::message_has({"tuning_nodes"}));
