@@ -90,8 +90,8 @@ std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, c
       for (double l2 : algebraic_connectivity_per_component(g, so))
         if (std::isfinite(l2) && l2 > 0) lambda = std::min(lambda, l2);
       if (std::isfinite(lambda))
-        rate = prop5_effective_dual_rate(lambda * (1 - kTolerance), m.s(), m.sigma(),
-                                         static_cast<double>(g.num_edges()));
+        rate =
+            prop5_effective_dual_rate(lambda * (1 - kTolerance), m.s(), m.sigma(), static_cast<double>(g.num_edges()));
     }
     if (!std::isfinite(rate))  // [eqn:primalrate, eqn:dualrate]
       rate = random_sweep_rate(lambda_max_A(m, domain, so), static_cast<double>(m.dimension(domain)));
