@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -94,10 +95,15 @@ int main(int argc, char** argv) {
     if (only.empty() || only == g.spec) s.graphs.push_back(g);
   if (s.graphs.empty() && !only.empty()) s.graphs.push_back({only, 1, 0.25});
   s.methods = {MarginalMethod::Exact};
-  for (const std::string& m : split(methods_arg.empty() ? "primal,dual,dual-cv,primal-cv,cholesky" : methods_arg))
-    s.methods.push_back(parse_marginal_method(m));
-  if (cheby_arg != "none")
-    for (const std::string& m : split(cheby_arg)) s.cheby_ssor.push_back(parse_marginal_method(m));
+  try {  // a bad method name is bad input: exit 2 with the parser's message
+    for (const std::string& m : split(methods_arg.empty() ? "primal,dual,dual-cv,primal-cv,cholesky" : methods_arg))
+      s.methods.push_back(parse_marginal_method(m));
+    if (cheby_arg != "none")
+      for (const std::string& m : split(cheby_arg)) s.cheby_ssor.push_back(parse_marginal_method(m));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_accuracy: %s\n", e.what());
+    return 2;
+  }
   s.targets.clear();
   for (const std::string& t : split(targets_arg.empty() ? (quick ? "0.01" : "0.01,0.001") : targets_arg))
     s.targets.push_back(std::atof(t.c_str()));
