@@ -376,7 +376,15 @@ BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_update) {
   const Graph torus = make_torus(6, 5);
   for (Index e = 0; e < torus.num_edges(); ++e) sigma.push_back(0.2 + 0.03 * e);
   const Model torus_model(torus, s, sigma);
-  for (const Model* model : {&het, &torus_model}) {
+  // Homogeneous models (one s, one sigma): the dual kernel's loop over compact edges (ends only), on a regular and
+  // an irregular graph.
+  const Model homogeneous_torus(torus, 1.3, 0.4);
+  const Model homogeneous_irregular(het.graph(), 0.7, 0.3);
+  BOOST_TEST(!DualIncidenceKernel(het).uniform_coefficients());
+  BOOST_TEST(!DualIncidenceKernel(torus_model).uniform_coefficients());
+  BOOST_TEST(DualIncidenceKernel(homogeneous_torus).uniform_coefficients());
+  BOOST_TEST(DualIncidenceKernel(homogeneous_irregular).uniform_coefficients());
+  for (const Model* model : {&het, &torus_model, &homogeneous_torus, &homogeneous_irregular}) {
     check_update_paths_all_widths(DualIncidenceKernel(*model), "dual");
     check_update_paths_all_widths(CsrKernel(model->primal_precision()), "primal CSR");
     Eigen::VectorXd h(model->num_nodes());  // a right-hand side (non-zero mean): the shifted loop

@@ -7,6 +7,7 @@
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCholesky>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -141,6 +142,14 @@ DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model
     k.alpha = s2[ed.head] / r;
     k.beta = s2[ed.tail] / r;
     k.sd = 1.0 / std::sqrt(r);
+  }
+  const EdgeCoef& first = m_edges.front();
+  const bool uniform = std::all_of(m_edges.begin(), m_edges.end(), [&](const EdgeCoef& k) {
+    return k.alpha == first.alpha && k.beta == first.beta && k.sd == first.sd;
+  });
+  if (uniform) {
+    m_ends.resize(m_edges.size());
+    for (std::size_t e = 0; e < m_edges.size(); ++e) m_ends[e] = {m_edges[e].head, m_edges[e].tail};
   }
 }
 

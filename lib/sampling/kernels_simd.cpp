@@ -48,29 +48,59 @@ template <int W>
   for (std::size_t l = 0; l < kLines<W>; ++l) detail::prefetch_write(p + 8 * l);
 }
 
+// Narrowest W whose loop prefetches the state rows of the site kStatePrefetch updates ahead (the kernel's own data of
+// the site kRowPrefetch ahead is prefetched at every W). Measured on AMD EPYC Zen 4 (docs/sampler.md section 8b,
+// 100x100 torus, random scan, CPU time of the same run): below these widths the state of a block is a few hundred KB,
+// mostly in L2, the hardware finds the rows in time, and the prefetch loop's instructions (one load and prefetch per
+// row entry) cost more than they save: without it the CSR loop ran 1.18x (W = 1), 1.20x (2), 1.12x (4) and 1.06x (8)
+// faster, the dual loop 1.07x (W = 1, both with compact edges), about even at W = 4, 0.95x at W = 8; at W = 16 both
+// were even.
+constexpr int kDualStatePrefetchFrom = 8;
+constexpr int kCsrStatePrefetchFrom = 16;
+
 // ---- the dual kernel [eqn:sampling_simplified] ----
+// Where the loop finds an edge's ends and coefficients: PerEdge reads both from one 32-byte record per edge;
+// Uniform (a homogeneous model) reads 8-byte ends and one coefficient record shared by every edge.
+template <class Coef>
+struct PerEdge {
+  const Coef* edges;
+  const Coef& ends(Index e) const noexcept { return edges[e]; }
+  const Coef& coef(const Coef& record) const noexcept { return record; }  // the record ends() returned
+};
+template <class Ends, class Coef>
+struct Uniform {
+  const Ends* edges;
+  const Coef& common;
+  const Ends& ends(Index e) const noexcept { return edges[e]; }
+  const Coef& coef(const Ends&) const noexcept { return common; }
+};
+
 // For edge e = (u, v): y_e <- ((beta x_v - alpha x_u) + (alpha + beta) y_e) + sd eps, x_u += d, x_v -= d with d the
 // change of y_e, exactly as DualIncidenceKernel::update.
-template <int W, class Coef>
-[[gnu::always_inline]] inline void dual_loop(const Coef* edges, const Index* sites, std::size_t count, double* y,
+template <int W, class Edges>
+[[gnu::always_inline]] inline void dual_loop(const Edges& edges, const Index* sites, std::size_t count, double* y,
                                              double* x, const double* eps) noexcept {
   using V = typename LaneVector<W>::type;
   auto prefetch_state = [&](Index e) {
-    const Coef& k = edges[e];
+    const auto& k = edges.ends(e);
     prefetch_row_w<W>(y + static_cast<std::size_t>(e) * W);
     prefetch_row_w<W>(x + static_cast<std::size_t>(k.head) * W);
     prefetch_row_w<W>(x + static_cast<std::size_t>(k.tail) * W);
   };
-  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) detail::prefetch_read(edges + sites[t]);
-  for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
+  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t)
+    detail::prefetch_read(&edges.ends(sites[t]));
+  constexpr bool kPrefetchState = W >= kDualStatePrefetchFrom;
+  if constexpr (kPrefetchState)
+    for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
   for (std::size_t t = 0; t < count; ++t) {
-    if (t + detail::kRowPrefetch < count) detail::prefetch_read(edges + sites[t + detail::kRowPrefetch]);
-    if (t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+    if (t + detail::kRowPrefetch < count) detail::prefetch_read(&edges.ends(sites[t + detail::kRowPrefetch]));
+    if (kPrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
     const Index e = sites[t];
-    const Coef& k = edges[e];
+    const auto& ends = edges.ends(e);
+    const auto& k = edges.coef(ends);
     double* py = y + static_cast<std::size_t>(e) * W;
-    double* pu = x + static_cast<std::size_t>(k.head) * W;
-    double* pv = x + static_cast<std::size_t>(k.tail) * W;
+    double* pu = x + static_cast<std::size_t>(ends.head) * W;
+    double* pv = x + static_cast<std::size_t>(ends.tail) * W;
     V old, xu, xv, ep;
     std::memcpy(&old, py, sizeof(V));
     std::memcpy(&xu, pu, sizeof(V));
@@ -108,10 +138,12 @@ template <int W, bool Shifted>
     prefetch_row_w<W>(z + static_cast<std::size_t>(i) * W);
   };
   for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) prefetch_row(sites[t]);
-  for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
+  constexpr bool kPrefetchState = W >= kCsrStatePrefetchFrom;
+  if constexpr (kPrefetchState)
+    for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
   for (std::size_t t = 0; t < count; ++t) {
     if (t + detail::kRowPrefetch < count) prefetch_row(sites[t + detail::kRowPrefetch]);
-    if (t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+    if (kPrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
     const Index i = sites[t];
     V mean{};
     if constexpr (Shifted) mean += shift[i];
@@ -133,8 +165,8 @@ template <int W, bool Shifted>
 enum class Path { Scalar, Avx2, Avx512 };
 
 #define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                               \
-  template <int W, class Coef>                                                                                 \
-  ATTRIBUTE void dual_##SUFFIX(const Coef* edges, const Index* sites, std::size_t count, double* y, double* x, \
+  template <int W, class Edges>                                                                                \
+  ATTRIBUTE void dual_##SUFFIX(const Edges& edges, const Index* sites, std::size_t count, double* y, double* x, \
                                const double* eps) noexcept {                                                   \
     dual_loop<W>(edges, sites, count, y, x, eps);                                                              \
   }                                                                                                            \
@@ -239,7 +271,13 @@ const char* select_update_path(const std::string& name) {
   template <>                                                                                                  \
   void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,        \
                                            const double* eps) const noexcept {                                 \
-    DUALGIBBS_DISPATCH(dual, false, W, m_edges.data(), sites, count, y, x, eps)                                \
+    if (!m_ends.empty()) {                                                                                     \
+      const Uniform<EdgeEnds, EdgeCoef> edges{m_ends.data(), m_edges.front()};                                 \
+      DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps)                                       \
+      return;                                                                                                  \
+    }                                                                                                          \
+    const PerEdge<EdgeCoef> edges{m_edges.data()};                                                             \
+    DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps)                                         \
   }
 DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
 #undef DUALGIBBS_RUN_UPDATES

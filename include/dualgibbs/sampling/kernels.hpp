@@ -241,6 +241,9 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   Index tally_dimension() const noexcept { return m_num_nodes; }
   /// R_ee^{-1/2}.
   double conditional_sd(Index e) const noexcept { return m_edges[static_cast<std::size_t>(e)].sd; }
+  /// True when every edge has the same coefficients alpha_e, beta_e and R_ee^{-1/2} (a homogeneous model: one s and
+  /// one sigma): run_updates then reads 8 bytes per edge (its ends) instead of 32, with the same bits.
+  bool uniform_coefficients() const noexcept { return !m_ends.empty(); }
 
   /// mean[c] = mu_e of lane c from the tally x~ (which must equal B y~) [eqn:sampling_simplified].
   template <int W>
@@ -328,8 +331,15 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
     double beta;   // s_v^2 / R_ee
     double sd;     // R_ee^{-1/2}
   };
+  struct EdgeEnds {  // 8 bytes: eight per cache line
+    Index head, tail;
+  };
   Index m_num_nodes = 0;
   detail::LargeVector<EdgeCoef> m_edges;
+  // When every edge has the same alpha, beta and sd (a homogeneous model: one s and one sigma), run_updates reads
+  // only the edges' ends, 8 instead of 32 bytes per edge, and the coefficients from m_edges[0]: the same numbers,
+  // hence the same bits, with a quarter of the kernel's memory traffic. Empty otherwise.
+  detail::LargeVector<EdgeEnds> m_ends;
 };
 
 /// The one list of shipped kernels: X(K) for every site kernel compiled into libdualgibbs. Used for the explicit
