@@ -87,8 +87,7 @@ template <int W, class Edges>
     prefetch_row_w<W>(x + static_cast<std::size_t>(k.head) * W);
     prefetch_row_w<W>(x + static_cast<std::size_t>(k.tail) * W);
   };
-  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t)
-    detail::prefetch_read(&edges.ends(sites[t]));
+  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) detail::prefetch_read(&edges.ends(sites[t]));
   constexpr bool kPrefetchState = W >= kDualStatePrefetchFrom;
   if constexpr (kPrefetchState)
     for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
@@ -164,20 +163,20 @@ template <int W, bool Shifted>
 
 enum class Path { Scalar, Avx2, Avx512 };
 
-#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                               \
-  template <int W, class Edges>                                                                                \
+#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                \
+  template <int W, class Edges>                                                                                 \
   ATTRIBUTE void dual_##SUFFIX(const Edges& edges, const Index* sites, std::size_t count, double* y, double* x, \
-                               const double* eps) noexcept {                                                   \
-    dual_loop<W>(edges, sites, count, y, x, eps);                                                              \
-  }                                                                                                            \
-  template <int W>                                                                                             \
-  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,   \
-                              const double* shift, const Index* sites, std::size_t count, double* z,           \
-                              const double* eps) noexcept {                                                    \
-    if (shift)                                                                                                 \
-      csr_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                 \
-    else                                                                                                       \
-      csr_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                \
+                               const double* eps) noexcept {                                                    \
+    dual_loop<W>(edges, sites, count, y, x, eps);                                                               \
+  }                                                                                                             \
+  template <int W>                                                                                              \
+  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,    \
+                              const double* shift, const Index* sites, std::size_t count, double* z,            \
+                              const double* eps) noexcept {                                                     \
+    if (shift)                                                                                                  \
+      csr_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                  \
+    else                                                                                                        \
+      csr_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                 \
   }
 
 DUALGIBBS_KERNEL_PATH(scalar, )
