@@ -2,8 +2,8 @@
 #include <dualgibbs/sampling/mpi.hpp>
 
 #include <algorithm>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
