@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "mpi_session.hpp"
 
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 
@@ -89,6 +90,7 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   j["updates_per_second"] = best.ns_per_update > 0 ? 1e9 / best.ns_per_update : 0.0;
   j["cpu_ns_per_update"] = best_cpu;
   j["load_average"] = load_before;
+  j["cpu"] = cpu_description();  // speed claims name the CPU
   if (bo.json) {
     print_json(j);
     return 0;
@@ -102,7 +104,8 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
             << per_sweep << " site updates per iteration\n"
             << "  ns per chain-update   " << best.ns_per_update << "   (CPU time per update " << best_cpu << " ns)\n"
             << "  updates per second    " << j["updates_per_second"].get<double>() << "\n"
-            << "  load average          " << load_before << "\n";
+            << "  load average          " << load_before << "\n"
+            << "  CPU                   " << j["cpu"].get<std::string>() << "\n";
   return 0;
 }
 

@@ -10,6 +10,7 @@
 // Output: CSV on stdout (label column `graph`, then nodes, edges, s, sigma, target, truth_cpu_seconds and per
 // method M: M_cpu_seconds, M_reached, M_achieved_rel_rmse, M_estimated_rel_se, M_degree), then `# note:` lines
 // for every cell that failed or did not reach its target within the budget (default 600 s, quick 20 s).
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 
 #include <algorithm>
@@ -17,9 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,21 +32,6 @@ std::vector<std::string> split(const std::string& s) {
   std::stringstream ss(s);
   for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
   return out;
-}
-
-// "model name (family F model M)" from /proc/cpuinfo, as bench_sampler prints it (a benchmark includes public
-// headers only, so the few lines are repeated): the times are only comparable on the same CPU.
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::map<std::string, std::string> field;
-  for (std::string line; std::getline(f, line) && !line.empty();) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    field[key] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-  }
-  return field["model name"] + " (family " + field["cpu family"] + " model " + field["model"] + ")";
 }
 
 }  // namespace
@@ -108,7 +92,7 @@ int main(int argc, char** argv) {
   for (const std::string& t : split(targets_arg.empty() ? (quick ? "0.01" : "0.01,0.001") : targets_arg))
     s.targets.push_back(std::atof(t.c_str()));
   std::printf("# bench_accuracy: one thread, %d replicates, budget %g s per run; CPU: %s\n", s.replicates,
-              s.budget_seconds, cpu_model().c_str());
+              s.budget_seconds, cpu_description().c_str());
   std::fflush(stdout);
   std::vector<std::string> notes;
   try {

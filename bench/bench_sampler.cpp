@@ -13,6 +13,7 @@
 // --paths: instead, every combination of the deviate path (NormalStream) and the update path (run_updates) on
 // the 100x100 torus, one thread, random scan, lockstep 1, 8 and 16, rounds interleaved so that load drift hits
 // every combination alike; each row is also a ratio to the paths "auto" picks on this CPU.
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
@@ -69,26 +70,6 @@ double baseline_ns(const SparseMatrix& M, ScanOrder scan, std::size_t min_update
   volatile double sink = z[0];
   (void)sink;
   return sec * 1e9 / static_cast<double>(sweeps * static_cast<std::size_t>(n));
-}
-
-// "model name (vendor, family F model M, avx512f|avx2|baseline)" from /proc/cpuinfo: a virtual machine's model
-// name can be as vague as "AMD EPYC", and family/model tell Zen 4 (25/17) from its neighbours.
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::map<std::string, std::string> field;
-  for (std::string line; std::getline(f, line) && !line.empty();) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    field[key] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-  }
-  const std::string& flags = field["flags"];
-  const char* isa = flags.find(" avx512f") != std::string::npos ? "avx512f"
-                    : flags.find(" avx2") != std::string::npos  ? "avx2"
-                                                                : "baseline";
-  return field["model name"] + " (" + field["vendor_id"] + ", family " + field["cpu family"] + " model " +
-         field["model"] + ", " + isa + ")";
 }
 
 // One ensemble run of about `updates` chain-updates per thread: two full lock-step blocks per thread.
@@ -169,7 +150,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("# CPU: %s\n", cpu_model().c_str());
+  std::printf("# CPU: %s\n", cpu_description().c_str());
   if (paths) return compare_paths(repeat, quick);
   std::printf("# bench_sampler: ns per chain-update (best of %d); load average at start: %s\n", repeat,
               load_average().c_str());

@@ -225,7 +225,7 @@ expect_error "both --lambda-min and --lambda-max" sample --graph torus:3 --schem
 expect_error "lambda_min = 0.5, lambda_max = 0.2" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.5 --lambda-max 0.2 -o "$tmp/s.csv"
 expect_error "--scan fixed applies to --scheme gibbs" converge --graph torus:3 --scheme ssor --scan fixed
 expect_error "dual domain is empty" sample --graph path:1 --scheme cheby-ssor -o "$tmp/s.csv"
-expect_json 'j["scheme"] == "cheby-ssor" and j["site_updates_per_iteration"] == 2 * 18 and j["ns_per_update"] > 0' \
+expect_json 'j["scheme"] == "cheby-ssor" and j["site_updates_per_iteration"] == 2 * 18 and j["ns_per_update"] > 0 and "family" in j["cpu"]' \
   bench --graph torus:3 --scheme cheby-ssor --json --repeat 1 --sweeps 3
 expect_json 'j["scheme"] == "cheby-ssor" and 0 < j["lambda_min"] <= j["lambda_max"] <= 1 + 1e-9 and 0 < j["rate_cheby_ssor"] < 1' \
   sample --graph torus:4 --scheme cheby-ssor --chains 2 --sweeps 3 -o "$tmp/s.csv" --json

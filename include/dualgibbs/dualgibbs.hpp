@@ -7,6 +7,7 @@
 
 // core/: ids and the one source of random numbers
 #include <dualgibbs/core/index.hpp>
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/memory.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/core/random.hpp>

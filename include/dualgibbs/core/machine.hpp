@@ -1,0 +1,22 @@
+#pragma once
+/// \file machine.hpp
+/// What CPU a timing was taken on. Speed claims name the CPU: machines of one kind differ (an Intel core and an
+/// AMD Zen 4 run the same AVX-512 code at different speeds), so the benchmarks and `dualgibbs bench --json` print it.
+///
+/// \code
+/// std::printf("# CPU: %s\n", dualgibbs::cpu_description().c_str());
+/// // "AMD EPYC (AuthenticAMD, family 25 model 17, avx512f)"
+/// \endcode
+
+#include <dualgibbs/export.hpp>
+
+#include <string>
+
+namespace dualgibbs {
+
+/// "model name (vendor, family F model M, widest vector ISA)" from /proc/cpuinfo's first processor: a virtual
+/// machine's model name can be as vague as "AMD EPYC", and family/model tell Zen 4 (25/17) from its neighbours.
+/// The ISA is "avx512f", "avx2" or "baseline" as the CPU reports it. "unknown" where /proc/cpuinfo is not readable.
+DUALGIBBS_EXPORT std::string cpu_description();
+
+}  // namespace dualgibbs

@@ -1,0 +1,29 @@
+// The CPU description of core/machine.hpp, from /proc/cpuinfo.
+#include <dualgibbs/core/machine.hpp>
+
+#include <fstream>
+#include <map>
+
+namespace dualgibbs {
+
+std::string cpu_description() {
+  std::ifstream f("/proc/cpuinfo");
+  if (!f) return "unknown";
+  std::map<std::string, std::string> field;  // the first processor's block ends at the first empty line
+  for (std::string line; std::getline(f, line) && !line.empty();) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    field[key] = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+  }
+  if (field.empty()) return "unknown";
+  const std::string flags = " " + field["flags"] + " ";
+  const char* isa = flags.find(" avx512f ") != std::string::npos ? "avx512f"
+                    : flags.find(" avx2 ") != std::string::npos  ? "avx2"
+                                                                 : "baseline";
+  return field["model name"] + " (" + field["vendor_id"] + ", family " + field["cpu family"] + " model " +
+         field["model"] + ", " + isa + ")";
+}
+
+}  // namespace dualgibbs
