@@ -8,7 +8,6 @@
 #include <dualgibbs/sampling/ensemble.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -28,13 +27,6 @@ struct BenchOptions {
   bool json = false;
   SchemeCli scheme;
 };
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  if (!(f >> a >> b >> c)) return "";
-  return a + " " + b + " " + c;
-}
 
 int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   const Domain domain = parse_domain(bo.domain);

@@ -16,6 +16,7 @@
 // Usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--sigma S] [--omega W] [--draws K]
 //                    [--cost-lambda-min L]  (L > 0: use [L, 1] as the cost graph's spectrum instead of computing it)
 // (--quick: torus:30 and torus:100, for a smoke run). The machine's load changes every time; compare the ratios.
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/sampling/accelerated.hpp>
 #include <dualgibbs/truth/exact.hpp>
@@ -27,7 +28,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -42,13 +42,6 @@ struct Clock {
   double wall_seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(); }
   double cpu_seconds() const { return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC; }
 };
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 // ||observed|| after 0, 1, 2, ... noise-free iterations from a random start, until it falls below `floor` times its
 // start or after max_iterations. Primal: the state; dual: the tally x~ = B y~.

@@ -6,6 +6,7 @@
 // selected inversion is reported as a multiple of its factorization time).
 //
 // Usage: bench_exact [N=1000] [orderings=amd,metis,nesdis,auto]   (CSV on stdout, '#' lines are context)
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
@@ -140,9 +141,7 @@ int main(int argc, char** argv) {
     std::stringstream ss(argc > 2 ? argv[2] : "amd,metis,nesdis,auto");
     for (std::string o; std::getline(ss, o, ',');) orderings.push_back(parse_ordering(o));
   }
-  std::string load;
-  std::getline(std::ifstream("/proc/loadavg"), load);
-  std::cout << "# BLAS: " << blas_library() << "\n# load average at start: " << load << "\n"
+  std::cout << "# BLAS: " << blas_library() << "\n# load average at start: " << load_average() << "\n"
             << "# peak_extra_MB: peak resident memory during the step minus the resident set at its start\n"
             << "# total = analyze + factorize + selected_inversion (the refactorize rows are extra runs)\n"
             << "matrix,ordering,step,seconds,peak_extra_MB,rss_after_MB,note" << std::endl;

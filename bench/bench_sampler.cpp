@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -33,13 +32,6 @@
 using namespace dualgibbs;
 
 namespace {
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 // The plain baseline: one chain, standard-library randomness, the textbook CSR update
 // z_i <- -(1/M_ii) sum_{j != i} M_ij z_j + M_ii^{-1/2} eps on the explicit precision. Returns ns per update.

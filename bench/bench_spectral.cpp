@@ -11,6 +11,7 @@
 //
 // Usage: bench_spectral [--side N=1000] [--nodes n=100000] [--degree k=32] [--rates]
 // CSV on stdout (lines starting with '#' are context).
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
@@ -186,13 +187,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("# bench_spectral: lambda_2(L) at scale; load average at start: ");
-  {
-    std::ifstream la("/proc/loadavg");
-    std::string s;
-    std::getline(la, s);
-    std::printf("%s\n", s.c_str());
-  }
+  std::printf("# bench_spectral: lambda_2(L) at scale; load average at start: %s\n", load_average().c_str());
   std::printf("case,step,seconds,cpu_seconds,peak_extra_mb,value,reference,relative_error,seconds_in_matvecs\n");
 
   // Baseline 1: the dense eigensolver on a 30 x 30 torus.

@@ -1,4 +1,4 @@
-// The CPU description of core/machine.hpp, from /proc/cpuinfo.
+// The CPU description and load average of core/machine.hpp, from /proc/cpuinfo and /proc/loadavg.
 #include <dualgibbs/core/machine.hpp>
 
 #include <fstream>
@@ -24,6 +24,13 @@ std::string cpu_description() {
                                                                  : "baseline";
   return field["model name"] + " (" + field["vendor_id"] + ", family " + field["cpu family"] + " model " +
          field["model"] + ", " + isa + ")";
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  if (!(f >> a >> b >> c)) return "";
+  return a + " " + b + " " + c;
 }
 
 }  // namespace dualgibbs
