@@ -551,9 +551,8 @@ double certified_shift(const Eigen::VectorXd& floor_diag, const Eigen::VectorXd&
 // homogeneous regular graphs (primal) and homogeneous graphs with cycles (dual, Prop. 4).
 struct ShiftedMatrix {
   double tau;
-  Eigen::VectorXd d, w;
-  Eigen::VectorXd diag;   // D = diag(M)
-  Eigen::VectorXd w_inv;  // dual only: W^-1, W = D_sigma - tau D
+  Eigen::VectorXd d, w;  // the dual's w is W^-1, W = D_sigma - tau D (the Woodbury core's edge weights)
+  Eigen::VectorXd diag;  // D = diag(M)
 };
 
 ShiftedMatrix shifted_matrix(const Model& model, Domain domain) {
@@ -569,9 +568,8 @@ ShiftedMatrix shifted_matrix(const Model& model, Domain domain) {
     k.w = model.edge_variances().cwiseInverse();
   } else {
     // The Woodbury core D_s^-1 + B W^-1 B^T of R - tau D, W = D_sigma - tau D >= margin * D_sigma > 0.
-    k.w_inv = (floor_diag - k.tau * k.diag).cwiseInverse();
     k.d = model.node_variances().cwiseInverse();
-    k.w = k.w_inv;
+    k.w = (floor_diag - k.tau * k.diag).cwiseInverse();
   }
   return k;
 }
@@ -592,7 +590,7 @@ double shift_invert_lambda_min(const Model& model, Domain domain, const ShiftedM
   DualShiftInvert op;
   op.n = model.num_edges();
   op.g = &model.graph();
-  op.w_inv = k.w_inv;
+  op.w_inv = k.w;
   op.sqrt_d = k.diag.cwiseSqrt();
   op.solve_k = std::move(solve);
   Eigen::VectorXd v;
