@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -60,6 +61,9 @@ void check_options(const MarginalOptions& o) {
         "marginals: chains = 1; at least 2 independent chains are needed for a standard "
         "error (0 chooses the number)");
   if (o.every == 0) throw std::invalid_argument("marginals: every = 0; evaluations need at least 1 sweep between them");
+  if (o.lockstep != 1 && o.lockstep != 2 && o.lockstep != 4 && o.lockstep != 8 && o.lockstep != 16)
+    throw std::invalid_argument("marginals: lockstep = " + std::to_string(o.lockstep) +
+                                " (expected 1, 2, 4, 8 or 16 chains per shared-schedule block)");
   if (o.degree < -1 || o.degree > 1000)
     throw std::invalid_argument("marginals: degree = " + std::to_string(o.degree) +
                                 " (expected -1 for automatic or 0..1000)");
@@ -67,10 +71,14 @@ void check_options(const MarginalOptions& o) {
 
 // Sweeps (iterations of the scheme) until the second moments' initial error has decayed by 1e-4 at rate r per
 // sweep (at least 4). Chebyshev-SSOR: the covariance error is P_t (S_0 - S) P_t^T with |P_t| <= 2 r^t on the
-// spectrum (docs/sampler.md section 2), so 4 r^(2t) <= 1e-4. Gibbs: only the domain's own rate is computed, to a
-// relative tolerance of 1e-3 (the burn-in is then right to 0.1%; the default 1e-10 took 0.2 s of a 0.8 s run on
-// kregular:10000,4), and lambda_2 is lowered by that tolerance so that the Ritz value, which approaches lambda_2
-// from above, cannot shorten the burn-in.
+// spectrum (docs/sampler.md section 2), so 4 r^(2t) <= 1e-4. Gibbs: only the domain's own rate is computed. The
+// primal's lambda_max(A) to a relative tolerance of 1e-3 (the default 1e-10 took 0.2 s of a 0.8 s run on
+// kregular:10000,4). The dual's lambda_2 of Prop. 5 to 5e-2, and lowered by that tolerance: a Ritz value never lies
+// below lambda_2 (interlacing), and at convergence an eigenvalue lies within tolerance x theta of it, so
+// theta (1 - tol) is below lambda_2 unless Lanczos missed lambda_2 altogether (its random start makes that
+// improbable, as for any tolerance). A looser lambda_2 only lengthens the burn-in, by the factor
+// (sigma^2 + s^2 lambda_2) / (sigma^2 + s^2 lambda_2 (1 - tol)) at most: on kregular:10000,4 (s/sigma = 4) 17 sweeps
+// instead of 16, for a third of the Lanczos run's cost (10 ms instead of 32 ms, about a tenth of the whole run).
 std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, const SchemeOptions& scheme) {
   double rate = std::numeric_limits<double>::quiet_NaN(), factor = 1e4;
   if (scheme.kind == SchemeKind::ChebyshevSsor) {
@@ -79,19 +87,21 @@ std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, c
   } else if (scheme.kind == SchemeKind::Ssor && std::isfinite(scheme.spectrum.lambda_min)) {
     rate = ssor_rate(scheme.spectrum);
   } else {
-    constexpr double kTolerance = 1e-3;
+    constexpr double kTolerance = 1e-3, kLambda2Tolerance = 5e-2;
     SpectralOptions so;
     so.tolerance = kTolerance;
     const Graph& g = m.graph();
     if (domain == Domain::Dual && m.is_homogeneous() && g.has_cycles()) {
       // Prop. 5: x~ = B y~ sees only the cut space [eqn:effectiverate1], with lambda the smallest non-zero
       // eigenvalue of L (the least lambda_2 over the components with edges).
+      SpectralOptions lo = so;
+      lo.tolerance = kLambda2Tolerance;
       double lambda = std::numeric_limits<double>::infinity();
-      for (double l2 : algebraic_connectivity_per_component(g, so))
+      for (double l2 : algebraic_connectivity_per_component(g, lo))
         if (std::isfinite(l2) && l2 > 0) lambda = std::min(lambda, l2);
       if (std::isfinite(lambda))
-        rate =
-            prop5_effective_dual_rate(lambda * (1 - kTolerance), m.s(), m.sigma(), static_cast<double>(g.num_edges()));
+        rate = prop5_effective_dual_rate(lambda * (1 - kLambda2Tolerance), m.s(), m.sigma(),
+                                         static_cast<double>(g.num_edges()));
     }
     if (!std::isfinite(rate))  // [eqn:primalrate, eqn:dualrate]
       rate = random_sweep_rate(lambda_max_A(m, domain, so), static_cast<double>(m.dimension(domain)));
@@ -181,9 +191,12 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
   const double map_ns = (static_cast<double>(q.nonZeros()) + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
   DegreeChoice best;
-  double kappa_hint = 0;  // the previous degree's kappa: the next one's search starts there
-  double beta = 0;        // the interval's top, computed by the first probe
-  for (int k : kAutoDegrees) {
+  double kappa_hint = 0;   // the previous degree's kappa: the next one's search starts there
+  double beta = 0;         // the interval's top, computed by the first probe
+  double prev_visits = 0;  // the previous probe's visits per node, and its degree
+  int prev_degree = 0;
+  for (std::size_t i = 0; i < std::size(kAutoDegrees); ++i) {
+    const int k = kAutoDegrees[i];
     const FlowDegreeProbe probe = probe_flow_degree(model, k, kProbeNodes, kappa_hint, beta);
     kappa_hint = probe.kappa;
     beta = probe.beta;
@@ -202,6 +215,21 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
     const double n_eval = std::max(2.0, std::ceil(2 * ratio * ratio / (target * target * static_cast<double>(chains))));
     const double total = pre + n_eval * (sweep_ns + k * map_ns);
     if (total < best.predicted_ns) best = DegreeChoice{k, probe.kappa, probe.beta, ratio, total};
+    // The next degree's precomputation, extrapolated from the growth of the visits since the previous probe (on an
+    // expander the ball grows geometrically: kregular:10000,4 counts 616, 1892, 5626 visits per node at k = 4, 5,
+    // 6), at most the whole graph's sites and incidences times the degree: when it alone exceeds the best total,
+    // the next probe is not run (it would cost 5 flows per tuning node at that degree: the k = 8 probe there took
+    // 46 ms of a 0.3 s run while k = 5 won).
+    if (i + 1 < std::size(kAutoDegrees) && prev_visits > 0) {
+      const int next = kAutoDegrees[i + 1];
+      const double growth = std::max(1.0, probe.visits_per_node / prev_visits);
+      const double whole = static_cast<double>(next) * (n + static_cast<double>(q.nonZeros()));
+      const double next_visits =
+          std::min(whole, probe.visits_per_node * std::pow(growth, static_cast<double>(next - k) / (k - prev_degree)));
+      if (n * next_visits * kNsPerVisit >= best.predicted_ns) break;
+    }
+    prev_visits = probe.visits_per_node;
+    prev_degree = k;
     // A probe runs its flows on about 5 intervals (the kappa descent and the final one): the next, on a larger
     // ball, would itself cost more than the best run.
     const double probe_ns = 5 * static_cast<double>(probe.nodes.size()) * probe.visits_per_node * kNsPerVisit;
@@ -306,6 +334,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   eo.seed = o.seed;
   eo.threads = o.threads;
   eo.init = InitialState::Random;
+  eo.lockstep = o.lockstep;
   try {
     run_ensemble(
         model, domain, eo,

@@ -852,7 +852,7 @@ NumericalError). The GIL is released.)doc");
       "marginals",
       [](const Model& model, const std::optional<std::string>& method, double rel_rmse, double seconds,
          std::size_t chains, std::size_t every, std::size_t burn_in, std::size_t max_sweeps, int degree,
-         std::uint64_t seed, unsigned threads) {
+         std::size_t lockstep, std::uint64_t seed, unsigned threads) {
         MarginalOptions o;
         o.method = method ? parse_marginal_method(*method) : default_marginal_method(model);
         o.rel_rmse = rel_rmse;
@@ -862,6 +862,7 @@ NumericalError). The GIL is released.)doc");
         o.burn_in = burn_in;
         o.max_sweeps = max_sweeps;
         o.degree = degree;
+        o.lockstep = lockstep;
         o.seed = seed;
         o.threads = threads;
         MarginalResult r;
@@ -872,12 +873,14 @@ NumericalError). The GIL is released.)doc");
         return marginal_dict(r);
       },
       "model"_a, py::kw_only(), "method"_a = py::none(), "rel_rmse"_a = 0.01, "seconds"_a = 0.0, "chains"_a = 0,
-      "every"_a = 4, "burn_in"_a = 0, "max_sweeps"_a = 1000000, "degree"_a = -1, "seed"_a = 1, "threads"_a = 0,
+      "every"_a = 2, "burn_in"_a = 0, "max_sweeps"_a = 1000000, "degree"_a = -1, "lockstep"_a = 8, "seed"_a = 1,
+      "threads"_a = 0,
       R"doc(
 Marginal variances Var(X_v) of every node to a target accuracy, as `dualgibbs marginals` (docs/accuracy.md).
 method: 'primal', 'dual', 'dual-cv', 'primal-cv', 'cholesky' or 'exact'; None picks the command's default
 (exact for lattice-like graphs, dual-cv otherwise). Stops when the RMS relative standard error is at most rel_rmse
-or after `seconds`. chains = 0: 16 chains (100 draws per batch for cholesky). Returns a dict: 'estimate', 'std_error', 'lower', 'upper' (certified bracket of the control
+or after `seconds`. chains = 0: 16 chains (100 draws per batch for cholesky); lockstep: chains per shared-schedule
+block of the sampler (1, 2, 4, 8 or 16). Returns a dict: 'estimate', 'std_error', 'lower', 'upper' (certified bracket of the control
 variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chains', 'samples', 'degree', 'gap_ratio_rms',
 'pilot_gap_ratio', 'seconds'.)doc");
   m.def(
