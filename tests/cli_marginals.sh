@@ -70,6 +70,7 @@ expect_exit 2 "rel-rmse.*must be > 0" marginals --graph torus:5 --rel-rmse -0.5
 expect_exit 2 "seconds.*must be > 0" marginals --graph torus:5 --seconds 0
 expect_exit 2 "unknown marginals method 'gibbs'" marginals --graph torus:5 --method gibbs
 expect_exit 2 "chains = 1" marginals --graph torus:5 --method dual-cv --chains 1
+expect_exit 2 "lockstep = 5" marginals --graph torus:5 --method dual-cv --lockstep 5
 expect_exit 2 "no edges" marginals --graph path:1 --method dual
 expect_exit 2 "apply to --method primal and primal-cv, not dual-cv" marginals --graph torus:5 --method dual-cv --scheme cheby-ssor
 expect_exit 2 "apply to --method primal and primal-cv, not exact" marginals --graph torus:5 --omega 1.2
