@@ -9,13 +9,23 @@
 //    iteration of random-scan Gibbs, ssor and cheby-ssor (with noise), iterations to bring the mean error to 1e-6
 //    of its start (cheby-ssor: measured noise-free; Gibbs: predicted from r_p of the paper, the ensemble mean's
 //    rate, which the project's rate benchmark checks), and the ratios;
-//  - "exact": CHOLMOD's factorization time and time per exact draw (batched), beside cheby-ssor's time per
-//    effectively independent sample (integrated autocorrelation time of the slowest mode, from the AR(2) recurrence
-//    of the asymptotic Chebyshev weights, times the time per iteration).
+//  - "exact": CHOLMOD's factorization time and time per exact draw (batched, --draws right-hand sides), and
+//    cheby-ssor's integrated autocorrelation time of the slowest mode (from the AR(2) recurrence of the asymptotic
+//    Chebyshev weights);
+//  - "per_effective_sample", one line per lock-step width W (--widths): cheby-ssor's time per iteration per chain
+//    when W chains share each pass over Q, times the autocorrelation time, against CHOLMOD's CPU time per draw of
+//    the same run (the target: at most that).
 //
-// Usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--sigma S] [--omega W] [--draws K]
-//                    [--cost-lambda-min L]  (L > 0: use [L, 1] as the cost graph's spectrum instead of computing it)
-// (--quick: torus:30 and torus:100, for a smoke run). The machine's load changes every time; compare the ratios.
+// The first line names the CPU and the load average.
+//
+// Usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--spectrum-graph SPEC] [--sigma S]
+//                    [--omega W|optimal] [--widths 1,8,16] [--draws K] [--cost-lambda-min L]
+// --spectrum-graph SPEC: compute the cost graph's SSOR spectrum on this (smaller) graph, e.g. torus:100 for
+// torus:1000 (the Lanczos run for lambda_min on 10^6 nodes takes over half an hour on a loaded machine; the torus's
+// slowest mode of M^-1 Q is near the constant vector and hardly depends on the size). --cost-lambda-min L > 0: use
+// [L, 1] instead. --omega optimal: the relaxation of optimal_ssor_spectrum() on the spectrum graph (default: the
+// decay graph). --quick: torus:30 and torus:100, for a smoke run. The machine's load changes every time; compare
+// the ratios within one run. The target: build/bench/bench_accel --spectrum-graph torus:100
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/sampling/accelerated.hpp>
@@ -29,6 +39,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,10 +91,10 @@ std::size_t iterations_to(const std::vector<double>& norms, double target) {
   return static_cast<std::size_t>(-1);
 }
 
-// Wall and CPU seconds per iteration of `count` noisy iterations of one chain.
-template <class Kernel, class Scheme>
+// Wall and CPU seconds per iteration of `count` noisy iterations of a lock-step block of W chains (all W together).
+template <int W = 1, class Kernel, class Scheme>
 std::pair<double, double> time_per_iteration(const Kernel& kernel, const Scheme& scheme, std::size_t count) {
-  GibbsSampler<Kernel, 1, Scheme> g(kernel, scheme, 5);
+  GibbsSampler<Kernel, W, Scheme> g(kernel, scheme, 5);
   g.set_random_state();
   g.sweep(1);  // warm-up: pages touched, caches filled
   const Clock c;
@@ -103,11 +114,52 @@ double ar2_iat(double phi1, double phi2) {
   return 1.0 + 2.0 * sum;
 }
 
+// time_per_iteration of a block of `width` chains (1, 2, 4, 8 or 16), divided by the width: CPU and wall seconds per
+// iteration per chain.
+template <class Kernel, class Scheme>
+std::pair<double, double> time_per_chain_iteration(const Kernel& kernel, const Scheme& scheme, std::size_t count,
+                                                   int width) {
+  std::pair<double, double> t;
+  switch (width) {
+    case 1:
+      t = time_per_iteration<1>(kernel, scheme, count);
+      break;
+    case 2:
+      t = time_per_iteration<2>(kernel, scheme, count);
+      break;
+    case 4:
+      t = time_per_iteration<4>(kernel, scheme, count);
+      break;
+    case 8:
+      t = time_per_iteration<8>(kernel, scheme, count);
+      break;
+    case 16:
+      t = time_per_iteration<16>(kernel, scheme, count);
+      break;
+    default:
+      throw std::invalid_argument("bench_accel: width " + std::to_string(width) + " is not 1, 2, 4, 8 or 16");
+  }
+  return {t.first / width, t.second / width};
+}
+
+// "1,8,16" -> {1, 8, 16}.
+std::vector<int> parse_widths(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    out.push_back(std::atoi(text.substr(start, comma - start).c_str()));
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string decay_graph = "torus:100", cost_graph = "torus:1000";
-  double sigma = 0.25, omega = 1.5;
+  std::string decay_graph = "torus:100", cost_graph = "torus:1000", spectrum_graph, omega_text = "1.5",
+              widths_text = "1,8,16";
+  double sigma = 0.25;
   std::size_t draws = 16;
   double cost_lambda_min = 0;  // > 0: the cost graph's spectrum is [this, 1] (the Lanczos run for lambda_min of a
                                // 10^6-node torus takes over half an hour on a loaded machine)
@@ -121,22 +173,49 @@ int main(int argc, char** argv) {
       decay_graph = argv[++i];
     } else if (a == "--cost-graph" && has_value) {
       cost_graph = argv[++i];
+    } else if (a == "--spectrum-graph" && has_value) {
+      spectrum_graph = argv[++i];
     } else if (a == "--sigma" && has_value) {
       sigma = std::atof(argv[++i]);
     } else if (a == "--omega" && has_value) {
-      omega = std::atof(argv[++i]);
+      omega_text = argv[++i];
+    } else if (a == "--widths" && has_value) {
+      widths_text = argv[++i];
     } else if (a == "--cost-lambda-min" && has_value) {
       cost_lambda_min = std::atof(argv[++i]);
     } else if (a == "--draws" && has_value) {
       draws = static_cast<std::size_t>(std::atol(argv[++i]));
     } else {
-      std::cerr << "usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--sigma S] [--omega W] "
-                   "[--draws K] [--cost-lambda-min L]\n";
+      std::cerr << "usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--spectrum-graph SPEC] "
+                   "[--sigma S] [--omega W|optimal] [--widths 1,8,16] [--draws K] [--cost-lambda-min L]\n";
       return 2;
     }
   }
-  std::printf("{\"bench\": \"accel\", \"load_average\": \"%s\", \"omega\": %g, \"sigma\": %g}\n",
-              load_average().c_str(), omega, sigma);
+  const std::vector<int> widths = parse_widths(widths_text);
+  for (int w : widths)
+    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16) {
+      std::cerr << "bench_accel: --widths takes widths from 1, 2, 4, 8, 16, got '" << widths_text << "'\n";
+      return 2;
+    }
+  // The relaxation: given, or the optimum (optimal_ssor_spectrum) of the primal Q of the spectrum graph (default the
+  // decay graph), which the cost graph then uses as well.
+  double omega = 0;
+  const std::string omega_graph = spectrum_graph.empty() ? decay_graph : spectrum_graph;
+  double omega_search_seconds = 0;
+  if (omega_text == "optimal") {
+    const Clock c;
+    omega = optimal_ssor_spectrum(load_model(omega_graph, 1.0, sigma).primal_precision()).omega;
+    omega_search_seconds = c.wall_seconds();
+  } else {
+    omega = std::atof(omega_text.c_str());
+  }
+  std::printf(
+      "{\"bench\": \"accel\", \"cpu\": \"%s\", \"load_average\": \"%s\", \"omega\": %.6g, \"omega_from\": \"%s\", "
+      "\"omega_search_seconds\": %.3g, \"sigma\": %g}\n",
+      cpu_description().c_str(), load_average().c_str(), omega,
+      omega_text == "optimal" ? ("optimal_ssor_spectrum(" + omega_graph + ")").c_str() : "given", omega_search_seconds,
+      sigma);
+  std::fflush(stdout);
 
   // ---- decay: predicted vs measured -ln r per iteration ----
   {
@@ -171,8 +250,19 @@ int main(int argc, char** argv) {
   const Model m = load_model(cost_graph, 1.0, sigma);
   const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
   const Clock spectrum_clock;
-  const SsorSpectrum sp =
-      cost_lambda_min > 0 ? SsorSpectrum{omega, cost_lambda_min, 1.0} : ssor_spectrum(m, Domain::Primal, omega);
+  // The cost graph's spectrum: given as [L, 1], computed on a smaller stand-in graph (the torus's slowest mode of
+  // M^-1 Q, near the constant vector, hardly depends on the size beyond ~100 x 100), or computed on the graph.
+  std::string spectrum_from = cost_graph;
+  SsorSpectrum sp;
+  if (cost_lambda_min > 0) {
+    sp = SsorSpectrum{omega, cost_lambda_min, 1.0};
+    spectrum_from = "--cost-lambda-min";
+  } else if (!spectrum_graph.empty()) {
+    sp = ssor_spectrum(load_model(spectrum_graph, 1.0, sigma), Domain::Primal, omega);
+    spectrum_from = spectrum_graph;
+  } else {
+    sp = ssor_spectrum(m, Domain::Primal, omega);
+  }
   const double spectrum_seconds = spectrum_clock.wall_seconds();
   const ChebyshevSsorSweep cheby(sp);
   const std::vector<double> cheby_norms = noise_free_decay(k, cheby, 400, 1e-7, false);
@@ -184,16 +274,17 @@ int main(int argc, char** argv) {
   const auto cheby_time = time_per_iteration(k, cheby, 5);
   const double cheby_sweep_equivalents = 2.0 * static_cast<double>(cheby_iterations);
   std::printf(
-      "{\"measure\": \"cost\", \"graph\": \"%s\", \"domain\": \"primal\", \"lambda_min_used\": %.6g, "
+      "{\"measure\": \"cost\", \"graph\": \"%s\", \"domain\": \"primal\", \"spectrum_from\": \"%s\", "
+      "\"lambda_min_used\": %.6g, \"lambda_max_used\": %.6g, "
       "\"spectrum_seconds\": %.3g, "
       "\"gibbs_rate_per_sweep\": %.8g, \"gibbs_sweeps_to_1e-6_predicted\": %.0f, \"gibbs_wall_per_sweep\": %.4g, "
       "\"gibbs_cpu_per_sweep\": %.4g, \"ssor_wall_per_iteration\": %.4g, \"ssor_cpu_per_iteration\": %.4g, "
       "\"cheby_iterations_to_1e-6_measured\": %zu, \"cheby_sweep_equivalents\": %.0f, "
       "\"cheby_wall_per_iteration\": %.4g, \"cheby_cpu_per_iteration\": %.4g, \"sweep_ratio_gibbs_over_cheby\": %.3g, "
       "\"cpu_ratio_gibbs_over_cheby\": %.3g, \"wall_ratio_gibbs_over_cheby\": %.3g}\n",
-      cost_graph.c_str(), sp.lambda_min, spectrum_seconds, rate_p, gibbs_sweeps, gibbs_time.first, gibbs_time.second,
-      ssor_time.first, ssor_time.second, cheby_iterations, cheby_sweep_equivalents, cheby_time.first, cheby_time.second,
-      gibbs_sweeps / cheby_sweep_equivalents,
+      cost_graph.c_str(), spectrum_from.c_str(), sp.lambda_min, sp.lambda_max, spectrum_seconds, rate_p, gibbs_sweeps,
+      gibbs_time.first, gibbs_time.second, ssor_time.first, ssor_time.second, cheby_iterations, cheby_sweep_equivalents,
+      cheby_time.first, cheby_time.second, gibbs_sweeps / cheby_sweep_equivalents,
       gibbs_sweeps * gibbs_time.second / (static_cast<double>(cheby_iterations) * cheby_time.second),
       gibbs_sweeps * gibbs_time.first / (static_cast<double>(cheby_iterations) * cheby_time.first));
   std::fflush(stdout);
@@ -214,10 +305,25 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"measure\": \"exact\", \"graph\": \"%s\", \"cholmod_factorize_wall\": %.4g, \"cholmod_factorize_cpu\": %.4g, "
       "\"cholmod_wall_per_draw\": %.4g, \"cholmod_cpu_per_draw\": %.4g, \"draws\": %zu, \"cheby_iat_iterations\": "
-      "%.4g, "
-      "\"cheby_wall_per_effective_sample\": %.4g, \"cheby_cpu_per_effective_sample\": %.4g, "
-      "\"cpu_ratio_cholmod_draw_over_cheby_effective\": %.3g, \"check\": %.3g}\n",
-      cost_graph.c_str(), factor_seconds, factor_cpu, draw_seconds, draw_cpu, draws, iat, iat * cheby_time.first,
-      iat * cheby_time.second, draw_cpu / (iat * cheby_time.second), x.norm());
+      "%.4g, \"check\": %.3g}\n",
+      cost_graph.c_str(), factor_seconds, factor_cpu, draw_seconds, draw_cpu, draws, iat, x.norm());
+  std::fflush(stdout);
+  // Chebyshev-SSOR per effectively independent sample, per chain, for lock-step blocks of W chains: the chains of a
+  // block share each pass over Q (one row read serves W lanes) but draw their own deviates; with the fixed sweep
+  // order of the scheme a lane is bit for bit the single chain of the same seed and index (test_accelerated), so
+  // the W chains are independent. CHOLMOD's draws are batched (`draws` right-hand sides) in the same way.
+  for (int w : widths) {
+    const std::size_t count = std::max<std::size_t>(2, 40 / static_cast<std::size_t>(w));
+    const auto t = time_per_chain_iteration(k, cheby, count, w);
+    std::printf(
+        "{\"measure\": \"per_effective_sample\", \"graph\": \"%s\", \"scheme\": \"cheby-ssor\", \"width\": %d, "
+        "\"iterations_timed\": %zu, \"cheby_wall_per_iteration_per_chain\": %.4g, "
+        "\"cheby_cpu_per_iteration_per_chain\": %.4g, \"cheby_wall_per_effective_sample\": %.4g, "
+        "\"cheby_cpu_per_effective_sample\": %.4g, \"cholmod_cpu_per_draw\": %.4g, "
+        "\"cpu_ratio_cholmod_draw_over_cheby_effective\": %.3g, \"target_met\": %s}\n",
+        cost_graph.c_str(), w, count, t.first, t.second, iat * t.first, iat * t.second, draw_cpu,
+        draw_cpu / (iat * t.second), draw_cpu >= iat * t.second ? "true" : "false");
+    std::fflush(stdout);
+  }
   return 0;
 }

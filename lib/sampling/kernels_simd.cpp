@@ -159,24 +159,64 @@ template <int W, bool Shifted>
   }
 }
 
+// ---- the CSR kernel's relaxed update (SSOR schemes, detail::relaxed_updates) ----
+// z_i <- ((1 - omega) z_i + omega mu_i) + (noise_scale sd_i) eps with mu_i as in csr_loop, exactly as the loop over
+// CsrKernel::conditional_mean and set_site. The SSOR schemes visit the sites in index order (forward, backward), so
+// the hardware prefetcher finds the rows and no software prefetch is issued.
+template <int W, bool Shifted>
+[[gnu::always_inline]] inline void csr_relaxed_loop(const Index* offsets, const Index* cols, const double* coef,
+                                                    const double* sd, const double* shift, const Index* sites,
+                                                    std::size_t count, double* z, const double* eps, double omega,
+                                                    double noise_scale) noexcept {
+  using V = typename LaneVector<W>::type;
+  const double keep = 1.0 - omega;
+  for (std::size_t t = 0; t < count; ++t) {
+    const Index i = sites[t];
+    V mean{};
+    if constexpr (Shifted) mean += shift[i];
+    const auto end = static_cast<std::size_t>(offsets[i + 1]);
+    for (auto p = static_cast<std::size_t>(offsets[i]); p < end; ++p) {
+      V zj;
+      std::memcpy(&zj, z + static_cast<std::size_t>(cols[p]) * W, sizeof(V));
+      mean += coef[p] * zj;
+    }
+    V zi, ep;
+    double* row = z + static_cast<std::size_t>(i) * W;
+    std::memcpy(&zi, row, sizeof(V));
+    std::memcpy(&ep, eps + t * W, sizeof(V));
+    const double scale = noise_scale * sd[i];
+    const V fresh = keep * zi + omega * mean + scale * ep;
+    std::memcpy(row, &fresh, sizeof(V));
+  }
+}
+
 // ---- one instantiation per instruction set ----
 
 enum class Path { Scalar, Avx2, Avx512 };
 
-#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                \
-  template <int W, class Edges>                                                                                 \
-  ATTRIBUTE void dual_##SUFFIX(const Edges& edges, const Index* sites, std::size_t count, double* y, double* x, \
-                               const double* eps) noexcept {                                                    \
-    dual_loop<W>(edges, sites, count, y, x, eps);                                                               \
-  }                                                                                                             \
-  template <int W>                                                                                              \
-  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,    \
-                              const double* shift, const Index* sites, std::size_t count, double* z,            \
-                              const double* eps) noexcept {                                                     \
-    if (shift)                                                                                                  \
-      csr_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                  \
-    else                                                                                                        \
-      csr_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                 \
+#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                     \
+  template <int W, class Edges>                                                                                      \
+  ATTRIBUTE void dual_##SUFFIX(const Edges& edges, const Index* sites, std::size_t count, double* y, double* x,      \
+                               const double* eps) noexcept {                                                         \
+    dual_loop<W>(edges, sites, count, y, x, eps);                                                                    \
+  }                                                                                                                  \
+  template <int W>                                                                                                   \
+  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,         \
+                              const double* shift, const Index* sites, std::size_t count, double* z,                 \
+                              const double* eps) noexcept {                                                          \
+    if (shift)                                                                                                       \
+      csr_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                       \
+    else                                                                                                             \
+      csr_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                      \
+  }                                                                                                                  \
+  template <int W>                                                                                                   \
+  ATTRIBUTE void csr_relaxed_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd, \
+                                      const double* shift, const Index* sites, std::size_t count, double* z,         \
+                                      const double* eps, double omega, double noise_scale) noexcept {                \
+    if (shift)                                                                                                       \
+      csr_relaxed_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps, omega, noise_scale);           \
+    else                                                                                                             \
+      csr_relaxed_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps, omega, noise_scale);          \
   }
 
 DUALGIBBS_KERNEL_PATH(scalar, )
@@ -280,6 +320,16 @@ const char* select_update_path(const std::string& name) {
   }
 DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
 #undef DUALGIBBS_RUN_UPDATES
+
+#define DUALGIBBS_RUN_RELAXED(_, W)                                                                                    \
+  template <>                                                                                                          \
+  void CsrKernel::run_relaxed_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps, \
+                                         double omega, double noise_scale) const noexcept {                            \
+    DUALGIBBS_DISPATCH(csr_relaxed, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(),              \
+                       m_shift.empty() ? nullptr : m_shift.data(), sites, count, z, eps, omega, noise_scale)           \
+  }
+DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_RELAXED, _)
+#undef DUALGIBBS_RUN_RELAXED
 #undef DUALGIBBS_DISPATCH
 
 }  // namespace dualgibbs

@@ -62,6 +62,13 @@ namespace dualgibbs {
 //   template <int W> void run_updates(const Index* sites, std::size_t count, double* z, double* tally,
 //                                     const double* eps) const;   // update(sites[t], ..., eps + t * W), t in order
 //
+// Optional: the batched relaxed update of schemes with relaxation (detail::relaxed_updates), same bits as its loop
+// over conditional_mean and set_site:
+//
+//   template <int W> void run_relaxed_updates(const Index* sites, std::size_t count, double* z, double* tally,
+//                                             const double* eps, double omega, double noise_scale) const;
+//                       // z_i <- ((1 - omega) z_i + omega mu_i) + (noise_scale M_ii^{-1/2}) eps, sites in order
+//
 // Kernels hold their own copy of the numbers they need (not a reference to the model or matrix).
 
 namespace detail {
@@ -88,6 +95,16 @@ void run_updates_generic(const Kernel& k, const Index* sites, std::size_t count,
     k.template update<W>(sites[t], z, tally, eps + t * W);
   }
 }
+
+/// True when Kernel has the batched member run_relaxed_updates<W>.
+template <class Kernel, int W, class = void>
+struct HasRunRelaxedUpdates : std::false_type {};
+template <class Kernel, int W>
+struct HasRunRelaxedUpdates<Kernel, W,
+                            std::void_t<decltype(std::declval<const Kernel&>().template run_relaxed_updates<W>(
+                                static_cast<const Index*>(nullptr), std::size_t{0}, static_cast<double*>(nullptr),
+                                static_cast<double*>(nullptr), static_cast<const double*>(nullptr), 1.0, 1.0))>>
+    : std::true_type {};
 
 /// True when Kernel has the batched member run_updates<W>.
 template <class Kernel, int W, class = void>
@@ -209,6 +226,25 @@ class DUALGIBBS_EXPORT CsrKernel {
   template <int W>
   void run_updates(const Index* sites, std::size_t count, double* z, double* tally, const double* eps) const noexcept {
     detail::run_updates_generic<W>(*this, sites, count, z, tally, eps);
+  }
+
+  /// Relaxed updates of sites[0..count) in order (the SSOR schemes' half-sweeps, detail::relaxed_updates):
+  /// z_i <- ((1 - omega) z_i + omega mu_i) + (noise_scale M_ii^{-1/2}) eps[t * W + c] in every lane c, bitwise as
+  /// the loop over conditional_mean and set_site. For W in {1, 2, 4, 8, 16} it runs the library's vector code
+  /// (the paths of run_updates), other widths the loop here.
+  template <int W>
+  void run_relaxed_updates(const Index* sites, std::size_t count, double* z, double* tally, const double* eps,
+                           double omega, double noise_scale) const noexcept {
+    const double keep = 1.0 - omega;
+    for (std::size_t t = 0; t < count; ++t) {
+      const Index i = sites[t];
+      double* zi = z + static_cast<std::size_t>(i) * W;
+      const double sd = noise_scale * conditional_sd(i);
+      double fresh[W];
+      conditional_mean<W>(i, z, tally, fresh);
+      for (int c = 0; c < W; ++c) fresh[c] = keep * zi[c] + omega * fresh[c] + sd * eps[t * W + c];
+      set_site<W>(i, z, tally, fresh);
+    }
   }
 
  private:
@@ -357,6 +393,13 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
 DUALGIBBS_SHIPPED_KERNELS(DUALGIBBS_RUN_UPDATES_SPECIALIZE_ALL)
 #undef DUALGIBBS_RUN_UPDATES_SPECIALIZE_ALL
 #undef DUALGIBBS_RUN_UPDATES_SPECIALIZE
+// The vectorized run_relaxed_updates of the CSR kernel (lib/sampling/kernels_simd.cpp).
+#define DUALGIBBS_RUN_RELAXED_SPECIALIZE(K, W)                                                                        \
+  template <>                                                                                                         \
+  DUALGIBBS_EXPORT void K::run_relaxed_updates<W>(const Index*, std::size_t, double*, double*, const double*, double, \
+                                                  double) const noexcept;
+DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_RELAXED_SPECIALIZE, CsrKernel)
+#undef DUALGIBBS_RUN_RELAXED_SPECIALIZE
 /// \endcond
 
 }  // namespace dualgibbs

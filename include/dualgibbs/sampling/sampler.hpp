@@ -179,12 +179,20 @@ struct HasCheckKernel<Scheme, Kernel, W,
 ///   z_i <- (1 - omega) z_i + omega mu_i + noise_scale M_ii^{-1/2} eps,
 ///
 /// through the kernel's conditional_mean and set_site (SymmetricSweep with noise_scale = sqrt(omega (2 - omega)),
-/// ChebyshevSsorSweep with that times its per-iteration factor). Needs set_site (check_kernel refuses the kernel
-/// before a sweep can get here).
+/// ChebyshevSsorSweep with that times its per-iteration factor). Uses the kernel's batched run_relaxed_updates where
+/// it has one (the same bits), else needs set_site (check_kernel refuses the kernel before a sweep can get here).
 template <class Kernel, int W, class NextChunk>
 void relaxed_updates(SweepContext<Kernel, W>& ctx, std::size_t count, const NextChunk& next_chunk, double omega,
                      double noise_scale) {
-  if constexpr (HasSetSite<Kernel, W>::value) {
+  if constexpr (HasRunRelaxedUpdates<Kernel, W>::value) {
+    double* eps = ctx.ws.normals();
+    for (std::size_t start = 0; start < count; start += ctx.kChunk) {
+      const std::size_t len = std::min(ctx.kChunk, count - start);
+      const Index* sites = next_chunk(start, len, ctx.ws.indices());
+      ctx.draw_deviates(len, eps);
+      ctx.kernel.template run_relaxed_updates<W>(sites, len, ctx.z, ctx.tally, eps, omega, noise_scale);
+    }
+  } else if constexpr (HasSetSite<Kernel, W>::value) {
     const double keep = 1.0 - omega;
     double* eps = ctx.ws.normals();
     for (std::size_t start = 0; start < count; start += ctx.kChunk) {
