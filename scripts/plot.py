@@ -341,40 +341,82 @@ def accuracy(d, js, out_dir):
 
 
 def accel(d, js, out_dir):
-    """reproduce accel: the ensemble mean's relative error of gibbs, ssor and cheby-ssor against sweep-equivalents
-    and CPU seconds (primal x left, dual x~ right), the predicted decay dashed, the Monte Carlo floor dotted."""
+    """reproduce accel: per graph, the ensemble mean's relative error (upper row) and the covariance error
+    |1 - sum var^ / sum Var| over the node subset (lower row) of gibbs, ssor and cheby-ssor against sweep-equivalents
+    and CPU seconds, primal x and dual x~; mean: the predicted decay dashed, the Monte Carlo floor dotted; on the CPU
+    axes the CPU time of as many CHOLMOD exact draws as there are chains (black, solid) and with the factorization
+    (black, dotted), from accel_exact.csv."""
     _, c, labels = d
     labels = np.array(labels)
+    cov_path = os.path.join(out_dir, "accel_covariance.csv")
+    cov = read_csv(cov_path) if os.path.exists(cov_path) else None
+    exact_path = os.path.join(out_dir, "accel_exact.csv")
+    exact = read_csv(exact_path) if os.path.exists(exact_path) else None
+    graphs = []
+    for lab in labels:
+        g = lab.split(" ")[0]
+        if g not in graphs:
+            graphs.append(g)
     colors = {"gibbs": "#7f7f7f", "ssor": "#ff7f0e", "cheby-ssor": "#2ca02c"}
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), squeeze=False)
-    for col, dom in enumerate(("primal", "dual")):
-        for scheme, color in colors.items():
-            sel = labels == f"{scheme} {dom}"
-            if not sel.any():
-                continue
-            err, floor, pred = c["mean_error"][sel], c["mean_floor"][sel], c["predicted_error"][sel]
-            pr = rate(js, f"{scheme} {dom}" + (" x~" if dom == "dual" else ""), "mean")
-            for row, xname in enumerate(("sweep_equivalents", "cpu_seconds")):
-                ax = axes[row, col]
-                x = c[xname][sel]
-                ax.plot(x, err, color=color, lw=1.4, label=f"{scheme} (pred. -ln r/it = {pr:.3g})")
-                ax.plot(x, pred, color=color, lw=0.9, ls="--")
-                ax.plot(x, floor, color=color, lw=0.7, ls=":")
-        for row, xlabel in enumerate(("sweep-equivalents (n site updates)", "CPU seconds (sampling, all chains)")):
-            ax = axes[row, col]
-            ax.set_yscale("log")
-            ax.set_ylim(1e-10, 2)
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel(("||mean x|| " if dom == "primal" else "||mean x~|| ") + "/ start")
-            if row == 0:
-                ax.set_xscale("log")
-                ax.set_xlim(left=1)
-            else:
-                ax.set_xscale("log")
-            ax.grid(alpha=0.3, ls=":")
-            ax.set_title(f"{dom}: measured (solid), predicted (dashed), noise floor (dotted)", fontsize=8)
-        axes[0, col].legend(fontsize=7)
-    fig.suptitle(js.get("title", "accel"), fontsize=9)
+    fig, axes = plt.subplots(2 * len(graphs), 4, figsize=(19, 4.2 * 2 * len(graphs)), squeeze=False)
+    for gi, graph in enumerate(graphs):
+        for di, dom in enumerate(("primal", "dual")):
+            lines = []  # (cpu seconds, style, label) of CHOLMOD on this domain
+            if exact is not None:
+                _, e, elab = exact
+                rows = [k for k in range(len(elab)) if elab[k] == graph]
+                pick = [k for k in rows if e["domain_dual"][k] == (1.0 if dom == "dual" else 0.0)] or \
+                    [k for k in rows if e["domain_dual"][k] == 0.0]
+                if pick:
+                    k = pick[0]
+                    draws = e["chains"][k] * e["cpu_seconds_per_draw"][k]
+                    lines = [(draws, "-", f"CHOLMOD: {e['chains'][k]:.0f} exact draws"),
+                             (draws + e["factorize_cpu_seconds"][k], ":", "CHOLMOD: factorization + draws")]
+            for scheme, color in colors.items():
+                lab = f"{graph} {scheme} {dom}"
+                sel = labels == lab
+                if sel.any():
+                    err, floor, pred = c["mean_error"][sel], c["mean_floor"][sel], c["predicted_error"][sel]
+                    pr = rate(js, lab + (" x~" if dom == "dual" else ""), "mean")
+                    for xi, xname in enumerate(("sweep_equivalents", "cpu_seconds")):
+                        ax = axes[2 * gi, 2 * di + xi]
+                        x = c[xname][sel]
+                        ax.plot(x, err, color=color, lw=1.4, label=f"{scheme} (pred. -ln r/it = {pr:.3g})")
+                        ax.plot(x, pred, color=color, lw=0.9, ls="--")
+                        ax.plot(x, floor, color=color, lw=0.7, ls=":")
+                if cov is not None:
+                    _, cc, clab = cov
+                    csel = np.array(clab) == lab
+                    if csel.any():
+                        for xi, xname in enumerate(("sweep_equivalents", "cpu_seconds")):
+                            ax = axes[2 * gi + 1, 2 * di + xi]
+                            x = cc[xname][csel]
+                            ax.plot(x, np.abs(cc["cov_error"][csel]), color=color, lw=1.4, label=scheme)
+                            ax.plot(x, cc["cov_floor"][csel], color=color, lw=0.7, ls=":")
+            for row in (2 * gi, 2 * gi + 1):
+                for xi, xlabel in enumerate(("sweep-equivalents (n site updates)",
+                                             "CPU seconds (sampling, all chains)")):
+                    ax = axes[row, 2 * di + xi]
+                    ax.set_yscale("log")
+                    ax.set_xscale("log")
+                    if row == 2 * gi:
+                        ax.set_ylim(1e-10, 2)
+                        ax.set_ylabel(("||mean x|| " if dom == "primal" else "||mean x~|| ") + "/ start")
+                    else:
+                        ax.set_ylim(1e-3, 2)
+                        ax.set_ylabel("|covariance error| of " + ("x" if dom == "primal" else "x~"))
+                    if xi == 0:
+                        ax.set_xlim(left=1)
+                    else:
+                        for xv, ls, text in lines:
+                            ax.axvline(xv, color="k", lw=0.9, ls=ls, label=text)
+                    ax.set_xlabel(xlabel)
+                    ax.grid(alpha=0.3, ls=":")
+                    what = "mean" if row == 2 * gi else "covariance"
+                    ax.set_title(f"{graph} {dom}, {what}", fontsize=8)
+                    ax.legend(fontsize=6)
+    fig.suptitle(js.get("title", "accel") + "\nsolid: measured; dashed: predicted; dotted: Monte Carlo floor",
+                 fontsize=9)
     fig.tight_layout()
     save(fig, out_dir, "accel")
 

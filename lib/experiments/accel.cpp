@@ -1,9 +1,11 @@
-// `reproduce accel` (issue 13): the mean-error decay of random-scan Gibbs, SSOR and Chebyshev-SSOR against
-// sweep-equivalents and CPU seconds, primal x and dual x~ = B y~, with the predicted rates beside the fitted ones.
+// `reproduce accel` (issue 13): the mean-error decay and the covariance error of random-scan Gibbs, SSOR and
+// Chebyshev-SSOR against sweep-equivalents and CPU seconds, primal x and dual x~ = B y~, on torus:100, torus:1000 and
+// kregular:10000,4, with the predicted rates beside the fitted ones and CHOLMOD's cost per exact draw.
 #include <dualgibbs/experiments/experiments.hpp>
 
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/model/io.hpp>
+#include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
 #include "experiments/figure_support.hpp"
@@ -12,8 +14,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,173 +61,304 @@ double iterations_to(const Series& s, double level) {
   return kNaN;
 }
 
+// The covariance error of an ensemble at one checkpoint: 1 - sum_{v in S} var^(v) / sum_{v in S} Var(v) over the
+// fixed node subset S, var^ the ensemble's sample variance (all chains started at one point, so it grows from 0
+// to the target's Var as the sampler mixes; signed, positive while the ensemble is too narrow), and its floor: half
+// the difference of the statistic on the two halves of the chains.
+struct CovPoint {
+  double error = 0;
+  double floor = 0;
+};
+
+double variance_sum(const Eigen::MatrixXd& rows, Eigen::Index first, Eigen::Index count) {
+  const Eigen::MatrixXd block = rows.middleCols(first, count);
+  const Eigen::VectorXd mean = block.rowwise().mean();
+  return (block.colwise() - mean).squaredNorm() / static_cast<double>(count - 1);
+}
+
+CovPoint cov_point(const Eigen::MatrixXd& states, const std::vector<Index>& subset, double truth_sum) {
+  Eigen::MatrixXd rows(static_cast<Eigen::Index>(subset.size()), states.cols());
+  for (std::size_t k = 0; k < subset.size(); ++k) rows.row(static_cast<Eigen::Index>(k)) = states.row(subset[k]);
+  const Eigen::Index L = states.cols(), half = L / 2;
+  CovPoint p;
+  p.error = 1.0 - variance_sum(rows, 0, L) / truth_sum;
+  if (half >= 2 && L - half >= 2)
+    p.floor = 0.5 * std::abs(variance_sum(rows, 0, half) - variance_sum(rows, half, L - half)) / truth_sum;
+  return p;
+}
+
+// One panel of the figure: a graph, its chain count and its cap on site updates per series.
+struct Panel {
+  std::string graph;
+  std::size_t chains;
+  double max_updates;
+};
+
 }  // namespace
 
 ExperimentResult run_accel(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
+  const std::vector<Panel> panels =
+      opt.quick ? std::vector<Panel>{{"torus:16", 40, 2e9}, {"kregular:256,4", 40, 2e9}}
+                : std::vector<Panel>{{"torus:100", 100, 2e9}, {"torus:1000", 16, 2e9}, {"kregular:10000,4", 100, 2e9}};
+  std::string graphs;
+  for (const Panel& p : panels) graphs += (graphs.empty() ? "" : ", ") + p.graph;
   ExperimentResult res = detail::start_figure(
       "accel",
-      "Accelerated samplers: ensemble-mean error of random-scan Gibbs, SSOR and Chebyshev-SSOR against "
-      "sweep-equivalents and CPU seconds, primal x and dual x~, " +
-          std::string(opt.quick ? "torus:16" : "torus:100") + ", s = 1, sigma = 0.25",
+      "Accelerated samplers: ensemble-mean and covariance error of random-scan Gibbs, SSOR and Chebyshev-SSOR "
+      "against sweep-equivalents and CPU seconds, primal x and dual x~, " +
+          graphs + ", s = 1, sigma = 0.25",
       opt);
   if (opt.as_published || opt.init || opt.init_value || opt.init_scale)
     res.notes.push_back(
         "accel has no published counterpart and runs the mean-decay start of fig10 and rates (1e6 x a fixed normal "
         "vector): the preset and the start overrides do not change it.");
-  const std::string graph = opt.quick ? "torus:16" : "torus:100";
   const double s = 1.0, sigma = 0.25, omega = 1.5;
-  const std::size_t chains = detail::pick(opt.chains, opt.quick, 40, 100);
-  const Model model = load_model(graph, s, sigma);
-  detail::add_model_parameters(res, graph, s, sigma);
+  res.parameters.emplace_back("graphs", graphs);
+  res.parameters.emplace_back("s", number_text(s, 10));
+  res.parameters.emplace_back("sigma", number_text(sigma, 10));
   res.parameters.emplace_back("omega", number_text(omega, 10));
-  res.parameters.emplace_back("chains", std::to_string(chains));
-  res.parameters.emplace_back("init", "given: 1e6 x a fixed N(0, I) vector (|.| in the primal), same for every chain");
-  res.parameters.emplace_back("observed", "primal: x; dual: x~ = B y~");
-
-  const detail::Stopwatch spectra_clock;
-  const Rates rates = convergence_rates(model);
-  const SsorSpectrum spectrum[2] = {ssor_spectrum(model, Domain::Primal, omega),
-                                    ssor_spectrum(model, Domain::Dual, omega)};
-  res.timings.emplace_back("spectra", spectra_clock.seconds());
-  const double gibbs_dual = std::isfinite(rates.rate_dual_effective) ? rates.rate_dual_effective : rates.rate_dual;
-
-  // The dual's start: y~ = B^T v in the cut space (x~ sees nothing else), v a normal node vector smoothed by the heat
-  // flow of the Laplacian, v <- v - L v / (2 d_max), until the modes above lambda(L) ~ 0.3 d_max are gone. The slowest
-  // mode of x~ is the smoothest cut mode (lambda_2 of L); a rough start carries it with weight ~ 1 / sqrt(|V|), below
-  // the spread the independent chains' random schedules cause, and the Gibbs fit would measure faster modes.
-  Eigen::VectorXd dual_start;
   {
-    const SparseMatrix B = model.incidence();
-    const SparseMatrix L = B * SparseMatrix(B.transpose());
-    const double step = 1.0 / (2.0 * static_cast<double>(std::max<Index>(1, model.graph().max_degree())));
-    Eigen::VectorXd v = detail::normal_vector(model.num_nodes(), detail::derive_seed(opt.seed, 102));
-    for (int k = 0; k < 40; ++k) v -= step * (L * v);
-    dual_start = B.transpose() * v;
-    dual_start *= 1e6 * std::sqrt(static_cast<double>(dual_start.size())) / dual_start.norm();
+    std::string chains;
+    for (const Panel& p : panels)
+      chains +=
+          (chains.empty() ? "" : ", ") + p.graph + ": " + std::to_string(detail::pick(opt.chains, false, 0, p.chains));
+    res.parameters.emplace_back("chains", chains);
   }
-
-  std::vector<Series> series;
-  for (Domain d : {Domain::Primal, Domain::Dual}) {
-    const SsorSpectrum& sp = spectrum[d == Domain::Primal ? 0 : 1];
-    for (SchemeKind kind : {SchemeKind::Gibbs, SchemeKind::Ssor, SchemeKind::ChebyshevSsor}) {
-      Series ser;
-      ser.kind = kind;
-      ser.domain = d;
-      ser.label = std::string(to_string(kind)) + (d == Domain::Primal ? " primal" : " dual");
-      ser.updates_per_iteration = kind == SchemeKind::Gibbs ? 1 : 2;
-      if (kind == SchemeKind::Gibbs) {
-        ser.predicted = detail::neg_log(d == Domain::Primal ? rates.rate_primal : gibbs_dual);
-        ser.predicted_by = d == Domain::Primal ? "r_p" : (std::isfinite(rates.rate_dual_effective) ? "r_d^eff" : "r_d");
-      } else if (kind == SchemeKind::Ssor) {
-        ser.predicted = detail::neg_log(ssor_rate(sp));
-        ser.predicted_by = "ssor";
-      } else {
-        ser.predicted = detail::neg_log(chebyshev_ssor_rate(sp));
-        ser.predicted_by = "cheby-ssor";
-      }
-      series.push_back(std::move(ser));
-    }
-  }
-
-  // Iterations: enough to bring the predicted mean error to 1e-9 of its start (below the Monte Carlo floor of
-  // these chain counts), at most 2000 and at most 2e9 site updates per series (the slow dual SSOR).
-  const double max_updates = 2e9;
-  double sampling_cpu = 0;
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    Series& ser = series[i];
-    std::size_t iterations = opt.sweeps;
-    if (iterations == 0) {
-      const double need = std::ceil(std::log(1e9) / ser.predicted);
-      const double per_iteration =
-          ser.updates_per_iteration * static_cast<double>(model.dimension(ser.domain)) * static_cast<double>(chains);
-      const auto cap = static_cast<std::size_t>(std::clamp(std::floor(max_updates / per_iteration), 10.0, 2000.0));
-      iterations = std::isfinite(need) ? std::clamp<std::size_t>(static_cast<std::size_t>(need), 10, cap) : cap;
-    }
-    SchemeOptions scheme;
-    scheme.kind = ser.kind;
-    scheme.omega = ser.kind == SchemeKind::Gibbs ? 1.0 : omega;
-    scheme.spectrum = spectrum[ser.domain == Domain::Primal ? 0 : 1];
-    EnsembleOptions o;
-    o.chains = chains;
-    o.sweeps = iterations;
-    o.seed = detail::derive_seed(opt.seed, 1300, i);
-    o.threads = opt.threads;
-    o.init = InitialState::Given;
-    // The start of detail::mean_decay (fig10, rates): large, the same for every chain; positive in the primal so
-    // that it carries the Perron vector, the slowest mode of Gibbs, with a sizeable weight.
-    Eigen::VectorXd start = 1e6 * detail::normal_vector(model.num_nodes(), detail::derive_seed(opt.seed, 101));
-    if (ser.domain == Domain::Primal) start = start.cwiseAbs();
-    if (ser.domain == Domain::Dual) start = dual_start;
-    o.given_state = start;
-    o.observe_edges = ser.domain == Domain::Dual;
-    o.lockstep = 1;
-    const SparseMatrix B = model.incidence();
-    if (opt.progress) opt.progress("accel: " + ser.label, static_cast<double>(i) / static_cast<double>(series.size()));
-    const EnsembleStats st = run_ensemble(
-        model, ser.domain, o,
-        [&](const Checkpoint& cp) {
-          ser.iterations.push_back(static_cast<double>(cp.sweep));
-          if (ser.domain == Domain::Dual) {
-            const Eigen::MatrixXd xt = B * cp.states;
-            ser.points.push_back(detail::mean_point(xt));
-          } else {
-            ser.points.push_back(detail::mean_point(cp.states));
-          }
-        },
-        scheme);
-    ser.cpu_per_iteration = st.cpu_seconds / static_cast<double>(iterations);
-    sampling_cpu += st.cpu_seconds;
-    ser.fit = detail::fit_mean(ser.iterations, ser.points);
-  }
-  res.timings.emplace_back("sampling_cpu", sampling_cpu);
+  res.parameters.emplace_back("init",
+                              "mean: 1e6 x a fixed N(0, I) vector (|.| in the primal), same for every chain; "
+                              "covariance: 0 for every chain");
+  res.parameters.emplace_back("observed", "primal: x; dual: x~ = B y~");
+  res.parameters.emplace_back("cov_error",
+                              "1 - sum_{v in S} var^(v) / sum_{v in S} Var(v), S = min(|V|, 2000) evenly spaced nodes, "
+                              "var^ the ensemble's sample variance, Var by selected inversion of Q (dual x~: "
+                              "(s_v^2 - Var(X_v)) / s_v^4, Woodbury)");
 
   res.table =
       Table("series", {"iteration", "sweep_equivalents", "cpu_seconds", "mean_error", "mean_floor", "predicted_error"});
+  Table cov_table("series", {"iteration", "sweep_equivalents", "cpu_seconds", "cov_error", "cov_floor"});
   Table rate_table("series", {"sweep_equivalents_per_iteration", "predicted_neg_log_rate", "fitted_neg_log_rate",
                               "rel_diff", "predicted_per_sweep_equivalent", "fitted_per_sweep_equivalent",
                               "window_first", "window_last", "cpu_seconds_per_iteration", "iterations_to_1e-6",
                               "sweep_equivalents_to_1e-6", "cpu_seconds_to_1e-6"});
-  for (const Series& ser : series) {
-    const ChebyshevSsorSweep* cheby = nullptr;
-    std::optional<ChebyshevSsorSweep> sweep;
-    if (ser.kind == SchemeKind::ChebyshevSsor) cheby = &sweep.emplace(spectrum[ser.domain == Domain::Primal ? 0 : 1]);
-    const double start = ser.points.front().norm;
-    for (std::size_t k = 0; k < ser.points.size(); ++k) {
-      const double it = ser.iterations[k];
-      res.table.add_row(ser.label,
-                        {it, it * ser.updates_per_iteration, it * ser.cpu_per_iteration, ser.points[k].norm / start,
-                         ser.points[k].floor / start, predicted_error(ser, cheby, it)});
-    }
-    const double k6 = iterations_to(ser, 1e-6);
-    const double fitted = ser.fit.neg_log_rate;
-    rate_table.add_row(ser.label, {ser.updates_per_iteration, ser.predicted, fitted, fitted / ser.predicted - 1.0,
-                                   ser.predicted / ser.updates_per_iteration, fitted / ser.updates_per_iteration,
-                                   ser.fit.first_sweep, ser.fit.last_sweep, ser.cpu_per_iteration, k6,
-                                   k6 * ser.updates_per_iteration, k6 * ser.cpu_per_iteration});
-    RateComparison row;
-    row.label = ser.label + (ser.domain == Domain::Dual ? " x~" : "");
-    row.fitted_from = "mean";
-    row.predicted_by = ser.predicted_by;
-    row.predicted = ser.predicted;
-    row.fit = ser.fit;
-    res.rates.push_back(row);
-  }
-  res.extra_tables.emplace_back("rates", rate_table);
+  Table exact_table("graph",
+                    {"domain_dual", "dimension", "factorize_cpu_seconds", "cpu_seconds_per_draw", "draws", "chains"});
+  double sampling_cpu = 0, spectra_seconds = 0, truth_seconds = 0;
 
-  // Headlines: the Chebyshev-SSOR fit against its prediction, and its cost to 1e-6 against Gibbs (primal).
-  const auto find = [&](const std::string& label) -> const Series& {
-    return *std::find_if(series.begin(), series.end(), [&](const Series& x) { return x.label == label; });
-  };
-  for (const char* d : {"primal", "dual"}) {
-    const Series& c = find(std::string("cheby-ssor ") + d);
-    res.summary.emplace_back(std::string("cheby_ssor_") + d + "_rel_diff", c.fit.neg_log_rate / c.predicted - 1.0);
-    const Series& g = find(std::string("gibbs ") + d);
-    const double kc = iterations_to(c, 1e-6), kg = iterations_to(g, 1e-6);
-    res.summary.emplace_back(std::string("sweep_ratio_gibbs_over_cheby_ssor_to_1e-6_") + d, kg / (2 * kc));
-    res.summary.emplace_back(std::string("cpu_ratio_gibbs_over_cheby_ssor_to_1e-6_") + d,
-                             kg * g.cpu_per_iteration / (kc * c.cpu_per_iteration));
+  for (std::size_t g = 0; g < panels.size(); ++g) {
+    const Panel& panel = panels[g];
+    const std::string& graph = panel.graph;
+    const std::size_t chains = detail::pick(opt.chains, false, 0, panel.chains);
+    const Model model = load_model(graph, s, sigma);
+
+    const detail::Stopwatch spectra_clock;
+    const Rates rates = convergence_rates(model);
+    const SsorSpectrum spectrum[2] = {ssor_spectrum(model, Domain::Primal, omega),
+                                      ssor_spectrum(model, Domain::Dual, omega)};
+    spectra_seconds += spectra_clock.seconds();
+    const double gibbs_dual = std::isfinite(rates.rate_dual_effective) ? rates.rate_dual_effective : rates.rate_dual;
+
+    // The truth of the covariance error: Var(X_v) on the subset by selected inversion of Q, and Var(x~_v) from it
+    // by Woodbury (Prop. 2, docs/concepts.md: Cov(X) = D_s - D_s Cov(x~) D_s with D_s = diag(s_v^2)), no factor of
+    // R needed. Exact sampling's cost: CHOLMOD's factorization and batched draws of each domain's precision (R
+    // only up to kMaxExactDualEdges edges).
+    const detail::Stopwatch truth_clock;
+    const Index n = model.num_nodes();
+    const auto m = static_cast<Index>(std::min<Index>(n, 2000));
+    std::vector<Index> subset;
+    for (Index k = 0; k < m; ++k) subset.push_back(static_cast<Index>(static_cast<double>(k) * n / m));
+    double truth_sum[2] = {0, 0};
+    {
+      const CholeskyFactor f(model.primal_precision());
+      const Eigen::VectorXd var = f.marginal_variances();
+      for (Index v : subset) {
+        const double s2 = model.node_variances()[v];
+        truth_sum[0] += var[v];
+        truth_sum[1] += (s2 - var[v]) / (s2 * s2);
+      }
+    }
+    truth_seconds += truth_clock.seconds();
+    for (Domain d : {Domain::Primal, Domain::Dual}) {
+      constexpr Index kMaxExactDualEdges = 1000000;
+      if (d == Domain::Dual && model.num_edges() > kMaxExactDualEdges) {
+        res.notes.push_back(graph + ": CHOLMOD's exact sampling of the dual (R, " + std::to_string(model.num_edges()) +
+                            " edges) is not timed (more than " + std::to_string(kMaxExactDualEdges) +
+                            " edges); the primal's line stands for both.");
+        continue;
+      }
+      const std::size_t draws = 16;
+      std::clock_t c0 = std::clock();
+      const CholeskyFactor f(d == Domain::Primal ? model.primal_precision() : model.dual_precision());
+      const double factor_cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+      c0 = std::clock();
+      const Eigen::MatrixXd x = f.sample(draws, detail::derive_seed(opt.seed, 1301, g));
+      const double draw_cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / static_cast<double>(draws);
+      if (!x.allFinite()) throw std::runtime_error("accel: CHOLMOD's exact draws are not finite on " + graph);
+      exact_table.add_row(graph, {d == Domain::Dual ? 1.0 : 0.0, static_cast<double>(model.dimension(d)), factor_cpu,
+                                  draw_cpu, static_cast<double>(draws), static_cast<double>(chains)});
+    }
+
+    // The dual's start: y~ = B^T v in the cut space (x~ sees nothing else), v a normal node vector smoothed by the
+    // heat flow of the Laplacian, v <- v - L v / (2 d_max), until the modes above lambda(L) ~ 0.3 d_max are gone.
+    // The slowest mode of x~ is the smoothest cut mode (lambda_2 of L); a rough start carries it with weight
+    // ~ 1 / sqrt(|V|), below the spread the independent chains' random schedules cause, and the Gibbs fit would
+    // measure faster modes.
+    const SparseMatrix B = model.incidence();
+    Eigen::VectorXd dual_start;
+    {
+      const SparseMatrix L = B * SparseMatrix(B.transpose());
+      const double step = 1.0 / (2.0 * static_cast<double>(std::max<Index>(1, model.graph().max_degree())));
+      Eigen::VectorXd v = detail::normal_vector(model.num_nodes(), detail::derive_seed(opt.seed, 102));
+      for (int k = 0; k < 40; ++k) v -= step * (L * v);
+      dual_start = B.transpose() * v;
+      dual_start *= 1e6 * std::sqrt(static_cast<double>(dual_start.size())) / dual_start.norm();
+    }
+
+    std::vector<Series> series;
+    for (Domain d : {Domain::Primal, Domain::Dual}) {
+      const SsorSpectrum& sp = spectrum[d == Domain::Primal ? 0 : 1];
+      for (SchemeKind kind : {SchemeKind::Gibbs, SchemeKind::Ssor, SchemeKind::ChebyshevSsor}) {
+        Series ser;
+        ser.kind = kind;
+        ser.domain = d;
+        ser.label = graph + " " + to_string(kind) + (d == Domain::Primal ? " primal" : " dual");
+        ser.updates_per_iteration = kind == SchemeKind::Gibbs ? 1 : 2;
+        if (kind == SchemeKind::Gibbs) {
+          ser.predicted = detail::neg_log(d == Domain::Primal ? rates.rate_primal : gibbs_dual);
+          ser.predicted_by =
+              d == Domain::Primal ? "r_p" : (std::isfinite(rates.rate_dual_effective) ? "r_d^eff" : "r_d");
+        } else if (kind == SchemeKind::Ssor) {
+          ser.predicted = detail::neg_log(ssor_rate(sp));
+          ser.predicted_by = "ssor";
+        } else {
+          ser.predicted = detail::neg_log(chebyshev_ssor_rate(sp));
+          ser.predicted_by = "cheby-ssor";
+        }
+        series.push_back(std::move(ser));
+      }
+    }
+
+    // Iterations: enough to bring the predicted mean error to 1e-9 of its start (below the Monte Carlo floor of
+    // these chain counts), at most 2000 and at most the panel's cap of site updates per series (the slow dual SSOR,
+    // Gibbs on 10^6 nodes). The covariance run: to a predicted 1e-3 (the error decays as r^2 per iteration; the
+    // floor of these chain counts is about 1e-2), under the same caps.
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      Series& ser = series[i];
+      const double per_iteration =
+          ser.updates_per_iteration * static_cast<double>(model.dimension(ser.domain)) * static_cast<double>(chains);
+      const auto cap =
+          static_cast<std::size_t>(std::clamp(std::floor(panel.max_updates / per_iteration), 10.0, 2000.0));
+      const auto iterations_for = [&](double level) {
+        if (opt.sweeps != 0) return opt.sweeps;
+        const double need = std::ceil(std::log(level) / ser.predicted);
+        return std::isfinite(need) ? std::clamp<std::size_t>(static_cast<std::size_t>(need), 10, cap) : cap;
+      };
+      const std::size_t iterations = iterations_for(1e9), cov_iterations = iterations_for(std::sqrt(1e3));
+      SchemeOptions scheme;
+      scheme.kind = ser.kind;
+      scheme.omega = ser.kind == SchemeKind::Gibbs ? 1.0 : omega;
+      scheme.spectrum = spectrum[ser.domain == Domain::Primal ? 0 : 1];
+      EnsembleOptions o;
+      o.chains = chains;
+      o.sweeps = iterations;
+      o.seed = detail::derive_seed(opt.seed, 1300 + 10 * g, i);
+      o.threads = opt.threads;
+      o.init = InitialState::Given;
+      // The start of detail::mean_decay (fig10, rates): large, the same for every chain; positive in the primal so
+      // that it carries the Perron vector, the slowest mode of Gibbs, with a sizeable weight.
+      Eigen::VectorXd start = 1e6 * detail::normal_vector(model.num_nodes(), detail::derive_seed(opt.seed, 101));
+      if (ser.domain == Domain::Primal) start = start.cwiseAbs();
+      if (ser.domain == Domain::Dual) start = dual_start;
+      o.given_state = start;
+      o.observe_edges = ser.domain == Domain::Dual;
+      o.lockstep = 1;
+      if (opt.progress)
+        opt.progress("accel: " + ser.label,
+                     (static_cast<double>(g) + static_cast<double>(i) / static_cast<double>(series.size())) /
+                         static_cast<double>(panels.size()));
+      const EnsembleStats st = run_ensemble(
+          model, ser.domain, o,
+          [&](const Checkpoint& cp) {
+            ser.iterations.push_back(static_cast<double>(cp.sweep));
+            if (ser.domain == Domain::Dual) {
+              const Eigen::MatrixXd xt = B * cp.states;
+              ser.points.push_back(detail::mean_point(xt));
+            } else {
+              ser.points.push_back(detail::mean_point(cp.states));
+            }
+          },
+          scheme);
+      ser.cpu_per_iteration = st.cpu_seconds / static_cast<double>(iterations);
+      sampling_cpu += st.cpu_seconds;
+      ser.fit = detail::fit_mean(ser.iterations, ser.points);
+
+      // The covariance run: every chain from 0, the sample variance of the subset at every iteration.
+      o.sweeps = cov_iterations;
+      o.seed = detail::derive_seed(opt.seed, 1305 + 10 * g, i);
+      o.given_state = Eigen::VectorXd::Zero(model.dimension(ser.domain));
+      const double ts = truth_sum[ser.domain == Domain::Primal ? 0 : 1];
+      std::vector<std::pair<double, CovPoint>> cov;
+      const EnsembleStats cst = run_ensemble(
+          model, ser.domain, o,
+          [&](const Checkpoint& cp) {
+            const CovPoint p =
+                ser.domain == Domain::Dual ? cov_point(B * cp.states, subset, ts) : cov_point(cp.states, subset, ts);
+            cov.emplace_back(static_cast<double>(cp.sweep), p);
+          },
+          scheme);
+      sampling_cpu += cst.cpu_seconds;
+      const double cov_cpu_per_iteration = cst.cpu_seconds / static_cast<double>(cov_iterations);
+      for (const auto& [it, p] : cov)
+        cov_table.add_row(ser.label,
+                          {it, it * ser.updates_per_iteration, it * cov_cpu_per_iteration, p.error, p.floor});
+    }
+
+    for (const Series& ser : series) {
+      const ChebyshevSsorSweep* cheby = nullptr;
+      std::optional<ChebyshevSsorSweep> sweep;
+      if (ser.kind == SchemeKind::ChebyshevSsor) cheby = &sweep.emplace(spectrum[ser.domain == Domain::Primal ? 0 : 1]);
+      const double start = ser.points.front().norm;
+      for (std::size_t k = 0; k < ser.points.size(); ++k) {
+        const double it = ser.iterations[k];
+        res.table.add_row(ser.label,
+                          {it, it * ser.updates_per_iteration, it * ser.cpu_per_iteration, ser.points[k].norm / start,
+                           ser.points[k].floor / start, predicted_error(ser, cheby, it)});
+      }
+      const double k6 = iterations_to(ser, 1e-6);
+      const double fitted = ser.fit.neg_log_rate;
+      rate_table.add_row(ser.label, {ser.updates_per_iteration, ser.predicted, fitted, fitted / ser.predicted - 1.0,
+                                     ser.predicted / ser.updates_per_iteration, fitted / ser.updates_per_iteration,
+                                     ser.fit.first_sweep, ser.fit.last_sweep, ser.cpu_per_iteration, k6,
+                                     k6 * ser.updates_per_iteration, k6 * ser.cpu_per_iteration});
+      RateComparison row;
+      row.label = ser.label + (ser.domain == Domain::Dual ? " x~" : "");
+      row.fitted_from = "mean";
+      row.predicted_by = ser.predicted_by;
+      row.predicted = ser.predicted;
+      row.fit = ser.fit;
+      res.rates.push_back(row);
+    }
+
+    // Headlines: the Chebyshev-SSOR fit against its prediction, and its cost to 1e-6 against Gibbs.
+    const auto find = [&](const std::string& label) -> const Series& {
+      return *std::find_if(series.begin(), series.end(), [&](const Series& x) { return x.label == label; });
+    };
+    for (const char* d : {"primal", "dual"}) {
+      const Series& c = find(graph + " cheby-ssor " + d);
+      res.summary.emplace_back(graph + " cheby_ssor_" + d + "_rel_diff", c.fit.neg_log_rate / c.predicted - 1.0);
+      const Series& gb = find(graph + " gibbs " + d);
+      const double kc = iterations_to(c, 1e-6), kg = iterations_to(gb, 1e-6);
+      res.summary.emplace_back(graph + " sweep_ratio_gibbs_over_cheby_ssor_to_1e-6_" + d, kg / (2 * kc));
+      res.summary.emplace_back(graph + " cpu_ratio_gibbs_over_cheby_ssor_to_1e-6_" + d,
+                               kg * gb.cpu_per_iteration / (kc * c.cpu_per_iteration));
+    }
   }
+  res.timings.emplace_back("spectra", spectra_seconds);
+  res.timings.emplace_back("truth_and_exact_sampling", truth_seconds);
+  res.timings.emplace_back("sampling_cpu", sampling_cpu);
+  res.extra_tables.emplace_back("rates", rate_table);
+  res.extra_tables.emplace_back("covariance", cov_table);
+  res.extra_tables.emplace_back("exact", exact_table);
   res.notes.push_back(
       "one iteration of ssor and cheby-ssor is 2n site updates (2 sweep-equivalents); rates are -ln r per "
       "iteration; CPU seconds are those of the sampling threads for all chains (the observers excluded), on a "
@@ -231,6 +366,9 @@ ExperimentResult run_accel(const ExperimentOptions& opt) {
   res.notes.push_back(
       "the dual's prediction for ssor, 1 - lambda_min(M^-1 R), belongs to a mode that mixes cycle and cut space; x~ "
       "sees only the cut space (docs/sampler.md section 2, 'The dual').");
+  res.notes.push_back(
+      "accel_exact.csv: CHOLMOD's CPU seconds to factorize each domain's precision and per exact draw (16 batched); "
+      "the time of `chains` exact draws is the line to compare the CPU axis with.");
   detail::note_missing_fits(res);
   return detail::finish(std::move(res), total);
 }
