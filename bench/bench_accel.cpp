@@ -5,6 +5,9 @@
 //    sigma = 0.25), primal x and dual x~ = B y~: -ln r per iteration fitted from the noise-free iteration from a
 //    random start (the ensemble mean of the noisy sampler follows exactly this iteration: the sampler is linear)
 //    beside the prediction from the SSOR spectrum;
+//  - "iat": on the decay graph, primal, the predicted autocorrelation time of the slowest mode (below) against the
+//    one measured from 20000 iterations of one chain, observed through the slowest mode itself (dense, up to 2500
+//    nodes) and through the node average;
 //  - "cost": on the cost graph (default torus:1000), primal, one chain on one thread: wall and CPU time per
 //    iteration of random-scan Gibbs, ssor and cheby-ssor (with noise), iterations to bring the mean error to 1e-6
 //    of its start (cheby-ssor: measured noise-free; Gibbs: predicted from r_p of the paper, the ensemble mean's
@@ -31,6 +34,8 @@
 #include <dualgibbs/sampling/accelerated.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
+
+#include <Eigen/Dense>
 
 #include <chrono>
 #include <cmath>
@@ -112,6 +117,36 @@ double ar2_iat(double phi1, double phi2) {
     sum += r;
   }
   return 1.0 + 2.0 * sum;
+}
+
+// The slowest mode's AR(2) coefficients (phi1, phi2) of a Chebyshev-SSOR sweep under the asymptotic weights
+// alpha = 2 / (1 + sqrt(1 - rho^2)): x_{k+1} = alpha (1 - tau lambda_min) x_k + (1 - alpha) x_{k-1} + noise.
+std::pair<double, double> slowest_mode_ar2(const ChebyshevSsorSweep& cheby) {
+  const double lo = cheby.interval_min(), hi = cheby.interval_max(), tau = cheby.tau();
+  const double rho = (hi - lo) / (hi + lo), alpha = 2.0 / (1.0 + std::sqrt(1.0 - rho * rho));
+  return {alpha * (1.0 - tau * lo), 1.0 - alpha};
+}
+
+// Integrated autocorrelation time of a series with Sokal's automatic window (the smallest W >= 5 tau(W)), and its
+// standard error tau sqrt(2 (2 W + 1) / N) (Madras and Sokal 1988).
+std::pair<double, double> measured_iat(const std::vector<double>& x) {
+  const std::size_t n = x.size();
+  double mean = 0;
+  for (double v : x) mean += v;
+  mean /= static_cast<double>(n);
+  const auto autocov = [&](std::size_t lag) {
+    double sum = 0;
+    for (std::size_t t = 0; t + lag < n; ++t) sum += (x[t] - mean) * (x[t + lag] - mean);
+    return sum / static_cast<double>(n);
+  };
+  const double c0 = autocov(0);
+  double tau = 1.0;
+  std::size_t w = 1;
+  for (; w < n / 2; ++w) {
+    tau += 2.0 * autocov(w) / c0;
+    if (static_cast<double>(w) >= 5.0 * tau) break;
+  }
+  return {tau, tau * std::sqrt(2.0 * (2.0 * static_cast<double>(w) + 1.0) / static_cast<double>(n))};
 }
 
 // time_per_iteration of a block of `width` chains (1, 2, 4, 8 or 16), divided by the width: CPU and wall seconds per
@@ -246,6 +281,47 @@ int main(int argc, char** argv) {
     }
   }
 
+  // ---- the autocorrelation time the per-sample cost rests on, checked on the decay graph (primal) ----
+  // The predicted IAT of the slowest mode against the one measured from a run of one chain, observed through the
+  // slowest mode's coefficient c = v^T M x (A v = lambda_min M v, v^T M v = 1, dense, for up to 2500 nodes) and
+  // through the node average (Q's smallest eigenvector on a homogeneous graph, which carries most of that mode).
+  {
+    const Model m = load_model(decay_graph, 1.0, sigma);
+    const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
+    const ChebyshevSsorSweep cheby(ssor_spectrum(m, Domain::Primal, omega));
+    const Index n = m.num_nodes();
+    Eigen::VectorXd mode;  // M v
+    if (n <= 2500) {
+      const Eigen::MatrixXd A = Eigen::MatrixXd(m.primal_precision());
+      const Eigen::MatrixXd L = A.triangularView<Eigen::StrictlyLower>();
+      const Eigen::VectorXd d = A.diagonal();
+      const Eigen::MatrixXd F = Eigen::MatrixXd(d.asDiagonal()) / omega + L;
+      const Eigen::MatrixXd M = omega / (2.0 - omega) * F * d.cwiseInverse().asDiagonal() * F.transpose();
+      const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> es(A, M);
+      mode = M * es.eigenvectors().col(0);
+    }
+    GibbsSampler<CsrKernel, 1, ChebyshevSsorSweep> g(k, cheby, 21);
+    g.set_random_state();
+    g.sweep(100);  // burn-in, far beyond the mean's 1e-12
+    const std::size_t count = 20000;
+    std::vector<double> average(count), slowest(count);
+    for (std::size_t t = 0; t < count; ++t) {
+      g.sweep();
+      const Eigen::VectorXd x = g.state(0);
+      average[t] = x.mean();
+      slowest[t] = mode.size() ? mode.dot(x) : 0.0;
+    }
+    const auto [phi1, phi2] = slowest_mode_ar2(cheby);
+    const auto [tau_a, se_a] = measured_iat(average);
+    const auto [tau_s, se_s] = mode.size() ? measured_iat(slowest) : std::pair<double, double>{NAN, NAN};
+    std::printf(
+        "{\"measure\": \"iat\", \"graph\": \"%s\", \"domain\": \"primal\", \"iterations\": %zu, "
+        "\"predicted_iat_slowest_mode\": %.4g, \"measured_iat_slowest_mode\": %.4g, \"measured_iat_slowest_mode_se\": "
+        "%.2g, \"measured_iat_node_average\": %.4g, \"measured_iat_node_average_se\": %.2g}\n",
+        decay_graph.c_str(), count, ar2_iat(phi1, phi2), tau_s, se_s, tau_a, se_a);
+    std::fflush(stdout);
+  }
+
   // ---- cost to a mean error of 1e-6, primal, one chain, one thread ----
   const Model m = load_model(cost_graph, 1.0, sigma);
   const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
@@ -299,9 +375,8 @@ int main(int argc, char** argv) {
                draw_cpu = draw_clock.cpu_seconds() / static_cast<double>(draws);
   // The slowest mode (eigenvalue lambda_min of M^-1 A) under the asymptotic weights alpha = 2 / (1 + sqrt(1 -
   // rho^2)): x_{k+1} = alpha (1 - tau lambda_min) x_k + (1 - alpha) x_{k-1} + noise.
-  const double lo = cheby.interval_min(), hi = cheby.interval_max(), tau = cheby.tau();
-  const double rho = (hi - lo) / (hi + lo), alpha = 2.0 / (1.0 + std::sqrt(1.0 - rho * rho));
-  const double iat = ar2_iat(alpha * (1.0 - tau * lo), 1.0 - alpha);
+  const auto [phi1, phi2] = slowest_mode_ar2(cheby);
+  const double iat = ar2_iat(phi1, phi2);
   std::printf(
       "{\"measure\": \"exact\", \"graph\": \"%s\", \"cholmod_factorize_wall\": %.4g, \"cholmod_factorize_cpu\": %.4g, "
       "\"cholmod_wall_per_draw\": %.4g, \"cholmod_cpu_per_draw\": %.4g, \"draws\": %zu, \"cheby_iat_iterations\": "

@@ -19,7 +19,9 @@ const std::vector<Figure>& figures() {
       {"fig11", "100x100 torus marginal variances against the closed form [eq:torus_true_var]", run_fig11},
       {"accuracy", "time to accuracy of the marginal variances: CPU seconds per method to 1% and 0.1%", run_accuracy},
       {"rates", "spectral-rate benchmark: predicted r_p, r_d, r_d^eff beside fitted rates, all families", run_rates},
-      {"accel", "accelerated samplers: mean decay of gibbs, ssor, cheby-ssor against sweeps and CPU time, torus:100",
+      {"accel",
+       "accelerated samplers: mean and covariance error of gibbs, ssor, cheby-ssor against sweeps and CPU time, "
+       "torus:100, torus:1000, kregular:10000,4",
        run_accel},
   };
   return table;

@@ -188,13 +188,17 @@ DUALGIBBS_EXPORT ExperimentResult run_fig11(const ExperimentOptions& options);
 /// Spectral-rate benchmark: for each family of the paper at two or three sizes and several s/sigma, the
 /// predicted r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay.
 DUALGIBBS_EXPORT ExperimentResult run_rates(const ExperimentOptions& options);
-/// Accelerated samplers (issue 13): on torus:100, s = 1, sigma = 0.25 (quick: torus:16), omega = 1.5, the norm of
-/// the ensemble mean (100 chains from a large fixed start) of random-scan Gibbs, SSOR and Chebyshev-SSOR, primal x
-/// and dual x~ = B y~, against iterations, sweep-equivalents (2 per SSOR iteration) and CPU seconds, with the
-/// predicted decay beside it. Main table (label column `series`, e.g. "cheby-ssor primal"): `iteration,
-/// sweep_equivalents, cpu_seconds, mean_error, mean_floor, predicted_error` (errors relative to the start);
-/// extra table `rates`: predicted and fitted -ln r per iteration and per sweep-equivalent, and the iterations,
-/// sweep-equivalents and CPU seconds to a mean error of 1e-6.
+/// Accelerated samplers (issue 13): on torus:100 (100 chains), torus:1000 (16 chains) and kregular:10000,4 (100
+/// chains), s = 1, sigma = 0.25 (quick: torus:16 and kregular:256,4, 40 chains), omega = 1.5, random-scan Gibbs, SSOR
+/// and Chebyshev-SSOR, primal x and dual x~ = B y~: the norm of the ensemble mean from a large fixed start and the
+/// covariance error from 0, against iterations, sweep-equivalents (2 per SSOR iteration) and CPU seconds, with the
+/// predicted mean decay beside it. Main table (label column `series`, "GRAPH SCHEME DOMAIN", e.g. "torus:100
+/// cheby-ssor primal"): `iteration, sweep_equivalents, cpu_seconds, mean_error, mean_floor, predicted_error` (errors
+/// relative to the start); extra table `rates`: predicted and fitted -ln r per iteration and per sweep-equivalent,
+/// and the iterations, sweep-equivalents and CPU seconds to a mean error of 1e-6; `covariance`: `iteration,
+/// sweep_equivalents, cpu_seconds, cov_error, cov_floor` with cov_error = 1 - sum_S var^ / sum_S Var over a fixed
+/// subset S of min(|V|, 2000) evenly spaced nodes (the ensemble's sample variance against selected inversion);
+/// `exact` (label `graph`): CHOLMOD's CPU seconds to factorize each domain's precision and per exact draw.
 DUALGIBBS_EXPORT ExperimentResult run_accel(const ExperimentOptions& options);
 
 // ---- building blocks (also used by `dualgibbs converge`) -----------------------------------------------
