@@ -63,9 +63,91 @@ Record observe_run(const dualgibbs::Model& model, dualgibbs::Domain domain, cons
   return rec;
 }
 
+// Local observation (EnsembleOptions::local_cuts): the trackers fed this rank's share of the chains only, or, for
+// the reference, every chain in one process.
+struct LocalRecord {
+  std::vector<std::size_t> first, shown;
+  std::vector<double> eu, eb, eu_se, eb_se, mean_norm, cv_eu;
+};
+
+LocalRecord observe_shares(const dualgibbs::Model& model, dualgibbs::Domain domain, dualgibbs::EnsembleOptions o,
+                           bool full, bool over_ranks) {
+  using namespace dualgibbs;
+  const FlowControlVariate cv(model);
+  const Eigen::MatrixXd cov = covariance_primal(model);
+  const Eigen::MatrixXd target = full ? cov : Eigen::MatrixXd(cov.diagonal());
+  const Eigen::VectorXd s2 = model.node_variances();
+  CovarianceErrorTracker tracker(domain, s2, target, ErrorTrackerOptions{4}),
+      cv_tracker(Domain::Dual, s2, target, ErrorTrackerOptions{4});
+  LocalRecord rec;
+  const Observer observe = [&](const Checkpoint& cp) {
+    rec.first.push_back(cp.first_chain);
+    rec.shown.push_back(static_cast<std::size_t>(cp.states.cols()));
+    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains);
+    rec.eu.push_back(e.Eu);
+    rec.eb.push_back(e.Eb);
+    rec.eu_se.push_back(e.Eu_se);
+    rec.eb_se.push_back(e.Eb_se);
+    rec.mean_norm.push_back(e.mean_norm);
+    if (domain != Domain::Dual) return;
+    Eigen::MatrixXd w;
+    {
+      const ScopedLocalWork own;
+      w = cv.dual_terms(cp.states);
+    }
+    rec.cv_eu.push_back(cv_tracker.observe(cp.sweep, 0.0, w, cp.first_chain, o.chains).Eu);
+  };
+  if (over_ranks) {
+    o.local_cuts = tracker.group_offsets(o.chains);
+    mpi::run_ensemble(MPI_COMM_WORLD, model, domain, o, observe);
+  } else {
+    run_ensemble(model, domain, o, observe);
+  }
+  return rec;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(mpi_ensemble)
+
+BOOST_AUTO_TEST_CASE(local_observation_matches_one_process) {
+  // Each rank sees only its share of the trackers' groups and the ranks exchange group sums: every rank's estimates
+  // are bitwise those of one process that sees every chain.
+  using namespace dualgibbs;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const Model model(make_torus(6, 5), 1.0, 0.3);
+  for (Domain domain : {Domain::Primal, Domain::Dual})
+    for (bool full : {true, false})
+      for (unsigned threads : {1u, 2u}) {
+        EnsembleOptions o;
+        o.chains = 37;
+        o.sweeps = 7;
+        o.checkpoint_every = 3;
+        o.seed = 12;
+        o.threads = threads;
+        o.init = InitialState::Random;
+        const LocalRecord one = observe_shares(model, domain, o, full, false);
+        const LocalRecord all = observe_shares(model, domain, o, full, true);
+        const std::vector<std::size_t> cuts =
+            CovarianceErrorTracker(domain, model.node_variances(), covariance_primal(model), ErrorTrackerOptions{4})
+                .group_offsets(o.chains);
+        const auto [g_lo, g_hi] = member_share(cuts.size() - 1, world_rank(), size);
+        BOOST_TEST_CONTEXT(to_string(domain) << (full ? ", full" : ", diagonal") << ", threads " << threads) {
+          BOOST_REQUIRE_EQUAL(all.eu.size(), one.eu.size());
+          for (std::size_t k = 0; k < one.eu.size(); ++k) {
+            BOOST_CHECK_EQUAL(all.first[k], cuts[g_lo]);  // this rank's share of the groups only
+            BOOST_CHECK_EQUAL(all.shown[k], cuts[g_hi] - cuts[g_lo]);
+            BOOST_CHECK(all.eu[k] == one.eu[k]);  // exact: the same bits
+            BOOST_CHECK(all.eb[k] == one.eb[k]);
+            BOOST_CHECK(all.eu_se[k] == one.eu_se[k]);
+            BOOST_CHECK(all.eb_se[k] == one.eb_se[k]);
+            BOOST_CHECK(all.mean_norm[k] == one.mean_norm[k]);
+            if (domain == Domain::Dual) BOOST_CHECK(all.cv_eu[k] == one.cv_eu[k]);
+          }
+        }
+      }
+}
 
 BOOST_AUTO_TEST_CASE(checkpoints_and_estimators_match_one_process) {
   using namespace dualgibbs;

@@ -134,9 +134,147 @@ Record observe_run(const dualgibbs::Model& model, dualgibbs::Domain domain, cons
   return rec;
 }
 
+// Local observation (EnsembleOptions::local_cuts): the trackers of one kind fed each member's share only.
+struct LocalRecord {
+  std::vector<std::size_t> first, shown;
+  std::vector<double> eu, eb, eu_se, eb_se, mean_norm, cv_eu;
+  std::vector<Eigen::MatrixXd> estimate, cv_terms;
+};
+
+// With `local`, the members see their shares (local_cuts = the tracker's groups) and the trackers exchange sums; else
+// the observer sees every chain (one process, or the gathered states) and the trackers use observe(states).
+LocalRecord observe_shares(const dualgibbs::Model& model, dualgibbs::Domain domain, dualgibbs::EnsembleOptions o,
+                           bool full, bool local) {
+  using namespace dualgibbs;
+  const FlowControlVariate cv(model);
+  const Eigen::MatrixXd cov = covariance_primal(model);
+  const Eigen::MatrixXd target = full ? cov : Eigen::MatrixXd(cov.diagonal());
+  const Eigen::VectorXd s2 = model.node_variances();
+  ErrorTrackerOptions topt;
+  topt.jackknife_groups = 3;
+  CovarianceErrorTracker tracker(domain, s2, target, topt), cv_tracker(Domain::Dual, s2, target, topt);
+  if (local) o.local_cuts = tracker.group_offsets(o.chains);
+  LocalRecord rec;
+  run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
+    rec.first.push_back(cp.first_chain);
+    rec.shown.push_back(static_cast<std::size_t>(cp.states.cols()));
+    const ErrorEstimate e = local ? tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains)
+                                  : tracker.observe(cp.sweep, 0.0, cp.states);
+    rec.eu.push_back(e.Eu);
+    rec.eb.push_back(e.Eb);
+    rec.eu_se.push_back(e.Eu_se);
+    rec.eb_se.push_back(e.Eb_se);
+    rec.mean_norm.push_back(e.mean_norm);
+    rec.estimate.push_back(tracker.last_estimate());
+    if (domain != Domain::Dual) return;
+    Eigen::MatrixXd w;
+    {
+      const ScopedLocalWork own;
+      w = cv.dual_terms(cp.states);
+    }
+    rec.cv_terms.push_back(w);
+    rec.cv_eu.push_back(local ? cv_tracker.observe(cp.sweep, 0.0, w, cp.first_chain, o.chains).Eu
+                              : cv_tracker.observe(cp.sweep, 0.0, w).Eu);
+  });
+  return rec;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(chain_group)
+
+BOOST_AUTO_TEST_CASE(local_observation_over_members_matches_one_process) {
+  // Each member sees only its share of the tracker's groups of chains and the trackers exchange group sums; every
+  // member's estimates must be bitwise those of one process observing all chains at once (observe(states)).
+  using namespace dualgibbs;
+  const Model model(make_torus(5, 4), 1.0, 0.3);
+  for (Domain domain : {Domain::Primal, Domain::Dual})
+    for (bool full : {true, false})
+      for (int k : {2, 3, 7}) {  // 7 members: more than the 6 groups (3 per half), so one member has no chains
+        EnsembleOptions o;
+        o.chains = 31;
+        o.sweeps = 5;
+        o.checkpoint_every = 2;
+        o.seed = 9;
+        o.threads = 2;
+        o.init = InitialState::Random;
+        const LocalRecord one = observe_shares(model, domain, o, full, false);
+        const std::vector<std::size_t> cuts =
+            CovarianceErrorTracker(domain, model.node_variances(), covariance_primal(model), ErrorTrackerOptions{3})
+                .group_offsets(o.chains);
+        std::vector<LocalRecord> got(static_cast<std::size_t>(k));
+        on_members(k, [&](ThreadMember& m) {
+          got[static_cast<std::size_t>(m.rank())] = observe_shares(model, domain, o, full, true);
+        });
+        for (int r = 0; r < k; ++r) {
+          const LocalRecord& rec = got[static_cast<std::size_t>(r)];
+          const auto [g_lo, g_hi] = member_share(cuts.size() - 1, r, k);
+          BOOST_TEST_CONTEXT(to_string(domain) << (full ? ", full" : ", diagonal") << ", member " << r << " of " << k) {
+            BOOST_REQUIRE_EQUAL(rec.eu.size(), one.eu.size());
+            for (std::size_t c = 0; c < one.eu.size(); ++c) {
+              BOOST_CHECK_EQUAL(rec.first[c], cuts[g_lo]);  // its share of the groups, and only that
+              BOOST_CHECK_EQUAL(rec.shown[c], cuts[g_hi] - cuts[g_lo]);
+              BOOST_CHECK(rec.eu[c] == one.eu[c]);  // exact: the same bits
+              BOOST_CHECK(rec.eb[c] == one.eb[c]);
+              BOOST_CHECK(rec.eu_se[c] == one.eu_se[c]);
+              BOOST_CHECK(rec.eb_se[c] == one.eb_se[c]);
+              BOOST_CHECK(rec.mean_norm[c] == one.mean_norm[c]);
+              BOOST_CHECK(same_bits(rec.estimate[c], one.estimate[c]));
+              if (domain != Domain::Dual) continue;
+              BOOST_CHECK(rec.cv_eu[c] == one.cv_eu[c]);
+              const Eigen::MatrixXd mine = one.cv_terms[c].middleCols(static_cast<Eigen::Index>(rec.first[c]),
+                                                                      static_cast<Eigen::Index>(rec.shown[c]));
+              BOOST_CHECK(same_bits(rec.cv_terms[c], mine));
+            }
+          }
+        }
+      }
+}
+
+BOOST_AUTO_TEST_CASE(an_error_on_one_member_ends_local_observation_everywhere) {
+  // Member 1 throws at sweep 2 before its tracker; the others are inside theirs (the group sums' exchange) when
+  // they learn of it. A share that is not the member's own is refused on every member.
+  using namespace dualgibbs;
+  const Model model(make_torus(4, 4), 1.0, 0.3);
+  const Eigen::MatrixXd target = covariance_primal(model);
+  const int k = 3;
+  std::vector<std::string> caught(k), wrong(k);
+  std::vector<int> after(k, 0);
+  on_members(k, [&](ThreadMember& m) {
+    const auto r = static_cast<std::size_t>(m.rank());
+    CovarianceErrorTracker tracker(Domain::Dual, model.node_variances(), target);
+    EnsembleOptions o;
+    o.chains = 24;
+    o.sweeps = 6;
+    o.threads = 1;
+    o.local_cuts = tracker.group_offsets(o.chains);
+    try {
+      run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+        if (cp.sweep == 2 && m.rank() == 1) throw std::invalid_argument("planted on member 1");
+        tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains);
+      });
+    } catch (const std::invalid_argument& e) {
+      caught[r] = e.what();
+    }
+    try {  // every member passes member 0's share as its own
+      run_ensemble(model, Domain::Dual, o,
+                   [&](const Checkpoint& cp) { tracker.observe(cp.sweep, 0.0, cp.states, 0, o.chains); });
+    } catch (const std::invalid_argument& e) {
+      wrong[r] = e.what();
+    }
+    o.sweeps = 1;  // still in step: the next run works on every member
+    run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+      tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains);
+      ++after[r];
+    });
+  });
+  BOOST_CHECK_EQUAL(caught[1], "planted on member 1");
+  for (int r : {0, 2}) BOOST_CHECK_EQUAL(caught[static_cast<std::size_t>(r)], "planted on member 1 (on rank 1)");
+  for (int r = 0; r < k; ++r) {
+    BOOST_CHECK(wrong[static_cast<std::size_t>(r)].find("is not among the draws held here") != std::string::npos);
+    BOOST_CHECK_EQUAL(after[static_cast<std::size_t>(r)], 2);
+  }
+}
 
 BOOST_AUTO_TEST_CASE(member_shares_cover_the_items_in_order) {
   for (std::size_t count : {0u, 1u, 5u, 37u})

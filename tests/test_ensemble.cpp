@@ -294,12 +294,42 @@ BOOST_AUTO_TEST_CASE(rejects_bad_options) {
   bad = o;
   bad.observe_edges = true;
   expect_throw(bad, Domain::Primal, "observe_edges");
+  bad = o;
+  bad.local_cuts = {1, 4};
+  expect_throw(bad, Domain::Dual, "local_cuts must start at 0");
+  bad.local_cuts = {0, 2, 3};
+  expect_throw(bad, Domain::Dual, "end at the number of chains 4");
+  bad.local_cuts = {0, 2, 2, 4};
+  expect_throw(bad, Domain::Primal, "increase strictly");
+  bad.lockstep = 2;  // blocks [0, 2) and [2, 4)
+  bad.local_cuts = {0, 1, 4};
+  expect_throw(bad, Domain::Primal, "cut 1 falls inside a lock-step block");
   BOOST_CHECK_THROW(run_ensemble(Model(Graph(4, {}), 1.0, 1.0), Domain::Dual, o, none), std::invalid_argument);
   BOOST_CHECK_THROW(parse_initial_state("ones"), std::invalid_argument);
   BOOST_TEST((parse_initial_state("random") == InitialState::Random));
   BOOST_TEST((parse_initial_state(to_string(InitialState::Given)) == InitialState::Given));
   // A graph without edges is a valid primal model.
   BOOST_CHECK_NO_THROW(run_ensemble(Model(Graph(4, {}), 1.0, 1.0), Domain::Primal, o, none));
+}
+
+BOOST_AUTO_TEST_CASE(local_cuts_alone_show_every_chain) {
+  // Without a chain group, local observation changes nothing: the observer sees all chains from chain 0, bitwise
+  // the checkpoints of a run without cuts.
+  const Model model = oracle::small_model();
+  EnsembleOptions o;
+  o.chains = 11;
+  o.sweeps = 3;
+  o.lockstep = 2;
+  o.init = InitialState::Random;
+  std::vector<MatrixXd> plain, cut;
+  run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) { plain.emplace_back(cp.states); });
+  o.local_cuts = {0, 2, 5, 9, 11};  // block starts: [0, 5) is cut 2 + 2 + 1, [5, 11) 2 + 2 + 2
+  run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+    BOOST_CHECK_EQUAL(cp.first_chain, 0u);
+    cut.emplace_back(cp.states);
+  });
+  BOOST_REQUIRE_EQUAL(cut.size(), plain.size());
+  for (std::size_t k = 0; k < cut.size(); ++k) BOOST_CHECK((cut[k].array() == plain[k].array()).all());
 }
 
 BOOST_AUTO_TEST_CASE(observer_exceptions_propagate) {

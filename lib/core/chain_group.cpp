@@ -77,6 +77,10 @@ ScopedChainGroup::ScopedChainGroup(ChainGroup& group) noexcept : m_previous(t_gr
 
 ScopedChainGroup::~ScopedChainGroup() { t_group = m_previous; }
 
+ScopedLocalWork::ScopedLocalWork() noexcept : m_suspended(t_group) { t_group = nullptr; }
+
+ScopedLocalWork::~ScopedLocalWork() { t_group = m_suspended; }
+
 ChainGroup* current_chain_group() noexcept { return t_group && t_group->size() > 1 ? t_group : nullptr; }
 
 std::pair<std::size_t, std::size_t> member_share(std::size_t count, int rank, int size) {

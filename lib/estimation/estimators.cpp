@@ -111,6 +111,19 @@ std::vector<std::size_t> even_offsets(std::size_t n, std::size_t groups) {
   return off;
 }
 
+// The diagonal kind's sums of `block` about `center`: O(n dim), no BLAS.
+void diagonal_sums(const Eigen::Ref<const Eigen::MatrixXd>& block, const Eigen::VectorXd& center, MomentSums& s) {
+  s.scatter.setZero(center.size());
+  for (Eigen::Index k = 0; k < block.cols(); ++k) {
+    const double* x = block.col(k).data();
+    for (Eigen::Index i = 0; i < center.size(); ++i) {
+      const double c = x[i] - center(i);
+      s.sum(i) += c;
+      s.scatter(i) += c * c;
+    }
+  }
+}
+
 }  // namespace
 
 GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
@@ -145,90 +158,146 @@ GroupedMoments::GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vec
   m_total = range(0, m_groups.size());
 }
 
+GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
+                               const std::vector<std::size_t>& offsets, MomentKind kind)
+    : m_kind(kind) {
+  build(draws, first, offsets);
+}
+
 void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets) {
-  const Eigen::Index dim = draws.rows();
   const auto n = static_cast<std::size_t>(draws.cols());
-  if (dim == 0 || n == 0) fail("GroupedMoments", "no draws (empty matrix)");
+  if (draws.rows() == 0 || n == 0) fail("GroupedMoments", "no draws (empty matrix)");
   if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != n)
     fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws " + std::to_string(n));
+  build(draws, 0, offsets);
+}
+
+void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
+                           const std::vector<std::size_t>& offsets) {
+  const Eigen::Index dim = draws.rows();
+  if (offsets.size() < 2 || offsets.front() != 0)
+    fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws");
+  const std::size_t n = offsets.back();
   for (std::size_t g = 0; g + 1 < offsets.size(); ++g)
     if (offsets[g + 1] <= offsets[g])
       fail("GroupedMoments", "group offsets must increase strictly (group " + std::to_string(g) + " is empty)");
-  if (!all_finite(draws)) fail("GroupedMoments", "draws contain NaN or infinite values");
+  const auto held = static_cast<std::size_t>(draws.cols());
+  if (dim == 0) fail("GroupedMoments", "no draws (empty matrix)");
+  if (first > n || held > n - first)
+    fail("GroupedMoments", "draws [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
+                               std::to_string(held) + ") lie outside the " + std::to_string(n) +
+                               " draws of the groups");
   // The full kind hands dim x dim matrices to the BLAS (32-bit int sizes); the diagonal kind has no limit.
   if (m_kind == MomentKind::Full && (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1) ||
-                                     draws.cols() > std::numeric_limits<int>::max()))
-    fail("GroupedMoments", "dimension " + std::to_string(dim) + " or count " + std::to_string(draws.cols()) +
+                                     n > static_cast<std::size_t>(std::numeric_limits<int>::max())))
+    fail("GroupedMoments", "dimension " + std::to_string(dim) + " or count " + std::to_string(n) +
                                " too large for the full covariance (use MomentKind::Diagonal)");
-
-  // Pass 1: the common centre. Reductions run column by column (contiguous, vectorised): Eigen's
-  // rowwise() reductions of a column-major matrix stride across memory and are ~10x slower here.
-  m_center = column_mean(draws, 0, draws.cols());
-
-  // Pass 2: each group's sums about the centre; the scatter by one single-threaded BLAS symmetric rank-k
-  // update per group (lower triangle, then mirrored), groups spread over the threads (run_tasks: the bits do
-  // not depend on any thread count).
   const std::size_t groups = offsets.size() - 1;
+  // This process holds every draw (one process, or a member given all of them), or, in a chain group, only its share
+  // of the groups (member_share(groups, rank, size): the chains EnsembleOptions::local_cuts gave it). Then every pass
+  // below runs on the groups it holds and their sums are gathered in group order (chain_group.hpp).
+  const bool holds_all = first == 0 && held == n;
+  ChainGroup* const group = current_chain_group();
+  auto columns = [&](std::size_t g) {  // group g's columns in `draws`
+    if (offsets[g] < first || offsets[g + 1] > first + held)
+      fail("GroupedMoments", "group " + std::to_string(g) + " (draws [" + std::to_string(offsets[g]) + ", " +
+                                 std::to_string(offsets[g + 1]) + ")) is not among the draws held here [" +
+                                 std::to_string(first) + ", " + std::to_string(first + held) + ")");
+    return draws.middleCols(static_cast<Eigen::Index>(offsets[g] - first),
+                            static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]));
+  };
+  // Runs `compute(first group, last group)` for every group: here, or over the members' shares with `unit` doubles
+  // of each group's results gathered into `packed` (group-major).
+  auto over_groups = [&](bool shared, std::size_t unit, Eigen::VectorXd& packed,
+                         const std::function<void(std::size_t, std::size_t)>& compute) {
+    if (!shared) return compute(0, groups);
+    packed.resize(static_cast<Eigen::Index>(groups * unit));  // not zero-filled: every item is written
+    shared_items(groups, unit, packed.data(), compute);
+  };
+
+  // Pass 1: the common centre, the mean of all draws: each group's column sum (columns in order; contiguous and
+  // vectorised, unlike Eigen's rowwise() reductions of a column-major matrix), then the groups' sums in group order,
+  // so a member needs only its own groups' draws. Finiteness is checked on the way.
+  Eigen::MatrixXd column_sums(dim, static_cast<Eigen::Index>(groups));
+  Eigen::VectorXd packed;
+  const bool share_centre = group && !holds_all;
+  over_groups(share_centre, static_cast<std::size_t>(dim), packed, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t g = lo; g < hi; ++g) {
+      const auto block = columns(g);
+      if (!all_finite(block)) fail("GroupedMoments", "draws contain NaN or infinite values");
+      double* out = share_centre ? packed.data() + g * static_cast<std::size_t>(dim)
+                                 : column_sums.col(static_cast<Eigen::Index>(g)).data();
+      Eigen::Map<Eigen::VectorXd> acc(out, dim);
+      acc.setZero();
+      for (Eigen::Index k = 0; k < block.cols(); ++k) acc += block.col(k);
+    }
+  });
+  if (share_centre)
+    column_sums = Eigen::Map<const Eigen::MatrixXd>(packed.data(), dim, static_cast<Eigen::Index>(groups));
+  Eigen::VectorXd total = column_sums.col(0);
+  for (std::size_t g = 1; g < groups; ++g) total += column_sums.col(static_cast<Eigen::Index>(g));
+  m_center = total / static_cast<double>(n);
+
+  // Pass 2: each group's sums about the centre; the full scatter by one single-threaded BLAS symmetric rank-k
+  // update per group (lower triangle, then mirrored), groups spread over the threads (run_tasks: the bits do
+  // not depend on any thread count), and over the members of a chain group (the full kind always, the diagonal
+  // kind when the members hold only their shares), the sums then travelling packed as (count, sum, scatter):
+  // copies, so the bits are those of one process.
   const Eigen::Index scatter_size = m_kind == MomentKind::Full ? dim * dim : dim;
   m_groups.assign(groups, MomentSums{});
-  if (m_kind == MomentKind::Full) {
-    const detail::ScopedBlasThreads single_threaded_blas(1);
-    const double flops = static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n);
-    auto one_group = [&](std::size_t g) {
-      const auto off = static_cast<Eigen::Index>(offsets[g]);
-      const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
-      MomentSums& s = m_groups[g];
-      s.count = static_cast<double>(cnt);
-      s.sum.setZero(dim);
-      const Eigen::MatrixXd centred = draws.middleCols(off, cnt).colwise() - m_center;
-      for (Eigen::Index k = 0; k < cnt; ++k) s.sum += centred.col(k);
-      s.scatter.resize(scatter_size);
-      const int nd = static_cast<int>(dim), k = static_cast<int>(cnt);
-      cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, s.scatter.data(), nd);
-      Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
-      for (Eigen::Index j = 0; j < dim; ++j)
-        for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
-    };
-    if (!current_chain_group()) {
-      run_tasks(groups, flops, one_group);
-    } else {
-      // Over the members of the chain group (chain_group.hpp): each computes its share of the groups as above, and
-      // the sums travel packed as (count, sum, scatter): copies, so the bits are those of one process.
-      const auto unit = static_cast<std::size_t>(1 + dim + scatter_size);
-      Eigen::VectorXd packed(static_cast<Eigen::Index>(groups * unit));  // not zero-filled: every item is written
-      shared_items(groups, unit, packed.data(), [&](std::size_t first, std::size_t last) {
-        run_tasks(last - first, flops * static_cast<double>(last - first) / static_cast<double>(groups),
-                  [&](std::size_t i) {
-                    const std::size_t g = first + i;
-                    one_group(g);
-                    double* q = packed.data() + g * unit;
-                    q[0] = m_groups[g].count;
-                    std::copy(m_groups[g].sum.data(), m_groups[g].sum.data() + dim, q + 1);
-                    std::copy(m_groups[g].scatter.data(), m_groups[g].scatter.data() + scatter_size, q + 1 + dim);
-                  });
-      });
-      for (std::size_t g = 0; g < groups; ++g) {
-        const double* q = packed.data() + g * unit;
-        MomentSums& s = m_groups[g];
-        s.count = q[0];
-        s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
-        s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
-      }
-    }
-  }
-  Eigen::VectorXd c(dim);
-  for (std::size_t g = 0; g < groups && m_kind == MomentKind::Diagonal; ++g) {
-    const auto off = static_cast<Eigen::Index>(offsets[g]);
-    const auto cnt = static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]);
+  auto one_group = [&](std::size_t g) {
+    const auto block = columns(g);
     MomentSums& s = m_groups[g];
-    s.count = static_cast<double>(cnt);
+    s.count = static_cast<double>(block.cols());
     s.sum.setZero(dim);
-    s.scatter.setZero(dim);
-    for (Eigen::Index k = off; k < off + cnt; ++k) {
-      c = draws.col(k) - m_center;
-      s.sum += c;
-      s.scatter += c.cwiseAbs2();
+    if (m_kind == MomentKind::Diagonal) return diagonal_sums(block, m_center, s);
+    const Eigen::MatrixXd centred = block.colwise() - m_center;
+    for (Eigen::Index k = 0; k < centred.cols(); ++k) s.sum += centred.col(k);
+    s.scatter.resize(scatter_size);
+    const int nd = static_cast<int>(dim), k = static_cast<int>(centred.cols());
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, s.scatter.data(), nd);
+    Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
+    for (Eigen::Index j = 0; j < dim; ++j)
+      for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
+  };
+  const detail::ScopedBlasThreads single_threaded_blas(1);
+  // The diagonal kind is O(n dim): one thread, as the BLAS-free loop it is.
+  const double flops =
+      m_kind == MomentKind::Full ? static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n) : 0.0;
+  const bool share_sums = group && (m_kind == MomentKind::Full || !holds_all);
+  // A full scatter is exactly symmetric (mirrored above), so only its lower triangle travels.
+  const Eigen::Index packed_scatter = m_kind == MomentKind::Full ? dim * (dim + 1) / 2 : dim;
+  const auto unit = static_cast<std::size_t>(1 + dim + packed_scatter);
+  over_groups(share_sums, unit, packed, [&](std::size_t lo, std::size_t hi) {
+    run_tasks(hi - lo, flops * static_cast<double>(hi - lo) / static_cast<double>(groups), [&](std::size_t i) {
+      const std::size_t g = lo + i;
+      one_group(g);
+      if (!share_sums) return;
+      double* q = packed.data() + g * unit;
+      q[0] = m_groups[g].count;
+      std::copy(m_groups[g].sum.data(), m_groups[g].sum.data() + dim, q + 1);
+      const double* p = m_groups[g].scatter.data();
+      if (m_kind == MomentKind::Diagonal) {
+        std::copy(p, p + dim, q + 1 + dim);
+        return;
+      }
+      for (Eigen::Index j = 0, at = 1 + dim; j < dim; at += dim - j, ++j)
+        std::copy(p + j * dim + j, p + (j + 1) * dim, q + at);  // column j from the diagonal down
+    });
+  });
+  for (std::size_t g = 0; share_sums && g < groups; ++g) {
+    const double* q = packed.data() + g * unit;
+    MomentSums& s = m_groups[g];
+    s.count = q[0];
+    s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
+    if (m_kind == MomentKind::Diagonal) {
+      s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, dim);
+      continue;
     }
+    s.scatter.resize(scatter_size);
+    Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
+    for (Eigen::Index j = 0, at = 1 + dim; j < dim; ++j)
+      for (Eigen::Index i = j; i < dim; ++i, ++at) p(i, j) = p(j, i) = q[at];
   }
   m_total = range(0, groups);
 }
@@ -575,14 +644,24 @@ std::vector<std::size_t> CovarianceErrorTracker::group_offsets(std::size_t chain
 
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
                                               const Eigen::Ref<const Eigen::MatrixXd>& states) {
+  return observe(sweep, seconds, states, 0, static_cast<std::size_t>(states.cols()));
+}
+
+ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
+                                              const Eigen::Ref<const Eigen::MatrixXd>& states, std::size_t first,
+                                              std::size_t chains) {
   const Eigen::Index dim = m_node_variances.size();
   if (states.rows() != dim)
     fail("CovarianceErrorTracker::observe", "states have " + std::to_string(states.rows()) + " rows, expected " +
                                                 std::to_string(dim) + " (x, or x~ = B y~ for the dual)");
-  const std::vector<std::size_t> offsets = group_offsets(static_cast<std::size_t>(states.cols()));
+  const std::vector<std::size_t> offsets = group_offsets(chains);
+  if (first > chains || static_cast<std::size_t>(states.cols()) > chains - first)
+    fail("CovarianceErrorTracker::observe", "states of chains [" + std::to_string(first) + ", " +
+                                                std::to_string(first) + " + " + std::to_string(states.cols()) +
+                                                ") outside the " + std::to_string(chains) + " chains");
   if (!std::isfinite(seconds))
     fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
-  return observe(sweep, seconds, GroupedMoments(states, offsets, m_kind));
+  return observe(sweep, seconds, GroupedMoments(states, first, offsets, m_kind));
 }
 
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds, const GroupedMoments& gm) {

@@ -1,5 +1,6 @@
 // The primal-vs-dual convergence measurement of every experiment, `dualgibbs converge` and the default run:
 // the exact target, both samplers scored at every checkpoint, the paper's table (experiments.hpp).
+#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
@@ -73,15 +74,25 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
       o.given_state = domain == Domain::Primal ? settings.given_primal : settings.given_dual;
     o.lockstep = 1;  // independent schedules: the split-half estimator needs independent chains
     CovarianceErrorTracker tracker(domain, model.node_variances(), target, topt);
+    // Over the members of a chain group (MPI ranks), each member's observer sees only its share of the trackers'
+    // groups of chains and reduces it to the groups' sums (docs/mpi.md section 5); alone, it sees every chain.
+    o.local_cuts = tracker.group_offsets(o.chains);
+    const std::size_t chains = o.chains;
     const std::string stage = (label.empty() ? std::string() : label + " ") + to_string(domain);
     const double lo = domain == Domain::Primal ? 0.0 : 0.5;
     const auto sweeps = static_cast<double>(settings.sweeps);
     const EnsembleStats stats = run_ensemble(
         model, domain, o,
         [&](const Checkpoint& cp) {
-          tracker.observe(cp.sweep, cp.seconds, cp.states);
-          if (cv_tracker && domain == Domain::Dual)
-            cv_tracker->observe(cp.sweep, cp.seconds, s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states));
+          tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains);
+          if (cv_tracker && domain == Domain::Dual) {
+            Eigen::MatrixXd w;
+            {
+              const ScopedLocalWork own_chains;  // the terms of this member's chains, column by column
+              w = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states);
+            }
+            cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains);
+          }
           if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);
         },
         domain == Domain::Primal ? settings.scheme_primal : settings.scheme_dual);

@@ -112,12 +112,42 @@ void check_memory(std::size_t chains, Index dimension, Index tally_dimension, In
                                 std::to_string(static_cast<long long>(available / 1e9)) + " GB");
 }
 
+// EnsembleOptions::local_cuts: empty, or 0 = c_0 < ... < c_m = chains, each cut the first chain of a lock-step block.
+void check_local_cuts(const std::vector<std::size_t>& cuts, const std::vector<std::pair<std::size_t, int>>& spec,
+                      std::size_t chains) {
+  if (cuts.empty()) return;
+  const std::string where = "run_ensemble: local_cuts ";
+  if (cuts.size() < 2 || cuts.front() != 0 || cuts.back() != chains)
+    throw std::invalid_argument(where + "must start at 0 and end at the number of chains " + std::to_string(chains));
+  for (std::size_t k = 1; k < cuts.size(); ++k) {
+    if (cuts[k] <= cuts[k - 1])
+      throw std::invalid_argument(where + "must increase strictly (cut " + std::to_string(k) + " is " +
+                                  std::to_string(cuts[k]) + ")");
+    const bool on_block =
+        cuts[k] == chains || std::binary_search(spec.begin(), spec.end(), std::pair{cuts[k], 0},
+                                                [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (!on_block)
+      throw std::invalid_argument(where + "cut " + std::to_string(cuts[k]) +
+                                  " falls inside a lock-step block (cuts must be block starts)");
+  }
+}
+
+// The chains member r of k runs: [first, last). With local cuts, its share of the reduction blocks; else its share of
+// the chain ids (member_blocks then takes the blocks starting in it).
+std::pair<std::size_t, std::size_t> member_chains(const std::vector<std::size_t>& cuts, std::size_t chains, int r,
+                                                  int k) {
+  if (cuts.empty()) return member_share(chains, r, k);
+  const auto [lo, hi] = member_share(cuts.size() - 1, r, k);
+  return {cuts[lo], cuts[hi]};
+}
+
 // With a chain group installed (chain_group.hpp), member r runs a contiguous share of the blocks of one process:
 // those whose first chain lies in member_share(chains, r, k), so no block crosses two members. Returns the range
 // [first block, last block).
 std::pair<std::size_t, std::size_t> member_blocks(const std::vector<std::pair<std::size_t, int>>& spec,
-                                                  std::size_t chains, int r, int k) {
-  const auto [lo, hi] = member_share(chains, r, k);
+                                                  const std::vector<std::size_t>& cuts, std::size_t chains, int r,
+                                                  int k) {
+  const auto [lo, hi] = member_chains(cuts, chains, r, k);
   auto first_from = [&](std::size_t chain) {
     return static_cast<std::size_t>(
         std::partition_point(spec.begin(), spec.end(), [chain](const auto& b) { return b.first < chain; }) -
@@ -158,9 +188,14 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   const Index obs_dim = show_tally ? shape.tally_dimension : shape.dimension;
   check_memory(o.chains, shape.dimension, shape.tally_dimension, observe ? obs_dim : 0);
   const auto spec = lockstep_blocks(o.chains, o.lockstep);
+  check_local_cuts(o.local_cuts, spec, o.chains);
   ChainGroup* group = current_chain_group();
-  const auto [b_lo, b_hi] = group ? member_blocks(spec, o.chains, group->rank(), group->size())
+  const auto [b_lo, b_hi] = group ? member_blocks(spec, o.local_cuts, o.chains, group->rank(), group->size())
                                   : std::pair<std::size_t, std::size_t>{0, spec.size()};
+  // Local observation (EnsembleOptions::local_cuts): the observer sees this member's chains only, never gathered.
+  const bool local = group && !o.local_cuts.empty();
+  const std::size_t first_chain = local ? block_start(spec, b_lo, o.chains) : 0;
+  const std::size_t shown = local ? block_start(spec, b_hi, o.chains) - first_chain : o.chains;
   // Alone, `work` just runs. In a group, a member's own failure is kept and settled at the next collective (the
   // checkpoint's gather or the final statistics), where every member learns of it (ChainGroup::settle); until then
   // the failed member skips its work. One settlement per checkpoint keeps the members' waits few.
@@ -193,13 +228,13 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   });
 
   Eigen::MatrixXd states;
-  if (observe) states.resize(obs_dim, static_cast<Eigen::Index>(o.chains));
+  if (observe) states.resize(obs_dim, static_cast<Eigen::Index>(shown));
   double seconds = 0.0;
   std::vector<double> cpu(pool.participants(), 0.0);
   // The members' chain counts, for gathering their columns in chain order.
   std::vector<std::size_t> columns;
-  for (int r = 0; group && r < group->size(); ++r) {
-    const auto [first, last] = member_blocks(spec, o.chains, r, group->size());
+  for (int r = 0; group && !local && r < group->size(); ++r) {
+    const auto [first, last] = member_blocks(spec, o.local_cuts, o.chains, r, group->size());
     columns.push_back(block_start(spec, last, o.chains) - block_start(spec, first, o.chains));
   }
   auto checkpoint = [&](std::size_t sweep) {
@@ -207,16 +242,16 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
     attempt([&] {
       next = b_lo;
       pool.run([&](unsigned) {
-        for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->gather(states, show_tally);
+        for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->gather(states, first_chain, show_tally);
       });
     });
-    if (group) {
+    if (group && !local) {
       const std::size_t first = block_start(spec, b_lo, o.chains);
       group->all_gather(pending, states.data() + first * static_cast<std::size_t>(obs_dim), states.data(), columns,
                         static_cast<std::size_t>(obs_dim));
     }
     // The time is this member's (rank 0's is the one written): a timing, never a decision.
-    attempt([&] { observe(Checkpoint{sweep, seconds, Eigen::Ref<const Eigen::MatrixXd>(states)}); });
+    attempt([&] { observe(Checkpoint{sweep, seconds, Eigen::Ref<const Eigen::MatrixXd>(states), first_chain}); });
   };
 
   checkpoint(0);

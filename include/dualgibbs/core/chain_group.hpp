@@ -99,6 +99,21 @@ class DUALGIBBS_EXPORT ScopedChainGroup {
   ChainGroup* m_previous;
 };
 
+/// Suspends the calling thread's chain group for the scope's lifetime (it is restored after): the library calls
+/// inside are this member's own work, on its own data (e.g. the chains a local observer is shown, EnsembleOptions::
+/// local_cuts), computed as in one process and making no collective.
+class DUALGIBBS_EXPORT ScopedLocalWork {
+ public:
+  /// Suspends the calling thread's chain group, if any.
+  ScopedLocalWork() noexcept;
+  ~ScopedLocalWork();
+  ScopedLocalWork(const ScopedLocalWork&) = delete;
+  ScopedLocalWork& operator=(const ScopedLocalWork&) = delete;
+
+ private:
+  ChainGroup* m_suspended;
+};
+
 /// The calling thread's chain group, or nullptr if none is installed or it has a single member.
 DUALGIBBS_EXPORT ChainGroup* current_chain_group() noexcept;
 

@@ -73,7 +73,9 @@ struct DUALGIBBS_EXPORT MomentSums {
 /// Sufficient statistics of draws cut into groups, for the split-half, jackknife and bootstrap estimators.
 ///
 /// The draws are the columns of a dim x n matrix. Every group keeps its MomentSums about one common
-/// centre, the mean of all draws (two-pass algorithm: no cancellation). Combining groups is then a sum.
+/// centre, the mean of all draws (two-pass algorithm: no cancellation). Combining groups is then a sum. The centre
+/// is the sum of the groups' column sums (each over its columns in order), added in group order, divided by n: so
+/// the members of a chain group can build it from their own groups (with one group, the plain column mean).
 /// Building costs one symmetric rank-n update, O(n dim^2) (Full: one single-threaded BLAS dsyrk per group,
 /// the groups spread over the hardware threads, so that the bits depend on no thread count, the BLAS's
 /// included) or O(n dim) (Diagonal). Not to be called concurrently with other BLAS users of the process: it
@@ -87,6 +89,16 @@ class DUALGIBBS_EXPORT GroupedMoments {
                  MomentKind kind);
   /// `groups` contiguous groups of near-equal size (1 <= groups <= number of columns).
   GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind);
+  /// From some of the draws: `draws` holds draws [first, first + draws.cols()) of the offsets.back() draws cut at
+  /// `offsets`. In one process they must be all of them (first = 0), and this is the constructor above. In a chain
+  /// group (chain_group.hpp) each member may hold only its share of the groups, member_share(groups, rank, size) (the
+  /// chains run_ensemble shows it with EnsembleOptions::local_cuts = offsets): each member then reduces its groups
+  /// to sums (a column sum for the centre, then the sums about it) and only the sums are gathered, in group order, so
+  /// every member gets bitwise the object one process builds from all draws. Collective in a group.
+  /// \throws std::invalid_argument for bad offsets, draws outside them, a share that lacks one of this member's
+  /// groups, or non-finite draws (on any member).
+  GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
+                 const std::vector<std::size_t>& offsets, MomentKind kind);
   /// From group sums accumulated elsewhere (a streaming pass over draws that never sit in memory together), all
   /// about the same `center`, which need not be the mean of the draws: moments() subtracts n delta delta^T, exact
   /// in exact arithmetic for any centre, and accurate in floating point when the centre is within a few standard
@@ -133,6 +145,8 @@ class DUALGIBBS_EXPORT GroupedMoments {
 
  private:
   void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets);
+  void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
+             const std::vector<std::size_t>& offsets);
 
   MomentKind m_kind;
   Eigen::VectorXd m_center;
@@ -243,6 +257,14 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   /// a group leaves at least two chains. \throws std::invalid_argument on a wrong dimension, fewer than
   /// kMinSplitHalfChains chains, non-finite states or non-finite `seconds`.
   ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states);
+  /// The same from some of the L = `chains` states: `states` holds chains [first, first + states.cols()). In one
+  /// process that must be all of them (first = 0). In a chain group each member may hold only its share of the groups
+  /// of group_offsets(L) (what run_ensemble shows a member with EnsembleOptions::local_cuts = group_offsets(L)): the
+  /// members exchange the groups' sums only (GroupedMoments over a share), and every member's estimate is bitwise
+  /// that of one process. Collective in a group. \throws std::invalid_argument as observe(states), and for states
+  /// outside [0, L) or a share that is not this member's.
+  ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states,
+                        std::size_t first, std::size_t chains);
   /// The same from the states' group sums: `groups` must be cut at group_offsets(L) for L = groups.count() states
   /// (what observe(states) builds internally), so that a caller streaming the states can accumulate the sums itself.
   /// \throws std::invalid_argument if the kind, the dimension or the number of groups does not match, or

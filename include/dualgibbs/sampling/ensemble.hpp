@@ -84,14 +84,23 @@ struct EnsembleOptions {
   bool noise = true;            ///< false = plain Gauss–Seidel (deterministic)
   bool observe_edges = false;   ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
   std::size_t lockstep = 1;     ///< chains per shared-schedule block: 1, 2, 4, 8 or 16 (1 = independent)
+  /// Local observation in a chain group (chain_group.hpp). Empty (the default): every member's observer sees the
+  /// states of all chains, gathered in chain order. Otherwise chain offsets 0 = c_0 < c_1 < ... < c_m = chains that
+  /// cut the chains into m reduction blocks (e.g. CovarianceErrorTracker::group_offsets(chains)), each a whole number
+  /// of lock-step blocks: member r runs the blocks member_share(m, r, K) and its observer sees only those chains
+  /// (Checkpoint::first_chain, the columns of its share; no states are gathered), which it reduces to per-block sums
+  /// and exchanges itself (CovarianceErrorTracker::observe with a first chain, GroupedMoments over a share). Without
+  /// a group the cuts are only checked and the observer sees all chains.
+  std::vector<std::size_t> local_cuts;
 };
 
 /// What the observer is shown.
 struct Checkpoint {
   std::size_t sweep;                         ///< number of completed sweeps
   double seconds;                            ///< wall-clock sampling time since the start (observers excluded)
-  Eigen::Ref<const Eigen::MatrixXd> states;  ///< dim x chains, column c = chain c (chain-index order);
+  Eigen::Ref<const Eigen::MatrixXd> states;  ///< dim x chains, column c = chain first_chain + c (chain-index order);
                                              ///< primal: x (|V|); dual: x~ = B y~ (|V|), or y~ (|E|) with observe_edges
+  std::size_t first_chain = 0;               ///< the chain of column 0: 0, except for a member's share under local_cuts
 };
 
 /// Called from the calling thread at every checkpoint. The matrix is valid only during the call.
@@ -114,7 +123,8 @@ struct EnsembleStats {
 /// and the posterior's moments are mu = posterior_mean(model) (truth/posterior_mean.hpp) and
 /// Cov(X) = D_s - D_s Cov(x~) D_s [eq:cov_woodbury3] from the observed x~: the paper's suggestion, sample the
 /// fluctuation in the dual and add mu.
-/// \throws std::invalid_argument for zero chains, checkpoint_every = 0, a lockstep other than 1/2/4/8/16, a
+/// \throws std::invalid_argument for zero chains, checkpoint_every = 0, a lockstep other than 1/2/4/8/16, local_cuts
+///         that do not start at 0, end at the number of chains and increase strictly on lock-step block starts, a
 ///         given state of the wrong length or with non-finite values, a non-finite init_value, an init_scale that
 ///         is not finite and positive, observe_edges in
 ///         the primal domain, or the dual domain of a graph without edges. Exceptions thrown by the observer
@@ -138,8 +148,9 @@ class EnsembleBlock {
   virtual ~EnsembleBlock() = default;
   /// Runs `count` sweeps of every lane.
   virtual void sweep(std::size_t count, SweepWorkspace& ws) = 0;
-  /// Writes lane c's state (or its tally) into column first + c of `out`.
-  virtual void gather(Eigen::MatrixXd& out, bool tally) const = 0;
+  /// Writes lane c's state (or its tally) into column first + c - offset of `out` (`out` holds chains from
+  /// `offset` on).
+  virtual void gather(Eigen::MatrixXd& out, std::size_t offset, bool tally) const = 0;
 };
 
 /// The block of `W` chains starting at chain `first`: a GibbsSampler<Kernel, W, Scheme> set to the options' start.
@@ -162,10 +173,10 @@ class KernelBlock final : public EnsembleBlock {
     }
   }
   void sweep(std::size_t count, SweepWorkspace& ws) override { m_sampler.sweep(count, ws); }
-  void gather(Eigen::MatrixXd& out, bool tally) const override {
+  void gather(Eigen::MatrixXd& out, std::size_t offset, bool tally) const override {
     const double* src = tally ? m_sampler.tally_data() : m_sampler.state_data();
     for (int c = 0; c < W; ++c) {
-      double* col = out.col(static_cast<Eigen::Index>(m_first) + c).data();
+      double* col = out.col(static_cast<Eigen::Index>(m_first - offset) + c).data();
       for (Eigen::Index i = 0; i < out.rows(); ++i) col[i] = src[static_cast<std::size_t>(i) * W + c];
     }
   }
