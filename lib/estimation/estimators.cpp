@@ -111,6 +111,22 @@ std::vector<std::size_t> even_offsets(std::size_t n, std::size_t groups) {
   return off;
 }
 
+// Copies the lower triangle of the column-major dim x dim matrix p into its upper triangle, in tiles (a plain
+// p(j, i) = p(i, j) loop writes across columns, one cache line per value: it was most of a rank's share of
+// GroupedMoments::build). Copies only: the bits are those of the lower triangle.
+void mirror_lower(double* p, Eigen::Index dim) {
+  constexpr Eigen::Index tile = 16;
+  for (Eigen::Index j0 = 0; j0 < dim; j0 += tile) {
+    const Eigen::Index j1 = std::min(dim, j0 + tile);
+    for (Eigen::Index i0 = j0; i0 < dim; i0 += tile) {
+      const Eigen::Index i1 = std::min(dim, i0 + tile);
+      for (Eigen::Index i = i0; i < i1; ++i)                 // column i of the upper part
+        for (Eigen::Index j = j0; j < std::min(j1, i); ++j)  // rows j < i of it
+          p[i * dim + j] = p[j * dim + i];
+    }
+  }
+}
+
 // The diagonal kind's sums of `block` about `center`: O(n dim), no BLAS.
 void diagonal_sums(const Eigen::Ref<const Eigen::MatrixXd>& block, const Eigen::VectorXd& center, MomentSums& s) {
   s.scatter.setZero(center.size());
@@ -256,18 +272,14 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::
     s.scatter.resize(scatter_size);
     const int nd = static_cast<int>(dim), k = static_cast<int>(centred.cols());
     cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, s.scatter.data(), nd);
-    Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
-    for (Eigen::Index j = 0; j < dim; ++j)
-      for (Eigen::Index i = j + 1; i < dim; ++i) p(j, i) = p(i, j);
+    mirror_lower(s.scatter.data(), dim);
   };
   const detail::ScopedBlasThreads single_threaded_blas(1);
   // The diagonal kind is O(n dim): one thread, as the BLAS-free loop it is.
   const double flops =
       m_kind == MomentKind::Full ? static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n) : 0.0;
   const bool share_sums = group && (m_kind == MomentKind::Full || !holds_all);
-  // A full scatter is exactly symmetric (mirrored above), so only its lower triangle travels.
-  const Eigen::Index packed_scatter = m_kind == MomentKind::Full ? dim * (dim + 1) / 2 : dim;
-  const auto unit = static_cast<std::size_t>(1 + dim + packed_scatter);
+  const auto unit = static_cast<std::size_t>(1 + dim + scatter_size);
   over_groups(share_sums, unit, packed, [&](std::size_t lo, std::size_t hi) {
     run_tasks(hi - lo, flops * static_cast<double>(hi - lo) / static_cast<double>(groups), [&](std::size_t i) {
       const std::size_t g = lo + i;
@@ -276,28 +288,17 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::
       double* q = packed.data() + g * unit;
       q[0] = m_groups[g].count;
       std::copy(m_groups[g].sum.data(), m_groups[g].sum.data() + dim, q + 1);
-      const double* p = m_groups[g].scatter.data();
-      if (m_kind == MomentKind::Diagonal) {
-        std::copy(p, p + dim, q + 1 + dim);
-        return;
-      }
-      for (Eigen::Index j = 0, at = 1 + dim; j < dim; at += dim - j, ++j)
-        std::copy(p + j * dim + j, p + (j + 1) * dim, q + at);  // column j from the diagonal down
+      std::copy(m_groups[g].scatter.data(), m_groups[g].scatter.data() + scatter_size, q + 1 + dim);
     });
   });
+  // (Sending only the lower triangle of a full scatter halves the bytes but costs a strided mirror of every group
+  // on every member: measured slower.)
   for (std::size_t g = 0; share_sums && g < groups; ++g) {
     const double* q = packed.data() + g * unit;
     MomentSums& s = m_groups[g];
     s.count = q[0];
     s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
-    if (m_kind == MomentKind::Diagonal) {
-      s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, dim);
-      continue;
-    }
-    s.scatter.resize(scatter_size);
-    Eigen::Map<Eigen::MatrixXd> p(s.scatter.data(), dim, dim);
-    for (Eigen::Index j = 0, at = 1 + dim; j < dim; ++j)
-      for (Eigen::Index i = j; i < dim; ++i, ++at) p(i, j) = p(j, i) = q[at];
+    s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
   }
   m_total = range(0, groups);
 }
@@ -716,47 +717,30 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
   // 1.9x on a 4x4 torus at sigma = 0.1, primal; 1.2x dual). Eb = ||A||^2 from all chains: pooled
   // jackknife V_b minus its own double count, 2 tr(C^2) ~ T12 / 2 (pooled noise = mean of the halves'
   // noise, equal halves), floored at T12 / 2.
-  m_j1.resize(D, gi);
-  m_j2.resize(D, gi);
-  m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
-  Eigen::VectorXd thb(2 * gi);
-  if (!current_chain_group()) {
-    for (std::size_t j = 0; j < 2 * g; ++j) {
-      const bool first = j < g;
-      const auto col = static_cast<Eigen::Index>(first ? j : j - g);
-      deviation_into(m_kind, m_domain, first ? h1 : h2, &gm.group(j), m_node_variances, m_target, s,
-                     (first ? m_j1 : m_j2).col(col).data());
-      deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, s, m_jb.data());
-      thb(static_cast<Eigen::Index>(j)) = m_jb.squaredNorm();
+  // Column j of m_jack: the deviation of replicate j (half 1's groups, then half 2's), then its squared pooled norm.
+  // Over the members of a chain group each computes its share of the columns exactly as alone (its own scratch, the
+  // same types) and the columns are gathered in place, so both ways the products below read the same layout.
+  const auto unit = static_cast<std::size_t>(D + 1);
+  m_jack.resize(D + 1, 2 * gi);
+  shared_items(2 * g, unit, m_jack.data(), [&](std::size_t lo, std::size_t hi) {
+    Eigen::VectorXd scratch;
+    m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
+    for (std::size_t j = lo; j < hi; ++j) {
+      double* q = m_jack.data() + j * unit;
+      deviation_into(m_kind, m_domain, j < g ? h1 : h2, &gm.group(j), m_node_variances, m_target, scratch, q);
+      deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, scratch, m_jb.data());
+      q[D] = m_jb.squaredNorm();
     }
-  } else {
-    // Over the members of the chain group: each computes its share of the replicates exactly as above (its own
-    // scratch, the same types), and the replicates travel packed as (deviation, squared pooled norm).
-    const auto unit = static_cast<std::size_t>(D + 1);
-    Eigen::VectorXd packed(static_cast<Eigen::Index>(2 * g * unit));
-    shared_items(2 * g, unit, packed.data(), [&](std::size_t lo, std::size_t hi) {
-      Eigen::VectorXd scratch;
-      Eigen::MatrixXd jb(D, 1);
-      for (std::size_t j = lo; j < hi; ++j) {
-        double* q = packed.data() + j * unit;
-        deviation_into(m_kind, m_domain, j < g ? h1 : h2, &gm.group(j), m_node_variances, m_target, scratch, q);
-        deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, scratch, jb.data());
-        q[D] = jb.squaredNorm();
-      }
-    });
-    for (std::size_t j = 0; j < 2 * g; ++j) {
-      const double* q = packed.data() + j * unit;
-      const auto col = static_cast<Eigen::Index>(j < g ? j : j - g);
-      (j < g ? m_j1 : m_j2).col(col) = Eigen::Map<const Eigen::VectorXd>(q, D);
-      thb(static_cast<Eigen::Index>(j)) = q[D];
-    }
-  }
-  m_j1.colwise() -= column_mean(m_j1, 0, gi);
-  m_j2.colwise() -= column_mean(m_j2, 0, gi);
+  });
+  auto j1 = m_jack.topLeftCorner(D, gi);
+  auto j2 = m_jack.block(0, gi, D, gi);
+  const Eigen::VectorXd thb = m_jack.row(D).transpose();
+  j1.colwise() -= column_mean(j1, 0, gi);
+  j2.colwise() -= column_mean(j2, 0, gi);
   const double f = (static_cast<double>(g) - 1.0) / static_cast<double>(g);
-  const double v1 = f * (m_j1.transpose() * d2).squaredNorm();
-  const double v2 = f * (m_j2.transpose() * d1).squaredNorm();
-  const double t12 = f * f * (m_j1.transpose() * m_j2).squaredNorm();
+  const double v1 = f * (j1.transpose() * d2).squaredNorm();
+  const double v2 = f * (j2.transpose() * d1).squaredNorm();
+  const double t12 = f * f * (j1.transpose() * j2).squaredNorm();
   e.Eu_se = std::sqrt(std::max(v1 + v2 - t12, t12));
   const double fb = (2.0 * static_cast<double>(g) - 1.0) / (2.0 * static_cast<double>(g));
   const double vb = fb * (thb.array() - thb.mean()).square().sum();

@@ -288,7 +288,7 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   ErrorTrackerOptions m_options;
   std::vector<ErrorEstimate> m_history;
   Eigen::MatrixXd m_estimate;
-  Eigen::MatrixXd m_j1, m_j2, m_jb;  // jackknife deviations, reused between checkpoints
+  Eigen::MatrixXd m_jack, m_jb;  // jackknife deviations and scratch, reused between checkpoints
 };
 
 /// Divides every value by the first one (the paper's normalisation to sweep 0). If the first value is 0
