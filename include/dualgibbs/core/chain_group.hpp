@@ -6,7 +6,8 @@
 /// same code on the same input (SPMD). While a group is installed on the calling thread (ScopedChainGroup),
 ///  - run_ensemble() gives every member a contiguous share of the lock-step blocks (the same blocks as in one
 ///    process, lockstep_blocks()), and at every checkpoint gathers the chain states in chain order, so every
-///    member's observer sees exactly the matrix a single process would see;
+///    member's observer sees exactly the matrix a single process would see (or, with EnsembleOptions::local_cuts,
+///    shows each member only its share, which the estimators reduce to sums: GroupedMoments over a share);
 ///  - the estimators' per-group and per-chain work (GroupedMoments' group sums, FlowControlVariate's per-chain
 ///    terms) is split over the members the same way and gathered in group (chain) order. Each item is computed by
 ///    the same code on one member and then copied, and every combination of items runs in a fixed order on every
