@@ -94,12 +94,36 @@ BOOST_AUTO_TEST_CASE(standard_normal_is_boost_ziggurat_on_the_stream) {
   BOOST_TEST((a == b));
 }
 
-BOOST_AUTO_TEST_CASE(normal_stream_is_boost_ziggurat_on_eight_interleaved_substreams) {
-  // Deviate t of NormalStream(seed, chain) must be, bit for bit, Boost's normal_distribution drawn on sub-stream
-  // t mod 8 = make_stream(seed, chain, Noise, t mod 8), whether drawn one by one or by fill() with any count and
-  // stride, on every implementation this CPU supports (scalar, AVX2, AVX-512). 3 x 2e6 draws per path exercise the
-  // vectorized common branch and, about 5.6e4 times each, Boost's wedge and tail redraws. Deterministic.
+// An engine that yields the word `first` once and then the words of `tail`: Boost's normal_distribution on it is the
+// reference for a NormalStream deviate (Boost's first step on the sub-stream's word, everything after it on the
+// chain's tail stream).
+struct SplicedEngine {
+  using result_type = std::uint64_t;
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~result_type(0); }
+  std::uint64_t first;
+  ChainEngine* tail;
+  bool used = false;
+  result_type operator()() {
+    if (used) return (*tail)();
+    used = true;
+    return first;
+  }
+};
+
+// Deviate t of a NormalStream by its definition, from Boost itself: sub-streams ref[0..8) and tail stream `tail`.
+double reference_deviate(std::vector<ChainEngine>& ref, ChainEngine& tail, std::size_t t) {
+  SplicedEngine e{ref[t % 8](), &tail};
   boost::random::normal_distribution<double> boost_normal;
+  return boost_normal(e);
+}
+
+BOOST_AUTO_TEST_CASE(normal_stream_is_boost_ziggurat_with_a_tail_stream) {
+  // Deviate t of NormalStream(seed, chain) must be, bit for bit, Boost's normal_distribution on an engine that yields
+  // one word of sub-stream t mod 8 = make_stream(seed, chain, Noise, t mod 8) and then the words of the tail stream
+  // make_stream(seed, chain, Noise, 8), whether drawn one by one or by fill() with any count and stride, on every
+  // implementation this CPU supports (scalar, AVX2, AVX-512). 3 x 2e6 draws per path exercise the vectorized common
+  // branch and, about 5.6e4 times each, the continuation (wedge, exp, base-layer tail, restarts). Deterministic.
   int paths = 0;
   for (const char* path : {"scalar", "avx2", "avx512", "auto"}) {
     if (!detail::select_normal_path(path)) continue;  // not supported by this CPU
@@ -110,6 +134,7 @@ BOOST_AUTO_TEST_CASE(normal_stream_is_boost_ziggurat_on_eight_interleaved_substr
       std::vector<ChainEngine> ref;
       for (int k = 0; k < 8; ++k)
         ref.push_back(make_stream(42, chain, StreamPurpose::Noise, static_cast<std::uint64_t>(k)));
+      ChainEngine tail = make_stream(42, chain, StreamPurpose::Noise, 8);
       std::vector<double> buf(3 * 4099);
       std::size_t t = 0, mismatches = 0;
       const std::size_t counts[] = {1, 4099, 7, 1024, 3, 2048, 5, 4096};
@@ -122,19 +147,56 @@ BOOST_AUTO_TEST_CASE(normal_stream_is_boost_ziggurat_on_eight_interleaved_substr
         } else {
           ns.fill(count, buf.data(), stride);
         }
-        for (std::size_t i = 0; i < count; ++i, ++t) {
-          const double expect = boost_normal(ref[t % 8]);
-          if (buf[i * (count == 1 ? 1 : stride)] != expect) ++mismatches;
-        }
+        for (std::size_t i = 0; i < count; ++i, ++t)
+          if (buf[i * (count == 1 ? 1 : stride)] != reference_deviate(ref, tail, t)) ++mismatches;
       }
       BOOST_TEST(mismatches == 0u);
       for (int k = 0; k < 8; ++k) BOOST_TEST((ns.substream(k) == ref[static_cast<std::size_t>(k)]));
+      BOOST_TEST((ns.tail_stream() == tail));
       BOOST_TEST(ns.next_way() == static_cast<int>(t % 8));
     }
   }
   BOOST_TEST(paths >= 2);
   BOOST_TEST(detail::select_normal_path("none") == nullptr);
   BOOST_TEST(detail::select_normal_path("auto") != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(normal_stream_deviates_are_standard_normal) {
+  // 4e6 deviates of one NormalStream (the automatic path; the test above shows every path gives the same bits):
+  // mean and variance within 5.7 standard errors (each two-sided, false-failure probability 1.2e-8; the variance's
+  // standard error is sqrt(2 / N)), and a chi-square test on 24 bins that resolve the tails, edges 0, +-0.25, ...,
+  // +-2.5, +-3, +-3.5 (expected 1850 deviates beyond +-3.5, the base layer's tail starts at 3.44), false-failure
+  // probability 1e-7. Together below 1.3e-7. The continuation (2.8% of draws) lands mostly in the outer bins, so a
+  // wrong wedge or tail would show there.
+  NormalStream ns(2026, 5);
+  const std::size_t n = 4000000;
+  std::vector<double> z(n);
+  ns.fill(n, z.data(), 1);
+  double sum = 0, sum2 = 0;
+  for (double v : z) {
+    sum += v;
+    sum2 += v * v;
+  }
+  const double mean = sum / static_cast<double>(n), var = sum2 / static_cast<double>(n) - mean * mean;
+  BOOST_TEST(std::abs(mean) < 5.7 / std::sqrt(static_cast<double>(n)));
+  BOOST_TEST(std::abs(var - 1.0) < 5.7 * std::sqrt(2.0 / static_cast<double>(n)));
+  std::vector<double> edges;
+  for (double e : {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5}) edges.push_back(e);
+  std::vector<double> cuts;  // increasing: -3.5 ... -0.25, 0, 0.25 ... 3.5
+  for (auto it = edges.rbegin(); it != edges.rend(); ++it) cuts.push_back(-*it);
+  cuts.push_back(0.0);
+  cuts.insert(cuts.end(), edges.begin(), edges.end());
+  std::vector<double> count(cuts.size() + 1, 0.0);
+  for (double v : z) count[static_cast<std::size_t>(std::upper_bound(cuts.begin(), cuts.end(), v) - cuts.begin())] += 1;
+  const auto phi = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  double chi2 = 0;
+  for (std::size_t b = 0; b < count.size(); ++b) {
+    const double lo = b == 0 ? 0.0 : phi(cuts[b - 1]), hi = b == cuts.size() ? 1.0 : phi(cuts[b]);
+    const double expect = static_cast<double>(n) * (hi - lo);
+    chi2 += (count[b] - expect) * (count[b] - expect) / expect;
+  }
+  BOOST_TEST(count.size() == 26u);
+  BOOST_TEST(chi2 < boost::math::quantile(boost::math::complement(boost::math::chi_squared(25), 1e-7)));
 }
 
 BOOST_AUTO_TEST_CASE(fill_lanes_equals_one_fill_per_lane) {
@@ -164,6 +226,8 @@ BOOST_AUTO_TEST_CASE(fill_lanes_equals_one_fill_per_lane) {
         for (int c = 0; c < lanes; ++c)
           for (int k = 0; k < NormalStream::kWays; ++k)
             BOOST_TEST((a[static_cast<std::size_t>(c)].substream(k) == b[static_cast<std::size_t>(c)].substream(k)));
+        for (int c = 0; c < lanes; ++c)
+          BOOST_TEST((a[static_cast<std::size_t>(c)].tail_stream() == b[static_cast<std::size_t>(c)].tail_stream()));
       }
     }
   }
@@ -171,7 +235,8 @@ BOOST_AUTO_TEST_CASE(fill_lanes_equals_one_fill_per_lane) {
 }
 
 BOOST_AUTO_TEST_CASE(uniform_indices_are_uniform) {
-  // Chi-square goodness of fit, n = 7 (2^64 mod 7 != 0, so Lemire's rejection matters) with 700000 draws.
+  // Chi-square goodness of fit, n = 7 (2^32 mod 7 != 0, so the multiply-shift alone would be biased) with 700000
+  // draws.
   // False-failure probability: 1e-7 (the chi-square(6) upper quantile used as the threshold).
   ChainEngine rng = make_stream(11, 0, StreamPurpose::Schedule);
   const int n = 7;
@@ -188,6 +253,74 @@ BOOST_AUTO_TEST_CASE(uniform_indices_are_uniform) {
   const double threshold = boost::math::quantile(boost::math::complement(boost::math::chi_squared(n - 1), 1e-7));
   BOOST_TEST(chi2 < threshold);
   BOOST_TEST(uniform_below(rng, 1) == 0u);
+}
+
+// fill_uniform_indices by its definition (random.hpp), written out one index at a time.
+std::vector<Index> reference_indices(ChainEngine& rng, std::uint32_t n, std::size_t count) {
+  std::vector<Index> out;
+  if (count == 0) return out;
+  std::vector<ChainEngine> sub;
+  for (int k = 0; k < 8; ++k) {
+    std::array<std::uint64_t, 4> s{};
+    for (auto& w : s) w = mix64(rng());
+    sub.emplace_back(s);
+  }
+  std::uint64_t words[8] = {};
+  for (std::size_t t = 0; t < count; ++t) {
+    const std::size_t j = t % 16;
+    if (j == 0)
+      for (int k = 0; k < 8; ++k) words[k] = sub[static_cast<std::size_t>(k)]();
+    std::uint64_t value = j < 8 ? (words[j] & 0xffffffffu) : (words[j - 8] >> 32);
+    while (true) {  // Lemire: reject when the low 32 bits of value * n fall below 2^32 mod n
+      const std::uint64_t m = value * n;
+      if ((m & 0xffffffffu) >= (std::uint64_t{1} << 32) % n) {
+        out.push_back(static_cast<Index>(m >> 32));
+        break;
+      }
+      value = rng() >> 32;
+    }
+  }
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(uniform_indices_follow_their_definition_on_every_path) {
+  // Bit for bit the definition, on every path this CPU has, for counts that are not multiples of 16 and for n whose
+  // rejection is frequent (n = 3 2^30 + 1: a quarter of the 32-bit values are redrawn) or never needed. Deterministic.
+  for (const char* path : {"scalar", "avx2", "avx512"}) {
+    if (!detail::select_normal_path(path)) continue;
+    for (std::uint32_t n : {1u, 7u, 10000u, 2000000u, 3u * (1u << 30) + 1u}) {
+      ChainEngine a = make_stream(3, n, StreamPurpose::Schedule), b = a;
+      for (std::size_t count :
+           {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{2048}, std::size_t{1001}}) {
+        std::vector<Index> got(count);
+        detail::fill_uniform_indices(a, n, count, got.data());
+        BOOST_TEST((got == reference_indices(b, n, count)), path << ": n " << n << " count " << count);
+        BOOST_TEST((a == b));
+      }
+    }
+  }
+  BOOST_REQUIRE(detail::select_normal_path("auto") != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(uniform_indices_are_uniform_when_rejection_is_frequent) {
+  // n = 3 2^30 + 1 (a quarter of the values rejected): the indices in 3 equal thirds of [0, n) (sizes differ by at
+  // most 1 in 1.07e9, negligible at 600000 draws) and by parity, chi-square over the 6 cells with 5 degrees of
+  // freedom; false-failure probability 1e-7.
+  ChainEngine rng = make_stream(13, 0, StreamPurpose::Schedule);
+  const std::uint32_t n = 3u * (1u << 30) + 1u;
+  std::vector<Index> idx(600000);
+  for (std::size_t start = 0; start < idx.size(); start += 2048)
+    detail::fill_uniform_indices(rng, n, std::min<std::size_t>(2048, idx.size() - start), idx.data() + start);
+  std::vector<double> count(6, 0.0);
+  for (Index i : idx) {
+    const auto u = static_cast<std::uint32_t>(i);
+    BOOST_REQUIRE(u < n);
+    count[std::min<std::size_t>(2, u / (n / 3)) * 2 + (u & 1)] += 1;
+  }
+  double chi2 = 0;
+  const double expect = static_cast<double>(idx.size()) / 6;
+  for (double c : count) chi2 += (c - expect) * (c - expect) / expect;
+  BOOST_TEST(chi2 < boost::math::quantile(boost::math::complement(boost::math::chi_squared(5), 1e-7)));
 }
 
 BOOST_AUTO_TEST_CASE(permutations_are_permutations_and_uniform) {

@@ -47,28 +47,39 @@ double standard_normal(ChainEngine& rng) noexcept { return boost_normal(rng); }
 
 namespace {
 
-// Boost's ziggurat for a 64-bit engine draws one word u and uses bucket = u & 0xff (sign = bit 0, layer = bits
-// 1..7) and r = double((u & ~2^11) >> 8) 2^-56; it returns x = r * X[layer], with its sign, when x < X[layer + 1]
-// (the common branch, 97.2% of draws: the top layer never takes it), and otherwise continues with wedge and tail
-// tests that draw more words. The functions below evaluate the common branch for the eight sub-streams of a
-// NormalStream at once; a word that fails the test is given back (its sub-stream is reset to the state before the
-// draw) and Boost redraws that deviate, so the output is bitwise Boost's.
+// Boost's ziggurat for a 64-bit engine draws one word u and uses bucket = u & 0xff (sign = bit 0, layer i = bits
+// 1..7) and r = double((u & ~2^11) >> 8) 2^-56; it returns x = r * X[i], with its sign, when x < X[i + 1] (the
+// common branch, 97.2% of draws: the top layer never takes it), and otherwise continues with wedge and tail tests
+// that draw more words. A NormalStream takes that first word of deviate t from sub-stream t mod 8 and, when it
+// misses the common branch, draws everything after it from the chain's tail stream (see NormalStream), so the
+// eight sub-streams advance by exactly one word per deviate and the vector paths below never wait for a rare draw:
+// they evaluate the common branch eight sub-streams at a time and queue the misses, which are finished afterwards,
+// in deviate order, by the scalar code of finish_from_tail() (2.8% of draws).
 constexpr int kWays = NormalStream::kWays;
 using StreamState = std::uint64_t (*)[kWays];
 
-// The deviate of one sub-stream from a state {s0, s1, s2, s3} through Boost (the rare branch).
-inline double redraw(std::uint64_t (&q)[4]) noexcept {
-  ChainEngine e({q[0], q[1], q[2], q[3]});
-  const double x = boost_normal(e);
-  for (int w = 0; w < 4; ++w) q[w] = e.state()[static_cast<std::size_t>(w)];
-  return x;
+// Boost's table_x scaled by 2^-56: r X[i] = (v 2^-56) X[i] = v (X[i] 2^-56) as real numbers, and both products
+// round that same real number once (no subnormals arise), so the scaled table saves a multiplication, exactly.
+struct ScaledTableX {
+  alignas(64) double x[129];
+  ScaledTableX() noexcept {
+    for (int i = 0; i < 129; ++i) x[i] = boost::random::detail::normal_table<double>::table_x[i] * 0x1.0p-56;
+  }
+};
+const ScaledTableX scaled_table_x;
+
+// The magnitude x = r X[i] of a first word u (one rounding of the 56-bit integer, one of the product).
+inline double first_magnitude(std::uint64_t u) noexcept {
+  const std::uint64_t v = (u & ~(std::uint64_t{1} << 11)) >> 8;
+  return static_cast<double>(v) * scaled_table_x.x[(u & 0xff) >> 1];
 }
+// x with Boost's sign of u (+ when bit 0 is set), exactly.
+inline double with_sign(double x, std::uint64_t u) noexcept { return (u & 1) ? x : -x; }
 
 // Boost's ziggurat after a first draw (layer i, magnitude x = r X[i], sign +-1) that missed the common branch: the
 // tail for the base layer, otherwise one uniform y01 and the wedge test between the chord and tangent bounds, with
 // exp only between them; a rejection starts over with a full draw. The same operations in the same order as
-// boost::random::detail::unit_normal_distribution (Boost 1.74 to 1.83), so the bits are Boost's; the tests compare
-// millions of deviates with Boost's own.
+// boost::random::detail::unit_normal_distribution (Boost 1.74 to 1.83).
 double continue_tail(ChainEngine& e, double sign) noexcept {
   return boost::random::detail::unit_normal_distribution<double>().generate_tail(e) * sign;
 }
@@ -88,15 +99,32 @@ double continue_wedge(ChainEngine& e, int i, double x, double sign) noexcept {
   return boost_normal(e);
 }
 
-// Portable path: the sub-streams one after the other (Boost itself on each).
-void fill_groups_scalar(StreamState state, std::size_t groups, double* out, std::size_t stride) noexcept {
-  for (int k = 0; k < kWays; ++k) {
-    ChainEngine e({state[0][k], state[1][k], state[2][k], state[3][k]});
-    boost::random::normal_distribution<double> normal;
-    double* o = out + static_cast<std::size_t>(k) * stride;
-    for (std::size_t g = 0; g < groups; ++g) o[kWays * g * stride] = normal(e);
-    for (int w = 0; w < 4; ++w) state[w][k] = e.state()[static_cast<std::size_t>(w)];
-  }
+// The deviate of a first word u that missed the common branch, finished from the tail stream `tail` (its four
+// state words, advanced).
+__attribute__((noinline)) double finish_from_tail(std::uint64_t* tail, std::uint64_t u) noexcept {
+  ChainEngine e({tail[0], tail[1], tail[2], tail[3]});
+  const auto i = static_cast<int>((u & 0xff) >> 1);
+  const double sign = (u & 1) ? 1.0 : -1.0;
+  const double x = i == 0 ? continue_tail(e, sign) : continue_wedge(e, i, first_magnitude(u), sign);
+  for (int w = 0; w < 4; ++w) tail[w] = e.state()[static_cast<std::size_t>(w)];
+  return x;
+}
+
+// One deviate from sub-stream k of `state` (one word) and, if it misses the common branch, the tail stream.
+inline double draw_scalar(StreamState state, int k, std::uint64_t* tail) noexcept {
+  ChainEngine e({state[0][k], state[1][k], state[2][k], state[3][k]});
+  const std::uint64_t u = e();
+  for (int w = 0; w < 4; ++w) state[w][k] = e.state()[static_cast<std::size_t>(w)];
+  const double x = first_magnitude(u);
+  if (x < boost::random::detail::normal_table<double>::table_x[((u & 0xff) >> 1) + 1]) return with_sign(x, u);
+  return finish_from_tail(tail, u);
+}
+
+// Portable path: the deviates one after the other.
+void fill_groups_scalar(StreamState state, std::uint64_t* tail, std::size_t groups, double* out,
+                        std::size_t stride) noexcept {
+  for (std::size_t d = 0; d < groups * kWays; ++d)
+    out[d * stride] = draw_scalar(state, static_cast<int>(d % kWays), tail);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -104,7 +132,8 @@ void fill_groups_scalar(StreamState state, std::size_t groups, double* out, std:
 
 // ---- AVX2: the eight sub-streams as two halves of four lanes ----
 // The 56-bit integer is converted exactly rounded as hi 2^24 + lo, with hi, lo < 2^32 converted exactly by the 2^52
-// trick: a single correctly rounded addition, hence equal to the direct conversion Boost does.
+// trick: a single correctly rounded addition, hence equal to the direct conversion. Then x = (that 2^-56) X[i]: the
+// scaling by 2^-56 is exact, so this is the scalar path's one rounding of v X[i] 2^-56.
 struct Avx2Half {
   __m256i s0, s1, s2, s3;
 };
@@ -114,11 +143,10 @@ __attribute__((target("avx2"))) inline __m256i rotl256(__m256i x, int k) noexcep
 }
 
 // One draw of four sub-streams: returns the candidate deviates, sets `accept` (bit k: lane k took the common
-// branch) and leaves the pre-draw state in `before`.
-__attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, Avx2Half& before, int& accept,
+// branch) and leaves the words drawn in `u`.
+__attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, __m256i& u, int& accept,
                                                          const double* table_x) noexcept {
-  before = h;
-  const __m256i u = _mm256_add_epi64(rotl256(_mm256_add_epi64(h.s0, h.s3), 23), h.s0);  // xoshiro256++
+  u = _mm256_add_epi64(rotl256(_mm256_add_epi64(h.s0, h.s3), 23), h.s0);  // xoshiro256++
   const __m256i t = _mm256_slli_epi64(h.s1, 17);
   h.s2 = _mm256_xor_si256(h.s2, h.s0);
   h.s3 = _mm256_xor_si256(h.s3, h.s1);
@@ -146,33 +174,13 @@ __attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, Avx2Half& 
   return _mm256_xor_pd(x, _mm256_castsi256_pd(flip));  // x * sign, exactly (x >= 0)
 }
 
-// Redraws the rejected lanes through Boost and merges state and deviates back in registers (no store forwarding).
-__attribute__((target("avx2"))) __attribute__((noinline)) void avx2_fix(Avx2Half& h, const Avx2Half& before, int accept,
-                                                                        __m256d& res) noexcept {
-  alignas(32) std::uint64_t b[4][4];
-  alignas(32) double rv[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(b[0]), before.s0);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(b[1]), before.s1);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(b[2]), before.s2);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(b[3]), before.s3);
-  _mm256_store_pd(rv, res);
-  alignas(32) std::uint64_t n[4][4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(n[0]), h.s0);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(n[1]), h.s1);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(n[2]), h.s2);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(n[3]), h.s3);
-  for (int k = 0; k < 4; ++k) {
-    if (accept & (1 << k)) continue;
-    std::uint64_t q[4] = {b[0][k], b[1][k], b[2][k], b[3][k]};
-    rv[k] = redraw(q);
-    for (int w = 0; w < 4; ++w) n[w][k] = q[w];
-  }
-  // Here the reloads follow scalar stores (a store-forwarding stall), but only on this rare path.
-  h.s0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[0]));
-  h.s1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[1]));
-  h.s2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[2]));
-  h.s3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n[3]));
-  res = _mm256_load_pd(rv);
+// Replaces the deviates of the lanes not in `accept` (out[k * stride], k < 4) by their finish from the tail stream.
+__attribute__((target("avx2"))) __attribute__((noinline)) void avx2_fix(__m256i u, int accept, std::uint64_t* tail,
+                                                                        double* out, std::size_t stride) noexcept {
+  alignas(32) std::uint64_t us[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(us), u);
+  for (int k = 0; k < 4; ++k)
+    if (!(accept & (1 << k))) out[static_cast<std::size_t>(k) * stride] = finish_from_tail(tail, us[k]);
 }
 
 __attribute__((target("avx2"))) inline void store4(double* o, std::size_t stride, __m256d v) noexcept {
@@ -187,10 +195,10 @@ __attribute__((target("avx2"))) inline void store4(double* o, std::size_t stride
   }
 }
 
-__attribute__((target("avx2"))) void fill_groups_avx2(StreamState state, std::size_t groups, double* out,
-                                                      std::size_t stride) noexcept {
+__attribute__((target("avx2"))) void fill_groups_avx2(StreamState state, std::uint64_t* tail, std::size_t groups,
+                                                      double* out, std::size_t stride) noexcept {
   const double* table_x = boost::random::detail::normal_table<double>::table_x;
-  Avx2Half a, b, pa, pb;
+  Avx2Half a, b;
   a.s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[0]));
   a.s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[1]));
   a.s2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[2]));
@@ -201,15 +209,16 @@ __attribute__((target("avx2"))) void fill_groups_avx2(StreamState state, std::si
   b.s3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(state[3] + 4));
   for (std::size_t g = 0; g < groups; ++g) {
     int acc_a, acc_b;
-    __m256d ra = avx2_draw(a, pa, acc_a, table_x);
-    __m256d rb = avx2_draw(b, pb, acc_b, table_x);
-    if (__builtin_expect((acc_a & acc_b) != 0xf, 0)) {
-      if (acc_a != 0xf) avx2_fix(a, pa, acc_a, ra);
-      if (acc_b != 0xf) avx2_fix(b, pb, acc_b, rb);
-    }
+    __m256i ua, ub;
+    const __m256d ra = avx2_draw(a, ua, acc_a, table_x);
+    const __m256d rb = avx2_draw(b, ub, acc_b, table_x);
     double* o = out + kWays * g * stride;
     store4(o, stride, ra);
     store4(o + 4 * stride, stride, rb);
+    if (__builtin_expect((acc_a & acc_b) != 0xf, 0)) {  // in deviate order: lanes 0..3, then 4..7
+      if (acc_a != 0xf) avx2_fix(ua, acc_a, tail, o, stride);
+      if (acc_b != 0xf) avx2_fix(ub, acc_b, tail, o + 4 * stride, stride);
+    }
   }
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[0]), a.s0);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(state[1]), a.s1);
@@ -234,168 +243,107 @@ struct Zig512 {
   __m512i s[4];  // state word w of the eight sub-streams
 };
 
-// One xoshiro256++ output per sub-stream; only the sub-streams in `m` advance.
-DUALGIBBS_AVX512 inline __m512i xoshiro512(Zig512& z, __mmask8 m) noexcept {
+// One xoshiro256++ output per sub-stream.
+DUALGIBBS_AVX512 inline __m512i xoshiro512(Zig512& z) noexcept {
   const __m512i s0 = z.s[0], s1 = z.s[1], s2 = z.s[2], s3 = z.s[3];
   const __m512i u = _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(s0, s3), 23), s0);
   const __m512i t = _mm512_slli_epi64(s1, 17);
   const __m512i n2 = _mm512_xor_si512(s2, s0);
   const __m512i n3 = _mm512_xor_si512(s3, s1);
-  const __m512i n1 = _mm512_xor_si512(s1, n2);
-  const __m512i n0 = _mm512_xor_si512(s0, n3);
-  if (m == 0xff) {
-    z.s[0] = n0;
-    z.s[1] = n1;
-    z.s[2] = _mm512_xor_si512(n2, t);
-    z.s[3] = _mm512_rol_epi64(n3, 45);
-  } else {
-    z.s[0] = _mm512_mask_mov_epi64(s0, m, n0);
-    z.s[1] = _mm512_mask_mov_epi64(s1, m, n1);
-    z.s[2] = _mm512_mask_mov_epi64(s2, m, _mm512_xor_si512(n2, t));
-    z.s[3] = _mm512_mask_mov_epi64(s3, m, _mm512_rol_epi64(n3, 45));
-  }
+  z.s[1] = _mm512_xor_si512(s1, n2);
+  z.s[0] = _mm512_xor_si512(s0, n3);
+  z.s[2] = _mm512_xor_si512(n2, t);
+  z.s[3] = _mm512_rol_epi64(n3, 45);
   return u;
 }
 
-// Boost's table_x scaled by 2^-56: r X[i] = (v 2^-56) X[i] = v (X[i] 2^-56) as real numbers, and both products
-// round that same real number once (no subnormals arise), so the scaled table saves a multiplication, exactly.
-struct ScaledTableX {
-  alignas(64) double x[129];
-  ScaledTableX() noexcept {
-    for (int i = 0; i < 129; ++i) x[i] = boost::random::detail::normal_table<double>::table_x[i] * 0x1.0p-56;
-  }
-};
-const ScaledTableX scaled_table_x;
-
-// The first step of Boost's ziggurat on the words u: layer i = (u & 0xff) >> 1, magnitude x = r X[i] with
-// r = ((u & ~2^11) >> 8) 2^-56 (vcvtuqq2pd rounds once, as Boost's conversion), and the common-branch test
-// x < X[i + 1], returned as a mask. The gathers index bytes as (u & 0xfe) * 4 = 8 i.
-DUALGIBBS_AVX512 inline __mmask8 ziggurat_first(__m512i u, __m512d& x, const double* table_x) noexcept {
+// The common branch on eight words u: x = v (X[i] 2^-56) (vcvtuqq2pd rounds once, as the scalar conversion), the
+// signed deviate, and the mask of the words that miss (x >= X[i + 1]). The gathers index bytes as (u & 0xfe) * 4.
+DUALGIBBS_AVX512 inline __m512d draw_common(Zig512& z, const double* table_x, __m512i& u, __mmask8& miss) noexcept {
+  u = xoshiro512(z);
   const __m512i v = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(~(1LL << 11))), 8);
   const __m512i byte_index = _mm512_and_si512(u, _mm512_set1_epi64(0xfe));
-  x = _mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_i64gather_pd(byte_index, scaled_table_x.x, 4));
-  return _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(byte_index, table_x + 1, 4), _CMP_LT_OQ);
-}
-
-// x times Boost's sign (+1 when bit 0 of u is set, -1 otherwise), exactly: a sign flip of the non-negative x,
-// x ^ (u << 63) ^ (1 << 63) as one three-way exclusive or.
-DUALGIBBS_AVX512 inline __m512d signed_deviate(__m512d x, __m512i u) noexcept {
+  const __m512d x = _mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_i64gather_pd(byte_index, scaled_table_x.x, 4));
+  miss = _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(byte_index, table_x + 1, 4), _CMP_NLT_UQ);
+  // x ^ (u << 63) ^ (1 << 63): x with the sign of bit 0 of u, as one three-way exclusive or.
   return _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(x), _mm512_slli_epi64(u, 63),
                                                        _mm512_set1_epi64(static_cast<long long>(1ULL << 63)), 0x96));
 }
 
-// Finishes the sub-streams whose first draw missed the common branch (mask ~accept; 20% of groups), in registers:
-// the wedge step of continue_wedge() for all of them at once, a fresh first draw for those it rejects, until every
-// sub-stream has its deviate. The base-layer tail, a y01 that rounds to 1 and the exp() between the bounds (0.3% of
-// draws together) are done per sub-stream by the scalar functions above.
-DUALGIBBS_AVX512 inline void finish512(Zig512& z, __m512i u, __m512d x, __mmask8 accept, __m512d& res) noexcept {
-  const double* table_x = boost::random::detail::normal_table<double>::table_x;
-  const double* table_y = boost::random::detail::normal_table<double>::table_y;
-  __m512i layer = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(0xff)), 1);
-  __mmask8 pending = static_cast<__mmask8>(~accept);
-  while (pending) {
-    const __mmask8 tail = pending & _mm512_cmpeq_epi64_mask(layer, _mm512_setzero_si512());
-    const __mmask8 wedge = pending & static_cast<__mmask8>(~tail);
-    const __m512d y01 = _mm512_mul_pd(_mm512_cvtepu64_pd(xoshiro512(z, wedge)), _mm512_set1_pd(0x1.0p-64));
-    const __mmask8 vec = _mm512_mask_cmp_pd_mask(wedge, y01, _mm512_set1_pd(1.0), _CMP_LT_OQ);
-    const __mmask8 redo01 = wedge & static_cast<__mmask8>(~vec);  // uniform_01 draws again
-    const __m512i layer1 = _mm512_add_epi64(layer, _mm512_set1_epi64(1));
-    const __m512d xi = _mm512_mask_i64gather_pd(_mm512_set1_pd(2.0), vec, layer, table_x, 8);
-    const __m512d xi1 = _mm512_mask_i64gather_pd(_mm512_set1_pd(1.0), vec, layer1, table_x, 8);
-    const __m512d yi = _mm512_mask_i64gather_pd(_mm512_set1_pd(0.0), vec, layer, table_y, 8);
-    const __m512d yi1 = _mm512_mask_i64gather_pd(_mm512_set1_pd(0.0), vec, layer1, table_y, 8);
-    const __m512d y = _mm512_add_pd(yi, _mm512_mul_pd(y01, _mm512_sub_pd(yi1, yi)));
-    const __m512d chord = _mm512_sub_pd(_mm512_mul_pd(_mm512_sub_pd(xi, xi1), y01), _mm512_sub_pd(xi, x));
-    const __m512d tangent =
-        _mm512_sub_pd(y, _mm512_add_pd(yi, _mm512_mul_pd(_mm512_mul_pd(_mm512_sub_pd(xi, x), yi), xi)));
-    const __mmask8 convex = _mm512_cmp_pd_mask(xi, _mm512_set1_pd(1.0), _CMP_GE_OQ);
-    const __m512d ubound = _mm512_mask_blend_pd(convex, tangent, chord);  // convex: chord; concave: tangent
-    const __m512d lbound = _mm512_mask_blend_pd(convex, chord, tangent);
-    const __mmask8 below_u = _mm512_mask_cmp_pd_mask(vec, ubound, _mm512_setzero_pd(), _CMP_LT_OQ);
-    __mmask8 done = _mm512_mask_cmp_pd_mask(below_u, lbound, _mm512_setzero_pd(), _CMP_LT_OQ);
-    const __mmask8 between = below_u & static_cast<__mmask8>(~done);
-    if (between) {
-      alignas(64) double xs[8], ys[8];
-      _mm512_store_pd(xs, x);
-      _mm512_store_pd(ys, y);
-      for (int k = 0; k < 8; ++k)
-        if ((between >> k) & 1 && ys[k] < std::exp(-(xs[k] * xs[k] / 2))) done |= static_cast<__mmask8>(1u << k);
-    }
-    res = _mm512_mask_mov_pd(res, done, signed_deviate(x, u));
-    if (const __mmask8 scalar = tail | redo01) {
-      alignas(64) std::uint64_t q[4][8], us[8], ls[8];
-      alignas(64) double xs[8], rs[8];
-      for (int w = 0; w < 4; ++w) _mm512_store_si512(q[w], z.s[w]);
-      _mm512_store_si512(us, u);
-      _mm512_store_si512(ls, layer);
-      _mm512_store_pd(xs, x);
-      for (int k = 0; k < 8; ++k) {
-        if (!((scalar >> k) & 1)) continue;
-        ChainEngine e({q[0][k], q[1][k], q[2][k], q[3][k]});
-        const double sign = (us[k] & 1) ? 1.0 : -1.0;
-        rs[k] = (tail >> k) & 1 ? continue_tail(e, sign) : continue_wedge(e, static_cast<int>(ls[k]), xs[k], sign);
-        const __mmask8 m = static_cast<__mmask8>(1u << k);
-        for (int w = 0; w < 4; ++w)
-          z.s[w] = _mm512_mask_set1_epi64(z.s[w], m, static_cast<long long>(e.state()[static_cast<std::size_t>(w)]));
-        res = _mm512_mask_broadcastsd_pd(res, m, _mm_set_sd(rs[k]));
-      }
-    }
-    // Rejected in the wedge: Boost starts over with a full draw. Done whether or not any sub-stream needs it (a
-    // no-op for none), because a branch here would be mispredicted often and resolve late.
-    const __mmask8 again = vec & static_cast<__mmask8>(~done);
-    __m512d x_new;
-    const __m512i u_new = xoshiro512(z, again);
-    const __mmask8 hit = again & ziggurat_first(u_new, x_new, table_x);
-    const __m512i layer_new = _mm512_srli_epi64(_mm512_and_si512(u_new, _mm512_set1_epi64(0xff)), 1);
-    res = _mm512_mask_mov_pd(res, hit, signed_deviate(x_new, u_new));
-    u = _mm512_mask_mov_epi64(u, again, u_new);
-    layer = _mm512_mask_mov_epi64(layer, again, layer_new);
-    x = _mm512_mask_mov_pd(x, again, x_new);
-    pending = again & static_cast<__mmask8>(~hit);
+// The misses of up to kBatch vector draws, in the order drawn: the word and the output offset of each. Queued
+// without a branch (a compress of the missing lanes), finished after the batch by finish_from_tail().
+struct MissQueue {
+  static constexpr std::size_t kBatch = 64;  // vector draws between two finishes
+  alignas(64) std::uint64_t u[kBatch * kWays + kWays];
+  alignas(64) std::uint64_t offset[kBatch * kWays + kWays];
+  std::size_t size = 0;
+
+  DUALGIBBS_AVX512 void push(__m512i words, __m512i offsets, __mmask8 miss) noexcept {
+    _mm512_storeu_si512(u + size, _mm512_maskz_compress_epi64(miss, words));
+    _mm512_storeu_si512(offset + size, _mm512_maskz_compress_epi64(miss, offsets));
+    size += static_cast<std::size_t>(__builtin_popcount(miss));
   }
-}
+  // out[offset] = the finished deviate, drawn from tails[offset % lanes] (lane = offset mod lanes).
+  void finish(double* out, std::uint64_t* const* tails, std::size_t lanes) noexcept {
+    for (std::size_t j = 0; j < size; ++j)
+      out[offset[j]] = finish_from_tail(tails[lanes == 1 ? 0 : offset[j] % lanes], u[j]);
+    size = 0;
+  }
+};
 
-// The next eight deviates of the eight sub-streams in z: Boost's ziggurat, common branch inline, the rest in
-// finish512().
-DUALGIBBS_AVX512 inline __m512d draw_group(Zig512& z, const double* table_x) noexcept {
-  const __m512i u = xoshiro512(z, 0xff);
-  __m512d x;
-  const __mmask8 accept = ziggurat_first(u, x, table_x);
-  __m512d res = signed_deviate(x, u);
-  if (__builtin_expect(accept != 0xff, 0)) finish512(z, u, x, accept, res);
-  return res;
-}
-
-DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::size_t groups, double* out,
+DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::uint64_t* tail, std::size_t groups, double* out,
                                          std::size_t stride) noexcept {
   const double* table_x = boost::random::detail::normal_table<double>::table_x;
   Zig512 z;
   for (int w = 0; w < 4; ++w) z.s[w] = _mm512_loadu_si512(state[w]);
   const __m512i index =
       _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(static_cast<long long>(stride)));
-  for (std::size_t g = 0; g < groups; ++g) {
-    const __m512d res = draw_group(z, table_x);
-    double* o = out + kWays * g * stride;
-    if (stride == 1)
-      _mm512_storeu_pd(o, res);
-    else
-      _mm512_i64scatter_pd(o, index, res, 8);
+  MissQueue queue;
+  for (std::size_t g0 = 0; g0 < groups; g0 += MissQueue::kBatch) {
+    const std::size_t g1 = std::min(groups, g0 + MissQueue::kBatch);
+    double* base = out + kWays * g0 * stride;
+    for (std::size_t g = g0; g < g1; ++g) {
+      __m512i u;
+      __mmask8 miss;
+      const __m512d res = draw_common(z, table_x, u, miss);
+      const std::size_t first = kWays * (g - g0) * stride;  // offset of this group's first deviate from base
+      if (stride == 1)
+        _mm512_storeu_pd(base + first, res);
+      else
+        _mm512_i64scatter_pd(base + first, index, res, 8);
+      queue.push(u, _mm512_add_epi64(index, _mm512_set1_epi64(static_cast<long long>(first))), miss);
+    }
+    queue.finish(base, &tail, 1);
   }
   for (int w = 0; w < 4; ++w) _mm512_storeu_si512(state[w], z.s[w]);
 }
-// P NormalStreams at once (P lanes of a sampler): the streams are independent, so while one of them is in the
-// long dependency chain of finish512(), the out-of-order core works on the others' next groups.
+
+// P NormalStreams at once (P < stride lanes of a sampler, interleaved with that stride): their common branches
+// overlap in the out-of-order core.
 template <int P>
-DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::size_t groups, double* out,
-                                               std::size_t stride) noexcept {
+DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::uint64_t* const* tails, std::size_t groups,
+                                               double* out, std::size_t stride) noexcept {
   const double* table_x = boost::random::detail::normal_table<double>::table_x;
   Zig512 z[P];
   for (int p = 0; p < P; ++p)
     for (int w = 0; w < 4; ++w) z[p].s[w] = _mm512_loadu_si512(states[p][w]);
   const __m512i index =
       _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(static_cast<long long>(stride)));
-  for (std::size_t g = 0; g < groups; ++g) {
-    for (int p = 0; p < P; ++p) _mm512_i64scatter_pd(out + p + kWays * g * stride, index, draw_group(z[p], table_x), 8);
+  MissQueue queue;
+  for (std::size_t g0 = 0; g0 < groups; g0 += MissQueue::kBatch / P) {
+    const std::size_t g1 = std::min(groups, g0 + MissQueue::kBatch / P);
+    double* base = out + kWays * g0 * stride;
+    for (std::size_t g = g0; g < g1; ++g) {
+      for (int p = 0; p < P; ++p) {
+        __m512i u;
+        __mmask8 miss;
+        const __m512d res = draw_common(z[p], table_x, u, miss);
+        const std::size_t first = kWays * (g - g0) * stride + static_cast<std::size_t>(p);
+        _mm512_i64scatter_pd(base + first, index, res, 8);
+        queue.push(u, _mm512_add_epi64(index, _mm512_set1_epi64(static_cast<long long>(first))), miss);
+      }
+    }
+    queue.finish(base, tails, stride);
   }
   for (int p = 0; p < P; ++p)
     for (int w = 0; w < 4; ++w) _mm512_storeu_si512(states[p][w], z[p].s[w]);
@@ -404,17 +352,29 @@ DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::size_t 
 // comes from their sub-stream t mod 8, so it is one contiguous store at out + t * stride instead of a scatter per
 // lane (a scatter of eight doubles costs about as much as drawing them). The eight NormalStreams' states (word w of
 // sub-stream k of lane l at first_state + l * object_words + 8 w + k) are gathered into st[k] here and scattered
-// back at the end; `rounds` rounds of eight deviates per lane.
-DUALGIBBS_AVX512 void fill_rounds_avx512_octet(std::uint64_t* first_state, std::size_t object_words, std::size_t rounds,
-                                               double* out, std::size_t stride) noexcept {
+// back at the end; `rounds` rounds of eight deviates per lane; lane l's misses are finished from tails[l].
+DUALGIBBS_AVX512 void fill_rounds_avx512_octet(std::uint64_t* first_state, std::size_t object_words,
+                                               std::uint64_t* const* tails, std::size_t rounds, double* out,
+                                               std::size_t stride) noexcept {
   const double* table_x = boost::random::detail::normal_table<double>::table_x;
-  const __m512i offsets = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
-                                             _mm512_set1_epi64(static_cast<long long>(object_words)));
+  const __m512i iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i offsets = _mm512_mullo_epi64(iota, _mm512_set1_epi64(static_cast<long long>(object_words)));
   Zig512 st[kWays];
   for (int k = 0; k < kWays; ++k)
     for (int w = 0; w < 4; ++w) st[k].s[w] = _mm512_i64gather_epi64(offsets, first_state + 8 * w + k, 8);
-  for (std::size_t t = 0; t < rounds * kWays; ++t) {
-    _mm512_storeu_pd(out + t * stride, draw_group(st[t % kWays], table_x));
+  MissQueue queue;
+  const std::size_t draws = rounds * kWays;
+  for (std::size_t t0 = 0; t0 < draws; t0 += MissQueue::kBatch) {
+    const std::size_t t1 = std::min(draws, t0 + MissQueue::kBatch);
+    double* base = out + t0 * stride;
+    for (std::size_t t = t0; t < t1; ++t) {
+      __m512i u;
+      __mmask8 miss;
+      const std::size_t first = (t - t0) * stride;
+      _mm512_storeu_pd(base + first, draw_common(st[t % kWays], table_x, u, miss));
+      queue.push(u, _mm512_add_epi64(iota, _mm512_set1_epi64(static_cast<long long>(first))), miss);
+    }
+    queue.finish(base, tails, stride);
   }
   for (int k = 0; k < kWays; ++k)
     for (int w = 0; w < 4; ++w) _mm512_i64scatter_epi64(first_state + 8 * w + k, offsets, st[k].s[w], 8);
@@ -424,7 +384,146 @@ DUALGIBBS_AVX512 void fill_rounds_avx512_octet(std::uint64_t* first_state, std::
 #pragma GCC diagnostic pop
 #endif
 
-using FillGroups = void (*)(StreamState, std::size_t, double*, std::size_t) noexcept;
+// ---- uniform site indices --------------------------------------------------------------------------------
+// fill_uniform_indices() draws its indices from eight sub-streams seeded from the caller's stream, two 32-bit
+// indices per 64-bit word, so that the AVX-512 and AVX2 paths draw 16 of them with one vector xoshiro256++ step and
+// two 32 x 32-bit multiplications. Index t = 16 g + 8 h + k is Lemire's multiply-shift on half h (0: low, 1: high)
+// of word g of sub-stream k; the rare value that Lemire's test must look at again (low product below n, probability
+// n / 2^32 per index) is redone by lemire32() in order, its redraws coming from the caller's stream.
+
+// floor(value n / 2^32) for a uniform 32-bit value, with Lemire's rejection: exactly uniform on [0, n).
+inline std::uint32_t lemire32(std::uint32_t value, std::uint32_t n, ChainEngine& rng) noexcept {
+  std::uint64_t m = std::uint64_t{value} * n;
+  if (static_cast<std::uint32_t>(m) < n) {
+    const std::uint32_t threshold = (0u - n) % n;
+    while (static_cast<std::uint32_t>(m) < threshold) m = (rng() >> 32) * n;
+  }
+  return static_cast<std::uint32_t>(m >> 32);
+}
+
+// The eight sub-streams of one call: state word w of sub-stream k = mix64 of output 4 k + w of the caller's stream.
+inline void seed_index_substreams(ChainEngine& rng, std::uint64_t (&s)[4][kWays]) noexcept {
+  for (int k = 0; k < kWays; ++k) {
+    for (int w = 0; w < 4; ++w) s[w][k] = mix64(rng());
+    if ((s[0][k] | s[1][k] | s[2][k] | s[3][k]) == 0) s[0][k] = 1;  // the forbidden state; never seen in practice
+  }
+}
+
+// Indices 16 g .. 16 g + 15 (those below count) from the eight words of group g.
+inline void indices_from_words(const std::uint64_t* words, std::uint32_t n, ChainEngine& rng, std::size_t first,
+                               std::size_t count, Index* out) noexcept {
+  for (std::size_t j = 0; j < 2 * kWays && first + j < count; ++j) {
+    const std::uint64_t word = words[j % kWays];
+    const auto value = static_cast<std::uint32_t>(j < kWays ? word : word >> 32);
+    out[first + j] = static_cast<Index>(lemire32(value, n, rng));
+  }
+}
+
+void fill_indices_scalar(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept {
+  std::uint64_t s[4][kWays];
+  seed_index_substreams(rng, s);
+  for (std::size_t first = 0; first < count; first += 2 * kWays) {
+    std::uint64_t words[kWays];
+    for (int k = 0; k < kWays; ++k) {
+      ChainEngine e({s[0][k], s[1][k], s[2][k], s[3][k]});
+      words[k] = e();
+      for (int w = 0; w < 4; ++w) s[w][k] = e.state()[static_cast<std::size_t>(w)];
+    }
+    indices_from_words(words, n, rng, first, count, out);
+  }
+}
+
+#ifdef DUALGIBBS_HAVE_SIMD_PATHS
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+__attribute__((target("avx512f,avx512dq"))) void fill_indices_avx512(ChainEngine& rng, std::uint32_t n,
+                                                                     std::size_t count, Index* out) noexcept {
+  std::uint64_t s[4][kWays];
+  seed_index_substreams(rng, s);
+  Zig512 z;
+  for (int w = 0; w < 4; ++w) z.s[w] = _mm512_loadu_si512(s[w]);
+  const __m512i nv = _mm512_set1_epi64(static_cast<long long>(n));
+  const __m512i low32 = _mm512_set1_epi64(0xffffffffLL);
+  std::size_t first = 0;
+  for (; first + 2 * kWays <= count; first += 2 * kWays) {
+    const __m512i u = xoshiro512(z);
+    const __m512i mlo = _mm512_mul_epu32(u, nv);
+    const __m512i mhi = _mm512_mul_epu32(_mm512_srli_epi64(u, 32), nv);
+    const __mmask8 recheck = _mm512_cmplt_epu64_mask(_mm512_and_si512(mlo, low32), nv) |
+                             _mm512_cmplt_epu64_mask(_mm512_and_si512(mhi, low32), nv);
+    if (__builtin_expect(recheck != 0, 0)) {
+      alignas(64) std::uint64_t words[kWays];
+      _mm512_store_si512(words, u);
+      indices_from_words(words, n, rng, first, count, out);
+      continue;
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + first), _mm512_cvtepi64_epi32(_mm512_srli_epi64(mlo, 32)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + first + kWays),
+                        _mm512_cvtepi64_epi32(_mm512_srli_epi64(mhi, 32)));
+  }
+  if (first < count) {
+    alignas(64) std::uint64_t words[kWays];
+    _mm512_store_si512(words, xoshiro512(z));
+    indices_from_words(words, n, rng, first, count, out);
+  }
+}
+#pragma GCC diagnostic pop
+
+__attribute__((target("avx2"))) inline __m256i avx2_step(Avx2Half& h) noexcept {
+  const __m256i u = _mm256_add_epi64(rotl256(_mm256_add_epi64(h.s0, h.s3), 23), h.s0);
+  const __m256i t = _mm256_slli_epi64(h.s1, 17);
+  h.s2 = _mm256_xor_si256(h.s2, h.s0);
+  h.s3 = _mm256_xor_si256(h.s3, h.s1);
+  h.s1 = _mm256_xor_si256(h.s1, h.s2);
+  h.s0 = _mm256_xor_si256(h.s0, h.s3);
+  h.s2 = _mm256_xor_si256(h.s2, t);
+  h.s3 = rotl256(h.s3, 45);
+  return u;
+}
+
+__attribute__((target("avx2"))) void fill_indices_avx2(ChainEngine& rng, std::uint32_t n, std::size_t count,
+                                                       Index* out) noexcept {
+  std::uint64_t s[4][kWays];
+  seed_index_substreams(rng, s);
+  Avx2Half half[2];
+  for (int q = 0; q < 2; ++q) {
+    half[q].s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s[0] + 4 * q));
+    half[q].s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s[1] + 4 * q));
+    half[q].s2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s[2] + 4 * q));
+    half[q].s3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s[3] + 4 * q));
+  }
+  const __m256i nv = _mm256_set1_epi64x(static_cast<long long>(n));
+  const __m256i low32 = _mm256_set1_epi64x(0xffffffffLL);
+  const __m256i even = _mm256_setr_epi32(1, 3, 5, 7, 0, 0, 0, 0);  // the high halves of four 64-bit products
+  for (std::size_t first = 0; first < count; first += 2 * kWays) {
+    const __m256i u[2] = {avx2_step(half[0]), avx2_step(half[1])};
+    __m256i m[2][2];  // m[h][q]: half h of the words of sub-streams 4 q .. 4 q + 3, times n
+    int recheck = 0;
+    for (int q = 0; q < 2; ++q) {
+      m[0][q] = _mm256_mul_epu32(u[q], nv);
+      m[1][q] = _mm256_mul_epu32(_mm256_srli_epi64(u[q], 32), nv);
+      for (int h = 0; h < 2; ++h)  // the low products are below 2^32, so a signed comparison is exact
+        recheck |= _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(nv, _mm256_and_si256(m[h][q], low32))));
+    }
+    if (__builtin_expect(recheck != 0 || first + 2 * kWays > count, 0)) {
+      alignas(32) std::uint64_t words[kWays];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(words), u[0]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(words + 4), u[1]);
+      indices_from_words(words, n, rng, first, count, out);
+      continue;
+    }
+    for (int h = 0; h < 2; ++h)
+      for (int q = 0; q < 2; ++q)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + first + kWays * h + 4 * q),
+                         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(m[h][q], even)));
+  }
+}
+#endif
+
+using FillGroups = void (*)(StreamState, std::uint64_t*, std::size_t, double*, std::size_t) noexcept;
 
 // Chosen once, by what the CPU running the library supports (the default build stays portable; every path gives
 // the same bits).
@@ -438,6 +537,17 @@ FillGroups choose_fill_groups() noexcept {
 }
 
 FillGroups fill_groups = choose_fill_groups();
+
+// The index path goes with the deviate path (one switch for tests and benchmarks; all give the same indices).
+using FillIndices = void (*)(ChainEngine&, std::uint32_t, std::size_t, Index*) noexcept;
+FillIndices indices_path_for(FillGroups deviates) noexcept {
+#ifdef DUALGIBBS_HAVE_SIMD_PATHS
+  if (deviates == fill_groups_avx512) return fill_indices_avx512;
+  if (deviates == fill_groups_avx2) return fill_indices_avx2;
+#endif
+  return fill_indices_scalar;
+}
+FillIndices fill_indices = indices_path_for(fill_groups);
 
 }  // namespace
 
@@ -459,6 +569,7 @@ const char* select_normal_path(const std::string& name) {
   } else {
     return nullptr;
   }
+  fill_indices = indices_path_for(fill_groups);
 #ifdef DUALGIBBS_HAVE_SIMD_PATHS
   if (fill_groups == fill_groups_avx512) return "avx512";
   if (fill_groups == fill_groups_avx2) return "avx2";
@@ -473,6 +584,8 @@ NormalStream::NormalStream(std::uint64_t seed, std::uint64_t chain) noexcept {
     const ChainEngine e = make_stream(seed, chain, StreamPurpose::Noise, static_cast<std::uint64_t>(k));
     for (int w = 0; w < 4; ++w) m_s[w][k] = e.state()[static_cast<std::size_t>(w)];
   }
+  const ChainEngine tail = make_stream(seed, chain, StreamPurpose::Noise, kWays);
+  for (int w = 0; w < 4; ++w) m_tail[w] = tail.state()[static_cast<std::size_t>(w)];
 }
 
 ChainEngine NormalStream::substream(int k) const {
@@ -480,20 +593,19 @@ ChainEngine NormalStream::substream(int k) const {
   return ChainEngine({m_s[0][k], m_s[1][k], m_s[2][k], m_s[3][k]});
 }
 
+ChainEngine NormalStream::tail_stream() const { return ChainEngine({m_tail[0], m_tail[1], m_tail[2], m_tail[3]}); }
+
 double NormalStream::operator()() noexcept {
-  const unsigned k = m_next;
-  ChainEngine e({m_s[0][k], m_s[1][k], m_s[2][k], m_s[3][k]});
-  const double x = boost_normal(e);
-  for (int w = 0; w < 4; ++w) m_s[w][k] = e.state()[static_cast<std::size_t>(w)];
-  m_next = (k + 1) % kWays;
-  return x;
+  const auto k = static_cast<int>(m_next);
+  m_next = (m_next + 1) % kWays;
+  return draw_scalar(m_s, k, m_tail);
 }
 
 void NormalStream::fill(std::size_t count, double* out, std::size_t stride) noexcept {
   std::size_t t = 0;
   for (; t < count && m_next != 0; ++t) out[t * stride] = (*this)();
   const std::size_t groups = (count - t) / kWays;
-  fill_groups(m_s, groups, out + t * stride, stride);
+  fill_groups(m_s, m_tail, groups, out + t * stride, stride);
   t += groups * kWays;
   for (; t < count; ++t) out[t * stride] = (*this)();
 }
@@ -515,7 +627,9 @@ void NormalStream::fill_lanes(NormalStream* streams, int lanes, std::size_t coun
         for (int l = 0; l < kWays; ++l) o[t * stride + static_cast<std::size_t>(l)] = block[l]();
       const std::size_t rounds = (count - t) / kWays;
       static_assert(sizeof(NormalStream) % sizeof(std::uint64_t) == 0, "NormalStream: whole words");
-      fill_rounds_avx512_octet(&block[0].m_s[0][0], sizeof(NormalStream) / sizeof(std::uint64_t), rounds,
+      std::uint64_t* tails[kWays];
+      for (int l = 0; l < kWays; ++l) tails[l] = block[l].m_tail;
+      fill_rounds_avx512_octet(&block[0].m_s[0][0], sizeof(NormalStream) / sizeof(std::uint64_t), tails, rounds,
                                o + t * stride, stride);
       for (t += rounds * kWays; t < count; ++t)
         for (int l = 0; l < kWays; ++l) o[t * stride + static_cast<std::size_t>(l)] = block[l]();
@@ -533,8 +647,12 @@ void NormalStream::fill_lanes(NormalStream* streams, int lanes, std::size_t coun
         for (int p = 0; p < P; ++p) out[c + p + t * stride] = streams[c + p]();
       const std::size_t groups = (count - t) / kWays;
       StreamState states[P];
-      for (int p = 0; p < P; ++p) states[p] = streams[c + p].m_s;
-      fill_groups_avx512_multi<P>(states, groups, out + c + t * stride, stride);
+      std::uint64_t* tails[P];
+      for (int p = 0; p < P; ++p) {
+        states[p] = streams[c + p].m_s;
+        tails[p] = streams[c + p].m_tail;
+      }
+      fill_groups_avx512_multi<P>(states, tails, groups, out + c + t * stride, stride);
       for (t += groups * kWays; t < count; ++t)
         for (int p = 0; p < P; ++p) out[c + p + t * stride] = streams[c + p]();
     }
@@ -546,8 +664,9 @@ void NormalStream::fill_lanes(NormalStream* streams, int lanes, std::size_t coun
 namespace detail {
 
 void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept {
+  if (count == 0) return;
   ChainEngine local = rng;
-  for (std::size_t t = 0; t < count; ++t) out[t] = static_cast<Index>(uniform_below(local, n));
+  fill_indices(local, n, count, out);
   rng = local;
 }
 

@@ -1,11 +1,12 @@
 #pragma once
 /// \file random.hpp
 /// The library's one source of random numbers: per-chain xoshiro256++ streams keyed by (seed, chain, purpose),
-/// Boost's ziggurat normal deviates (vectorised, bit for bit), unbiased uniform integers and permutations.
+/// normal deviates by Boost's ziggurat tables (vectorised), unbiased uniform integers and permutations.
 ///
 /// Every stream is a xoshiro256++ generator (`ChainEngine`) whose state is derived from (seed, chain index,
-/// purpose) by `make_stream` (SplitMix64 mixing, `mix_seed`); normal deviates come from Boost.Random's ziggurat
-/// `normal_distribution` (`NormalStream`: eight interleaved sub-streams per chain, evaluated eight at a time),
+/// purpose) by `make_stream` (SplitMix64 mixing, `mix64`); normal deviates come from Boost.Random's ziggurat
+/// (`standard_normal`: Boost's `normal_distribution` itself; `NormalStream`: eight interleaved sub-streams per chain
+/// evaluated eight at a time, with the rare continuation on a tail stream of its own),
 /// uniform indices from Lemire's unbiased multiply-shift (`uniform_below`). Nothing depends on the standard
 /// library's implementation, so a seed gives the same numbers everywhere. docs/sampler.md lists which stream
 /// every part of the library draws from.
@@ -123,13 +124,16 @@ inline double uniform01(Engine& rng) noexcept(noexcept(rng())) {
 /// One N(0, 1) deviate: Boost.Random's ziggurat normal_distribution driven by `rng`.
 DUALGIBBS_EXPORT double standard_normal(ChainEngine& rng) noexcept;
 
-/// The N(0, 1) deviates of one chain: kWays = 8 interleaved xoshiro256++ sub-streams, deviate t (counted from
-/// construction) being Boost.Random's ziggurat `normal_distribution` drawn on sub-stream t mod 8, where sub-stream
-/// k is `make_stream(seed, chain, Noise, k)`. The interleaving lets fill() advance the eight sub-streams and
-/// evaluate the ziggurat's common branch (97.2% of draws) as a few vector operations (AVX-512 or AVX2, chosen at
-/// run time; a portable scalar path otherwise); a draw that leaves the
-/// common branch is redone by Boost itself from the sub-stream's state before the draw, so every deviate is
-/// bitwise the one Boost's normal_distribution gives (a test checks this over millions of draws).
+/// The N(0, 1) deviates of one chain: Boost.Random's ziggurat (its tables and its first step) on kWays = 8
+/// interleaved xoshiro256++ sub-streams plus a tail stream. Deviate t (counted from construction) takes one word
+/// u from sub-stream t mod 8 (`make_stream(seed, chain, Noise, t mod 8)`); when u takes the ziggurat's common
+/// branch (97.2% of draws) the deviate is Boost's for that word, otherwise Boost's continuation (the wedge test
+/// with its exp, the base-layer tail, a restart on rejection) draws all further words from the chain's tail stream
+/// (`make_stream(seed, chain, Noise, 8)`), deviate after deviate in order. The continuation's uniforms are
+/// independent of u and of every other deviate, so each deviate is exactly N(0, 1) and the deviates are
+/// independent, as with Boost's own loop; the sub-streams advance by exactly one word per deviate, so fill() can
+/// evaluate the common branch eight words at a time (AVX-512 or AVX2, chosen at run time; a portable scalar path
+/// otherwise) and finish the misses afterwards without holding up the next draw. Every path gives the same bits.
 class DUALGIBBS_EXPORT NormalStream {
  public:
   static constexpr int kWays = 8;  ///< number of interleaved sub-streams
@@ -147,21 +151,29 @@ class DUALGIBBS_EXPORT NormalStream {
   static void fill_lanes(NormalStream* streams, int lanes, std::size_t count, double* out) noexcept;
   /// The current state of sub-stream k, as an engine.
   ChainEngine substream(int k) const;
+  /// The current state of the tail stream (the continuation of draws that miss the common branch), as an engine.
+  ChainEngine tail_stream() const;
   /// Sub-stream of the next deviate.
   int next_way() const noexcept { return static_cast<int>(m_next); }
 
  private:
   alignas(64) std::uint64_t m_s[4][kWays];  // state word w of sub-stream k at m_s[w][k]
+  std::uint64_t m_tail[4];                  // the tail stream's state
   unsigned m_next = 0;
 };
 
 namespace detail {
-/// Selects the implementation of NormalStream::fill (for tests and benchmarks; all give the same bits): "auto" (the
-/// best the CPU supports, the default), "scalar", "avx2" or "avx512". Returns the name of the path now in use, or
-/// nullptr (and changes nothing) if `name` is unknown or unsupported here. Not thread-safe.
+/// Selects the implementation of NormalStream::fill and fill_uniform_indices (for tests and benchmarks; all give the
+/// same bits): "auto" (the best the CPU supports, the default), "scalar", "avx2" or "avx512". Returns the name of the
+/// path now in use, or nullptr (and changes nothing) if `name` is unknown or unsupported here. Not thread-safe.
 DUALGIBBS_EXPORT const char* select_normal_path(const std::string& name);
 
-/// out[t] = uniform_below(rng, n) for t in [0, count), n >= 1.
+/// out[t] uniform in [0, n) for t in [0, count), n >= 1, independent (a random scan's site picks). The indices come
+/// from eight xoshiro256++ sub-streams seeded by 32 words of `rng` (state word w of sub-stream k = mix64 of the
+/// (4 k + w)-th): index t = 16 g + 8 h + k is Lemire's multiply-shift with rejection on the low (h = 0) or high
+/// (h = 1) 32 bits of word g of sub-stream k, so exactly uniform; a value the rejection test must redo (probability
+/// below n / 2^32) is redrawn from the top 32 bits of `rng`'s next word. A vector path draws 16 indices per step;
+/// every path gives the same indices. count = 0 draws nothing.
 DUALGIBBS_EXPORT void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept;
 /// out[0..n) = a uniformly random permutation of 0..n-1 (Fisher–Yates with uniform_below; does not read out).
 DUALGIBBS_EXPORT void fill_permutation(ChainEngine& rng, Index n, Index* out) noexcept;
