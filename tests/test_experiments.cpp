@@ -434,13 +434,16 @@ BOOST_AUTO_TEST_CASE(fig10_complete_graph_theory) {
     BOOST_TEST(s * s == r.table.column("ratio")[i], boost::test_tools::tolerance(1e-12));
   }
   // The primal mean decays exactly at r_p (the constant vector is A's top eigenvector on a regular graph):
-  // where it is fitted, it agrees with the spectral rate (measured within 2.1% at these seeds; 10% bound).
+  // where it is fitted, it agrees with the spectral rate. The quick run's fit is noisy at the two smallest ratios
+  // s^2 / sigma^2 (0.01 and 0.1: the mean decays slowly against the noise): over seeds 1 to 6, with the random
+  // streams before and after the change of issue 10 item 3, the relative error there reached 21%, and at most 2.6%
+  // at ratios 1, 10 and 100. Bounds 35% and 6%.
   const auto fit = r.table.column("rate_primal_mean"), th = r.table.column("theory_primal");
   int fitted = 0;
   for (std::size_t i = 0; i < fit.size(); ++i)
     if (std::isfinite(fit[i])) {
       ++fitted;
-      BOOST_TEST(std::abs(fit[i] / th[i] - 1.0) < 0.1);
+      BOOST_TEST(std::abs(fit[i] / th[i] - 1.0) < (r.table.column("ratio")[i] < 0.5 ? 0.35 : 0.06));
     }
   BOOST_TEST(fitted >= 3);
 }
