@@ -57,6 +57,16 @@ template <int W>
 // were even.
 constexpr int kDualStatePrefetchFrom = 8;
 constexpr int kCsrStatePrefetchFrom = 16;
+// The dual loop prefetches the state rows at every width when the block's state (y and x) exceeds this many bytes:
+// a random edge's three rows are then mostly cache misses, whose latency the prefetch hides. Measured on the same
+// CPU (docs/sampler.md section 8b), 1000x1000 torus (24 MB of state per chain), random scan: 1.16x at W = 1, 1.18x at
+// W = 4. The CSR loop keeps its width rule: its state prefetch is a loop over the row, and on the same torus (8 MB)
+// it was 0.95x at W = 1 and W = 4.
+constexpr std::size_t kLargeStateBytes = std::size_t{4} << 20;
+template <int W>
+bool large_state(std::size_t values) noexcept {
+  return values * W * sizeof(double) > kLargeStateBytes;
+}
 
 // ---- the dual kernel [eqn:sampling_simplified] ----
 // Where the loop finds an edge's ends and coefficients: PerEdge reads both from one 32-byte record per edge;
@@ -77,7 +87,7 @@ struct Uniform {
 
 // For edge e = (u, v): y_e <- ((beta x_v - alpha x_u) + (alpha + beta) y_e) + sd eps, x_u += d, x_v -= d with d the
 // change of y_e, exactly as DualIncidenceKernel::update.
-template <int W, class Edges>
+template <int W, bool PrefetchState, class Edges>
 [[gnu::always_inline]] inline void dual_loop(const Edges& edges, const Index* sites, std::size_t count, double* y,
                                              double* x, const double* eps) noexcept {
   using V = typename LaneVector<W>::type;
@@ -88,12 +98,11 @@ template <int W, class Edges>
     prefetch_row_w<W>(x + static_cast<std::size_t>(k.tail) * W);
   };
   for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) detail::prefetch_read(&edges.ends(sites[t]));
-  constexpr bool kPrefetchState = W >= kDualStatePrefetchFrom;
-  if constexpr (kPrefetchState)
+  if constexpr (PrefetchState)
     for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
   for (std::size_t t = 0; t < count; ++t) {
     if (t + detail::kRowPrefetch < count) detail::prefetch_read(&edges.ends(sites[t + detail::kRowPrefetch]));
-    if (kPrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+    if (PrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
     const Index e = sites[t];
     const auto& ends = edges.ends(e);
     const auto& k = edges.coef(ends);
@@ -197,8 +206,11 @@ enum class Path { Scalar, Avx2, Avx512 };
 #define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                     \
   template <int W, class Edges>                                                                                      \
   ATTRIBUTE void dual_##SUFFIX(const Edges& edges, const Index* sites, std::size_t count, double* y, double* x,      \
-                               const double* eps) noexcept {                                                         \
-    dual_loop<W>(edges, sites, count, y, x, eps);                                                                    \
+                               const double* eps, bool large) noexcept {                                             \
+    if (large)                                                                                                       \
+      dual_loop<W, true>(edges, sites, count, y, x, eps);                                                            \
+    else                                                                                                             \
+      dual_loop<W, (W >= kDualStatePrefetchFrom)>(edges, sites, count, y, x, eps);                                   \
   }                                                                                                                  \
   template <int W>                                                                                                   \
   ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,         \
@@ -310,13 +322,14 @@ const char* select_update_path(const std::string& name) {
   template <>                                                                                                  \
   void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,        \
                                            const double* eps) const noexcept {                                 \
+    const bool large = large_state<W>(m_edges.size() + static_cast<std::size_t>(m_num_nodes));                 \
     if (!m_ends.empty()) {                                                                                     \
       const Uniform<EdgeEnds, EdgeCoef> edges{m_ends.data(), m_edges.front()};                                 \
-      DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps)                                       \
+      DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps, large)                                \
       return;                                                                                                  \
     }                                                                                                          \
     const PerEdge<EdgeCoef> edges{m_edges.data()};                                                             \
-    DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps)                                         \
+    DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps, large)                                  \
   }
 DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
 #undef DUALGIBBS_RUN_UPDATES
