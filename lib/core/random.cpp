@@ -142,11 +142,9 @@ __attribute__((target("avx2"))) inline __m256i rotl256(__m256i x, int k) noexcep
   return _mm256_or_si256(_mm256_slli_epi64(x, k), _mm256_srli_epi64(x, 64 - k));
 }
 
-// One draw of four sub-streams: returns the candidate deviates, sets `accept` (bit k: lane k took the common
-// branch) and leaves the words drawn in `u`.
-__attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, __m256i& u, int& accept,
-                                                         const double* table_x) noexcept {
-  u = _mm256_add_epi64(rotl256(_mm256_add_epi64(h.s0, h.s3), 23), h.s0);  // xoshiro256++
+// One xoshiro256++ step of four sub-streams: returns their output words.
+__attribute__((target("avx2"))) inline __m256i avx2_step(Avx2Half& h) noexcept {
+  const __m256i u = _mm256_add_epi64(rotl256(_mm256_add_epi64(h.s0, h.s3), 23), h.s0);
   const __m256i t = _mm256_slli_epi64(h.s1, 17);
   h.s2 = _mm256_xor_si256(h.s2, h.s0);
   h.s3 = _mm256_xor_si256(h.s3, h.s1);
@@ -154,6 +152,14 @@ __attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, __m256i& u
   h.s0 = _mm256_xor_si256(h.s0, h.s3);
   h.s2 = _mm256_xor_si256(h.s2, t);
   h.s3 = rotl256(h.s3, 45);
+  return u;
+}
+
+// One draw of four sub-streams: returns the candidate deviates, sets `accept` (bit k: lane k took the common
+// branch) and leaves the words drawn in `u`.
+__attribute__((target("avx2"))) inline __m256d avx2_draw(Avx2Half& h, __m256i& u, int& accept,
+                                                         const double* table_x) noexcept {
+  u = avx2_step(h);
   const __m256i magic = _mm256_set1_epi64x(0x4330000000000000LL);
   const __m256d two52 = _mm256_set1_pd(0x1.0p52);
   const __m256i v = _mm256_srli_epi64(_mm256_andnot_si256(_mm256_set1_epi64x(1LL << 11), u), 8);
@@ -471,18 +477,6 @@ __attribute__((target("avx512f,avx512dq"))) void fill_indices_avx512(ChainEngine
   }
 }
 #pragma GCC diagnostic pop
-
-__attribute__((target("avx2"))) inline __m256i avx2_step(Avx2Half& h) noexcept {
-  const __m256i u = _mm256_add_epi64(rotl256(_mm256_add_epi64(h.s0, h.s3), 23), h.s0);
-  const __m256i t = _mm256_slli_epi64(h.s1, 17);
-  h.s2 = _mm256_xor_si256(h.s2, h.s0);
-  h.s3 = _mm256_xor_si256(h.s3, h.s1);
-  h.s1 = _mm256_xor_si256(h.s1, h.s2);
-  h.s0 = _mm256_xor_si256(h.s0, h.s3);
-  h.s2 = _mm256_xor_si256(h.s2, t);
-  h.s3 = rotl256(h.s3, 45);
-  return u;
-}
 
 __attribute__((target("avx2"))) void fill_indices_avx2(ChainEngine& rng, std::uint32_t n, std::size_t count,
                                                        Index* out) noexcept {
