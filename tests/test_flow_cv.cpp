@@ -198,16 +198,22 @@ BOOST_AUTO_TEST_CASE(chebyshev_residual_is_the_residual_polynomial_of_q) {
       }
       return t1;
     };
-    const MatrixXd b = MatrixXd::Random(q.rows(), 3);
-    for (int k : {0, 1, 2, 5, 9}) {
-      VectorXd r(q.rows());
-      for (Eigen::Index i = 0; i < q.rows(); ++i)
-        r[i] = cheb(k, (beta + alpha - 2 * eig.eigenvalues()[i]) / (beta - alpha)) /
-               cheb(k, (beta + alpha) / (beta - alpha));
-      const MatrixXd expected = eig.eigenvectors() * r.asDiagonal() * eig.eigenvectors().transpose() * b;
-      const MatrixXd got = chebyshev_residual(t.model.primal_precision(), k, alpha, beta, b);
-      BOOST_TEST((got - expected).cwiseAbs().maxCoeff() <= 1e-12 * (1 + b.cwiseAbs().maxCoeff()),
-                 t.name << ", k = " << k);
+    // Widths 3 (the kernel's run-time width), 8 and 16 (its compile-time widths); each column alone gives the same
+    // bits (the map is column by column).
+    for (Eigen::Index width : {3, 8, 16}) {
+      const MatrixXd b = MatrixXd::Random(q.rows(), width);
+      for (int k : {0, 1, 2, 5, 9}) {
+        VectorXd r(q.rows());
+        for (Eigen::Index i = 0; i < q.rows(); ++i)
+          r[i] = cheb(k, (beta + alpha - 2 * eig.eigenvalues()[i]) / (beta - alpha)) /
+                 cheb(k, (beta + alpha) / (beta - alpha));
+        const MatrixXd expected = eig.eigenvectors() * r.asDiagonal() * eig.eigenvectors().transpose() * b;
+        const MatrixXd got = chebyshev_residual(t.model.primal_precision(), k, alpha, beta, b);
+        BOOST_TEST((got - expected).cwiseAbs().maxCoeff() <= 1e-12 * (1 + b.cwiseAbs().maxCoeff()),
+                   t.name << ", k = " << k << ", width " << width);
+        const MatrixXd alone = chebyshev_residual(t.model.primal_precision(), k, alpha, beta, b.col(width - 1));
+        BOOST_TEST((alone.col(0).array() == got.col(width - 1).array()).all(), t.name << ", k = " << k);
+      }
     }
   }
 }
@@ -332,6 +338,28 @@ BOOST_AUTO_TEST_CASE(unbiased_at_equilibrium_from_exact_draws) {
                                                << ", exact " << v[i] << ", z " << z);
       }
     }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(accumulator_sums_the_squared_terms) {
+  // MarginalVarianceCv::add runs the residual map on its own row-major buffers and adds the squares in the map's last
+  // step; the result must be the squares of dual_terms() / primal_terms(), evaluation by evaluation, at every width
+  // (2 and 5: the run-time width; 8 and 16: the compile-time ones). Deterministic.
+  for (const Case& c : cases()) {
+    const FlowControlVariate cv(c.model, FlowCvOptions{4, 16, 200, FlowPrecompute::Local});
+    for (Eigen::Index width : {2, 5, 8, 16})
+      for (Domain d : {Domain::Dual, Domain::Primal}) {
+        MarginalVarianceCv acc(cv, d, static_cast<std::size_t>(width));
+        MatrixXd sums = MatrixXd::Zero(c.model.num_nodes(), width);
+        for (int e = 0; e < 3; ++e) {
+          const MatrixXd states = MatrixXd::Random(c.model.num_nodes(), width);
+          acc.add(states);
+          sums += (d == Domain::Dual ? cv.dual_terms(states) : cv.primal_terms(states)).cwiseAbs2();
+        }
+        const VectorXd expected = sums.rowwise().mean() / 3.0;
+        BOOST_TEST((acc.gap() - expected).cwiseAbs().maxCoeff() <= 1e-14 * expected.cwiseAbs().maxCoeff(),
+                   c.name << ", " << to_string(d) << ", width " << width);
+      }
   }
 }
 

@@ -103,6 +103,7 @@ class DUALGIBBS_EXPORT FlowControlVariate {
   Eigen::MatrixXd primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x) const;
 
  private:
+  friend class MarginalVarianceCv;  // its add() runs the residual map on its own buffers
   SparseMatrix m_q;
   Eigen::VectorXd m_s2;
   int m_degree = 0;
@@ -168,7 +169,9 @@ class DUALGIBBS_EXPORT MarginalVarianceCv {
  private:
   const FlowControlVariate* m_cv;
   Domain m_domain;
-  Eigen::MatrixXd m_sums;  // |V| x chains: sum over evaluations of u_v^2
+  using RowBlock = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowBlock m_sums;            // |V| x chains: sum over evaluations of u_v^2 (row-major, as the map's blocks)
+  RowBlock m_res, m_d, m_dn;  // the residual map's work blocks, kept between evaluations
   std::size_t m_evaluations = 0;
 };
 
