@@ -36,6 +36,9 @@ struct LocalGraph {
   std::vector<double> inv_s2, s2, diag;
   std::vector<Index> offsets, neighbors;
   std::vector<double> inv_sig2;
+  // 1/sigma^2 when every edge has it (homogeneous models: the flows then read no weight array, which on an expander
+  // is as large as the work arrays and competes with them for the cache), else 0.
+  double uniform_weight = 0;
 
   explicit LocalGraph(const Model& m) {
     const Graph& g = m.graph();
@@ -47,6 +50,9 @@ struct LocalGraph {
     neighbors.assign(g.incidence_neighbors().begin(), g.incidence_neighbors().end());
     inv_sig2.resize(neighbors.size());
     for (std::size_t p = 0; p < neighbors.size(); ++p) inv_sig2[p] = 1.0 / m.edge_variances()[g.incidence_edges()[p]];
+    uniform_weight = inv_sig2.empty() ? 0.0 : inv_sig2[0];
+    for (double w : inv_sig2)
+      if (w != uniform_weight) uniform_weight = 0;
     for (std::size_t u = 0; u < n; ++u) {
       s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
       inv_s2[u] = 1.0 / s2[u];
@@ -108,8 +114,11 @@ class LocalFlows {
   // of new sites among its pushes chooses (a count, so the bits never depend on it).
   void flow(Index v, int k, const Chebyshev& c, double& energy, double& lower,
             std::vector<std::pair<Index, double>>* row = nullptr) {
-    const std::size_t pushes =
-        m_branch_free ? flow_impl<true>(v, k, c, energy, lower, row) : flow_impl<false>(v, k, c, energy, lower, row);
+    const std::size_t pushes = m_g.uniform_weight > 0
+                                   ? (m_branch_free ? flow_impl<true, true>(v, k, c, energy, lower, row)
+                                                    : flow_impl<false, true>(v, k, c, energy, lower, row))
+                                   : (m_branch_free ? flow_impl<true, false>(v, k, c, energy, lower, row)
+                                                    : flow_impl<false, false>(v, k, c, energy, lower, row));
     m_branch_free = pushes > 0 && static_cast<double>(m_last_size) > 0.4 * static_cast<double>(pushes);
   }
 
@@ -118,7 +127,7 @@ class LocalFlows {
 
  private:
   // flow() with the branch-free append or not; returns the pushes (incidences visited).
-  template <bool BranchFree>
+  template <bool BranchFree, bool Uniform>
   std::size_t flow_impl(Index v, int k, const Chebyshev& c, double& energy, double& lower,
                         std::vector<std::pair<Index, double>>* row) {
     m_size = 0;
@@ -131,6 +140,7 @@ class LocalFlows {
     std::size_t visits = 0;
     const Index* neighbors = m_g.neighbors.data();
     const double* weights = m_g.inv_sig2.data();
+    const double uniform = m_g.uniform_weight;
     const Index* offsets = m_g.offsets.data();
     const double* diag = m_g.diag.data();
     Work* work = m_work.data();
@@ -154,7 +164,7 @@ class LocalFlows {
         for (std::size_t p = first; p < last; ++p) {
           const Index x = neighbors[p];
           touch<BranchFree>(x);
-          work[static_cast<std::size_t>(x)].q[next] -= weights[p] * du;
+          work[static_cast<std::size_t>(x)].q[next] -= (Uniform ? uniform : weights[p]) * du;
         }
       }
       const double rho_next = 1.0 / (2 * c.sigma1 - rho);
