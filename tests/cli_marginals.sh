@@ -81,5 +81,13 @@ timeout 60 "$exe" marginals --graph torus:10 --sigma 0.1 --method dual --rel-rms
   >"$tmp/out" 2>"$tmp/err"; rc=$?
 if [ $rc -eq 1 ]; then pass=$((pass+1)); else echo "FAIL: unreached target -> exit $rc"; fail=$((fail+1)); fi
 
+# A factor larger than the process's address-space limit (ulimit -v, e.g. a per-process budget on a shared machine)
+# is refused before it is allocated, naming both sizes (exit 1: out of memory, not bad input). kregular:20000,16
+# needs 1.5 GiB of factor values; the analysis alone takes a fraction of a second.
+(ulimit -v 1500000; timeout 60 "$exe" marginals --graph kregular:20000,16 --sigma 0.25 --method exact --quiet) \
+  >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 1 ] && grep -q "GiB are available.*ulimit -v" "$tmp/err"; then pass=$((pass+1)); else
+  echo "FAIL: factor over the address-space limit -> exit $rc: $(cat "$tmp/err")"; fail=$((fail+1)); fi
+
 echo "cli_marginals: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -4,10 +4,13 @@
 
 #include "core/blas_threads.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -55,30 +58,46 @@ void check_pivots(const SparseMatrix& spd, const SupernodalFactor& v, const std:
   }
 }
 
-// Bytes of memory the kernel says are available for a new allocation (MemAvailable in /proc/meminfo), or a
-// negative number where that cannot be read (not Linux, a sandbox without /proc).
-double available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024.0;
+// The value of a "Key: N kB" line of a /proc file in bytes, or a negative number where it cannot be read.
+double proc_kib_field(const char* file, const std::string& field) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.compare(0, field.size(), field) == 0) return std::atof(line.c_str() + field.size()) * 1024.0;
   return -1;
 }
+
+}  // namespace
+
+double available_memory_bytes() {
+  double available = proc_kib_field("/proc/meminfo", "MemAvailable:");
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const double used = proc_kib_field("/proc/self/status", "VmSize:");
+    const double room = std::max(0.0, static_cast<double>(limit.rlim_cur) - std::max(0.0, used));
+    available = available < 0 ? room : std::min(available, room);
+  }
+  return available;
+}
+
+void check_memory_fits(double bytes, const std::string& what) {
+  const double available = available_memory_bytes();
+  if (available >= 0 && bytes > 0.9 * available)
+    throw FactorizationError(what + " needs " + number_text(bytes / (1 << 30), 3) + " GiB and " +
+                             number_text(available / (1 << 30), 3) +
+                             " GiB are available (the system's available memory, or the process's address-space "
+                             "limit, ulimit -v, when that is smaller; out of memory: the graph's factor fills in; use "
+                             "a sampling method such as dual-cv)");
+}
+
+namespace {
 
 // A supernodal factor needs its values (xsize doubles) at once, and CHOLMOD allocates them in one block: on a
 // graph whose factor fills in (an expander of 10^5 nodes needs tens of GB) that allocation can succeed under
 // Linux's overcommit and then drive the machine into swap or the OOM killer. Refuse it beforehand with the size.
 void check_factor_fits(double values, Index n) {
-  const double needed = 8.0 * values;
-  const double available = available_memory_bytes();
-  if (available > 0 && needed > 0.9 * available)
-    throw FactorizationError("CHOLMOD factorize: the factor of this " + std::to_string(n) + " x " + std::to_string(n) +
-                             " matrix needs " + number_text(needed / (1 << 30), 3) + " GiB for its values and " +
-                             number_text(available / (1 << 30), 3) +
-                             " GiB are available (out of memory: the graph's factor fills in; use a sampling "
-                             "method such as dual-cv)");
+  check_memory_fits(8.0 * values, "CHOLMOD factorize: the factor of this " + std::to_string(n) + " x " +
+                                      std::to_string(n) + " matrix (its values)");
 }
 
 // Sets the fill-reducing ordering of the next analysis (supernodal LL^T, weighted postorder).

@@ -87,6 +87,13 @@ class CholmodFactor {
 
 /// Rejects what CHOLMOD would silently misread (it sees only the upper triangle): a matrix that is empty, not
 /// square, not symmetric or has a non-finite entry. `who` starts the message. \throws std::invalid_argument.
+/// Bytes available for a new allocation: MemAvailable of /proc/meminfo, or the room left under the process's
+/// address-space limit (RLIMIT_AS, `ulimit -v`) when that is smaller; negative where neither can be read.
+double available_memory_bytes();
+/// Throws FactorizationError naming `what`, the bytes it needs and those available when `bytes` exceeds 90% of
+/// available_memory_bytes(): a block that overcommit would grant and then page the machine to a halt (or that the
+/// address-space limit would refuse inside a library) is refused before it is allocated.
+void check_memory_fits(double bytes, const std::string& what);
 void check_symmetric(const SparseMatrix& m, const char* who);
 
 }  // namespace dualgibbs::detail

@@ -1,6 +1,7 @@
 #include "truth/selected_inversion.hpp"
 
 #include "core/blas_threads.hpp"
+#include "truth/cholmod_factor.hpp"
 
 #include <Eigen/Dense>
 
@@ -212,6 +213,10 @@ std::vector<double> selected_inverse(const SupernodalFactor& L, const SelectedIn
   check_layout(L);
   const int blas_threads = ScopedBlasThreads::current();
   const ScopedBlasThreads single_threaded(1);
+  // The selected inverse has the factor's pattern: as much memory again as the factor (torus3:50: 6.4 GiB peak).
+  check_memory_fits(
+      8.0 * static_cast<double>(L.xsize),
+      "selected inversion: the selected inverse (the factor's pattern, " + std::to_string(L.xsize) + " values)");
   std::vector<double> z(static_cast<std::size_t>(L.xsize), 0.0);
   if (L.n == 0) return z;
 
