@@ -160,10 +160,8 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
                  "stop when the estimated relative standard error, RMS over nodes, is at most this (default 0.01 "
                  "unless --seconds is given)");
   app.add_option("--seconds", c.seconds, "stop after this many seconds (with --rel-rmse: whichever comes first)");
-  add_count(
-      app, "--chains", c.chains,
-      "independent chains (sampling) or draws per batch (cholesky); 0: 16 chains (8 for dual and dual-cv), 100 draws "
-      "per batch")
+  add_count(app, "--chains", c.chains,
+            "independent chains (sampling) or draws per batch (cholesky); 0: 16 chains, 100 draws per batch")
       ->capture_default_str();
   add_count(app, "--every", c.every, "sweeps (iterations of --scheme) between evaluations (1 suits cheby-ssor)")
       ->capture_default_str();

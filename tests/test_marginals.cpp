@@ -40,8 +40,9 @@ BOOST_AUTO_TEST_CASE(every_method_agrees_with_the_dense_truth) {
   // x six nodes); the exact method to 1e-10.
   const Model m = oracle::small_model();
   const VectorXd v = exact_variances(m);
-  // Standard errors from kAutoChains = 16 chains (15 degrees of freedom) or kAutoChainsDual = 8 (dual methods, 7);
-  // cholesky's 100 draws per batch have more, for which the 16-chain threshold is conservative.
+  // Standard errors from kAutoChains = 16 chains (15 degrees of freedom; cholesky's 100 draws per batch have more,
+  // for which this threshold is conservative).
+  const double z_max = t_threshold(1e-6, 5 * 6, kAutoChains);
   for (MarginalMethod method : {MarginalMethod::Primal, MarginalMethod::Dual, MarginalMethod::DualCv,
                                 MarginalMethod::PrimalCv, MarginalMethod::Cholesky}) {
     MarginalOptions o;
@@ -49,11 +50,7 @@ BOOST_AUTO_TEST_CASE(every_method_agrees_with_the_dense_truth) {
     o.rel_rmse = 0.03;
     o.seed = 7;
     const MarginalResult r = estimate_marginal_variances(m, o);
-    const bool dual = method == MarginalMethod::Dual || method == MarginalMethod::DualCv;
-    BOOST_TEST(r.chains == (method == MarginalMethod::Cholesky ? kAutoCholeskyBatch
-                            : dual                             ? kAutoChainsDual
-                                                               : kAutoChains));
-    const double z_max = t_threshold(1e-6, 5 * 6, dual ? kAutoChainsDual : kAutoChains);
+    BOOST_TEST(r.chains == (method == MarginalMethod::Cholesky ? kAutoCholeskyBatch : kAutoChains));
     BOOST_TEST(r.reached_target, to_string(method));
     BOOST_TEST(r.rel_se_rms <= 0.03);
     BOOST_TEST(r.samples >= 2 * o.chains);
@@ -80,8 +77,7 @@ BOOST_AUTO_TEST_CASE(dual_cv_target_is_honest) {
   // torus:10, sigma 0.1 (s/sigma = 10, where the primal is slow): 30 independent runs of dual-cv to a 2% target.
   // The measured relative RMSE (RMS over nodes of (estimate - V) / V, against the dense truth), RMS over the runs,
   // must be at most 1.5 x the target: the method's own error estimate is the thing under test.
-  // Both with 20 chains and with the automatic kAutoChainsDual = 8 (one lock-step block: the chains share their
-  // scan schedule, and the standard errors have 7 degrees of freedom per node).
+  // Both with 20 chains and with the automatic number (kAutoChains, in lock-step blocks of 8).
   const Model m(make_torus(10, 10), 1.0, 0.1);
   const VectorXd v = exact_variances(m);
   for (std::size_t chains : {std::size_t{20}, std::size_t{0}}) {

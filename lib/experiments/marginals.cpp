@@ -268,10 +268,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   const Model& model = zero_mean ? *zero_mean : model_in;
   check_options(options);
   MarginalOptions o = options;
-  if (o.chains == 0)
-    o.chains = o.method == MarginalMethod::Cholesky                                     ? kAutoCholeskyBatch
-               : o.method == MarginalMethod::Dual || o.method == MarginalMethod::DualCv ? kAutoChainsDual
-                                                                                        : kAutoChains;
+  if (o.chains == 0) o.chains = o.method == MarginalMethod::Cholesky ? kAutoCholeskyBatch : kAutoChains;
   if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal && o.method != MarginalMethod::PrimalCv)
     throw std::invalid_argument(std::string("marginals: the scheme '") + to_string(o.scheme.kind) +
                                 "' applies to the primal sampling methods (primal, primal-cv), not to '" +

@@ -53,14 +53,8 @@ DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
 /// benchmark measures it.
 DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
 
-/// Chains of the primal sampling methods (primal, primal-cv) when MarginalOptions::chains is 0.
+/// Chains of the sampling methods when MarginalOptions::chains is 0.
 inline constexpr std::size_t kAutoChains = 16;
-/// Chains of the dual sampling methods (dual, dual-cv) when MarginalOptions::chains is 0: one lock-step block of 8.
-/// Every chain pays the whole burn-in, and with the control variate the samples after it are few (on
-/// kregular:10000,4 at 1%: 17 burn-in sweeps, then 160 samples), so 16 chains spent nearly half of the sampling on
-/// burn-in; 8 chains take the same samples with half the burn-in (7 degrees of freedom per node for the standard
-/// errors, whose RMS over nodes stops the run; docs/accuracy.md, "Chains").
-inline constexpr std::size_t kAutoChainsDual = 8;
 /// Exact draws per batch of the cholesky method when MarginalOptions::chains is 0.
 inline constexpr std::size_t kAutoCholeskyBatch = 100;
 
@@ -70,8 +64,7 @@ struct MarginalOptions {
   double rel_rmse = 0.01;  ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
   double seconds = 0;      ///< stop after this much wall time (0: no budget); at least one of the two is set
   /// Independent chains (sampling methods) or draws per batch (cholesky): 0 (automatic) or >= 2. Automatic is
-  /// kAutoChains chains (kAutoChainsDual for dual and dual-cv) and kAutoCholeskyBatch draws per batch: every chain
-  /// pays the whole burn-in, so once the
+  /// kAutoChains chains and kAutoCholeskyBatch draws per batch: every chain pays the whole burn-in, so once the
   /// standard errors from the spread over the chains are reliable (15 degrees of freedom per node, RMS over nodes)
   /// more chains only add CPU time (docs/accuracy.md, "Chains").
   std::size_t chains = 0;
