@@ -16,6 +16,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace dualgibbs;
@@ -445,6 +446,54 @@ BOOST_AUTO_TEST_CASE(colored_equals_the_sequential_sweep_in_colour_order_for_any
   check_colored_is_sequential<CsrKernel, 4>(csr, cp);
   check_colored_is_sequential<DualIncidenceKernel, 1>(dual, cd);
   check_colored_is_sequential<DualIncidenceKernel, 2>(dual, cd);
+}
+
+// Three sweeps of scheme S at width W on the kernel, from the sampler's random start, on the current instruction path
+// and CSR layout.
+template <int W, class S>
+std::vector<double> states_after(const CsrKernel& kernel, const S& scheme) {
+  GibbsSampler<CsrKernel, W, S> g(kernel, scheme, 7);
+  g.set_random_state();
+  g.sweep(3);
+  return std::vector<double>(g.state_data(), g.state_data() + kernel.dimension() * W);
+}
+
+// Every scheme on the CSR kernel of a homogeneous torus gives the same bits with the compact layout (one coefficient,
+// one sd, rows at i * 4) as with the general arrays forced (detail::set_compact_csr(false)), on every instruction path
+// this CPU has. Deterministic.
+template <int W>
+void check_compact_schemes(const CsrKernel& kernel, const SsorSpectrum& spectrum,
+                           const std::vector<std::vector<Index>>& classes) {
+  for (const char* path : {"scalar", "avx2", "avx512"}) {
+    if (!detail::select_update_path(path)) continue;  // not supported by this CPU
+    for (const bool compact : {true, false}) {
+      detail::set_compact_csr(compact);
+      const std::vector<std::vector<double>> got = {
+          states_after<W>(kernel, ScanSweep(ScanOrder::Random)), states_after<W>(kernel, SymmetricSweep(1.3)),
+          states_after<W>(kernel, ChebyshevSsorSweep(spectrum)), states_after<W>(kernel, ColoredSweep(classes, 1)),
+          states_after<W>(kernel, ColoredSweep(classes, 2))};
+      static std::vector<std::vector<double>> reference;  // the first path's compact run, per W
+      if (std::string(path) == "scalar" && compact) reference = got;
+      const char* names[] = {"random", "ssor", "cheby-ssor", "colored 1 thread", "colored 2 threads"};
+      for (std::size_t k = 0; k < got.size(); ++k)
+        BOOST_TEST((got[k] == reference[k]), names[k] << " W = " << W << " path " << path << " compact " << compact);
+    }
+  }
+  detail::set_compact_csr(true);
+  BOOST_REQUIRE(detail::select_update_path("auto") != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(compact_and_general_csr_layouts_give_the_same_bits_in_every_scheme) {
+  // 130 x 130: the colour classes (8450 sites) are split between 2 threads.
+  const Model model(make_torus(130, 130), 1.0, 0.25);
+  const CsrKernel kernel(model.primal_precision(), SpdCheck::Cheap);
+  BOOST_TEST_REQUIRE(kernel.uniform_coefficients());
+  BOOST_TEST_REQUIRE(kernel.row_length() == 4);
+  const SsorSpectrum spectrum{1.4, 0.02, 1.0};  // bounds need not be tight for a bitwise comparison
+  const auto classes = domain_coloring(model, Domain::Primal);
+  check_compact_schemes<1>(kernel, spectrum, classes);
+  check_compact_schemes<4>(kernel, spectrum, classes);
+  check_compact_schemes<16>(kernel, spectrum, classes);
 }
 
 BOOST_AUTO_TEST_CASE(colored_ensemble_is_independent_of_the_thread_count) {

@@ -459,9 +459,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lanes_of_a_block_equal_single_chains_with_the_bloc
 
 namespace {
 
-// Runs the batched run_updates<W> of `k` on every update path this CPU has and compares each with the loop over
-// update<W>, bit for bit: random interleaved state, a site sequence with repeats and back-to-back sites sharing a
-// node (the store-to-load hazards of the vector loop), random deviates. Deterministic.
+// Runs the batched run_updates<W> of `k` on every update path this CPU has, with the CSR kernel's compact layouts
+// allowed and forced off (detail::set_compact_csr), and compares each with the loop over update<W>, bit for bit:
+// random interleaved state, a site sequence with repeats and back-to-back sites sharing a node (the store-to-load
+// hazards of the vector loop), random deviates. Deterministic.
 template <int W, class Kernel>
 void check_update_paths(const Kernel& k, const char* name) {
   const std::size_t n = static_cast<std::size_t>(k.dimension());
@@ -481,13 +482,18 @@ void check_update_paths(const Kernel& k, const char* name) {
   std::vector<double> want_z = z, want_tally = tally;
   for (std::size_t t = 0; t < sites.size(); ++t)
     k.template update<W>(sites[t], want_z.data(), want_tally.data(), eps.data() + t * W);
-  for (const char* path : {"scalar", "avx2", "avx512"}) {
-    if (!detail::select_update_path(path)) continue;  // not supported by this CPU
-    std::vector<double> got_z = z, got_tally = tally;
-    k.template run_updates<W>(sites.data(), sites.size(), got_z.data(), got_tally.data(), eps.data());
-    BOOST_TEST((got_z == want_z), name << " W = " << W << " path " << path << ": state differs from update()");
-    BOOST_TEST((got_tally == want_tally), name << " W = " << W << " path " << path << ": tally differs");
+  for (const bool compact : {true, false}) {
+    detail::set_compact_csr(compact);
+    for (const char* path : {"scalar", "avx2", "avx512"}) {
+      if (!detail::select_update_path(path)) continue;  // not supported by this CPU
+      std::vector<double> got_z = z, got_tally = tally;
+      k.template run_updates<W>(sites.data(), sites.size(), got_z.data(), got_tally.data(), eps.data());
+      BOOST_TEST((got_z == want_z),
+                 name << " W = " << W << " path " << path << " compact " << compact << ": state differs from update()");
+      BOOST_TEST((got_tally == want_tally), name << " W = " << W << " path " << path << ": tally differs");
+    }
   }
+  detail::set_compact_csr(true);
   BOOST_REQUIRE(detail::select_update_path("auto") != nullptr);
 }
 
@@ -500,9 +506,9 @@ void check_update_paths_all_widths(const Kernel& k, const char* name) {
   check_update_paths<16>(k, name);
 }
 
-// The same for CsrKernel::run_relaxed_updates<W> (the SSOR schemes' half-sweeps) against the loop written here over
-// conditional_mean and set_site, z_i <- ((1 - omega) z_i + omega mu_i) + (scale M_ii^-1/2) eps, bit for bit, at an
-// over- and an under-relaxation. Deterministic.
+// The same for CsrKernel::run_relaxed_updates<W> (the SSOR schemes' half-sweeps, compact layouts allowed and not)
+// against the loop written here over conditional_mean and set_site, z_i <- ((1 - omega) z_i + omega mu_i) + (scale
+// M_ii^-1/2) eps, bit for bit, at an over- and an under-relaxation. Deterministic.
 template <int W>
 void check_relaxed_paths(const CsrKernel& k, const char* name) {
   const std::size_t n = static_cast<std::size_t>(k.dimension());
@@ -529,18 +535,79 @@ void check_relaxed_paths(const CsrKernel& k, const char* name) {
                    omega * mean[c] + sd * eps[t * W + static_cast<std::size_t>(c)];
       k.set_site<W>(i, want.data(), nullptr, fresh);
     }
-    for (const char* path : {"scalar", "avx2", "avx512"}) {
-      if (!detail::select_update_path(path)) continue;  // not supported by this CPU
-      std::vector<double> got = z;
-      k.run_relaxed_updates<W>(sites.data(), sites.size(), got.data(), nullptr, eps.data(), omega, scale);
-      BOOST_TEST((got == want), name << " W = " << W << " omega " << omega << " path " << path
-                                     << ": relaxed state differs from the loop over conditional_mean");
+    for (const bool compact : {true, false}) {
+      detail::set_compact_csr(compact);
+      for (const char* path : {"scalar", "avx2", "avx512"}) {
+        if (!detail::select_update_path(path)) continue;  // not supported by this CPU
+        std::vector<double> got = z;
+        k.run_relaxed_updates<W>(sites.data(), sites.size(), got.data(), nullptr, eps.data(), omega, scale);
+        BOOST_TEST((got == want), name << " W = " << W << " omega " << omega << " path " << path << " compact "
+                                       << compact << ": relaxed state differs from the loop over conditional_mean");
+      }
     }
   }
+  detail::set_compact_csr(true);
   BOOST_REQUIRE(detail::select_update_path("auto") != nullptr);
 }
 
+// Precisions whose stored off-diagonal coefficients -M_ij / M_ii are all one number but which are not a homogeneous
+// model on a regular graph, for CsrKernel's other compact layouts: `irregular` is 5 I - A of a path of 7 nodes (rows
+// of 1 and 2 entries, uniform sd); `two_scales` is the 3 x 4 torus's 6 I - A beside 4 times it (every row 4 entries,
+// coefficient 1/6 everywhere, two values of M_ii^{-1/2}).
+SparseMatrix uniform_coefficient_matrix(bool irregular) {
+  std::vector<Eigen::Triplet<double>> t;
+  if (irregular) {
+    for (Index i = 0; i < 7; ++i) {
+      t.emplace_back(i, i, 5.0);
+      if (i + 1 < 7) t.emplace_back(i, i + 1, -1.0), t.emplace_back(i + 1, i, -1.0);
+    }
+  } else {
+    const Graph g = make_torus(3, 4);
+    for (const double scale : {1.0, 4.0}) {
+      const Index base = scale == 1.0 ? 0 : g.num_nodes();
+      for (Index v = 0; v < g.num_nodes(); ++v) t.emplace_back(base + v, base + v, 6.0 * scale);
+      for (Index e = 0; e < g.num_edges(); ++e) {
+        const Edge& ed = g.edge(e);
+        t.emplace_back(base + ed.head, base + ed.tail, -scale);
+        t.emplace_back(base + ed.tail, base + ed.head, -scale);
+      }
+    }
+  }
+  const Index n = irregular ? 7 : 24;
+  SparseMatrix M(n, n);
+  M.setFromTriplets(t.begin(), t.end());
+  return M;
+}
+
 }  // namespace
+
+BOOST_AUTO_TEST_CASE(csr_kernel_finds_its_compact_layout) {
+  // By exact equality, once at construction: the homogeneous torus has one coefficient, one sd and rows of 4
+  // entries; a heterogeneous model none of these; the hand-made matrices one each of the other layouts.
+  const Model homogeneous_torus(make_torus(6, 5), 1.3, 0.4);
+  const CsrKernel h(homogeneous_torus.primal_precision());
+  BOOST_TEST(h.uniform_coefficients());
+  BOOST_TEST(h.uniform_sd());
+  BOOST_TEST(h.row_length() == 4);
+  const CsrKernel het(oracle::small_model().primal_precision());
+  BOOST_TEST(!het.uniform_coefficients());
+  BOOST_TEST(!het.uniform_sd());
+  BOOST_TEST(het.row_length() == -1);
+  const CsrKernel irregular(uniform_coefficient_matrix(true));
+  BOOST_TEST(irregular.uniform_coefficients());
+  BOOST_TEST(irregular.uniform_sd());
+  BOOST_TEST(irregular.row_length() == -1);
+  const CsrKernel two_scales(uniform_coefficient_matrix(false));
+  BOOST_TEST(two_scales.uniform_coefficients());
+  BOOST_TEST(!two_scales.uniform_sd());
+  BOOST_TEST(two_scales.row_length() == 4);
+  // A 1 x 1 precision has no off-diagonal entry: uniform vacuously, rows of length 0.
+  SparseMatrix one(1, 1);
+  one.insert(0, 0) = 2.0;
+  const CsrKernel single(one);
+  BOOST_TEST(single.uniform_coefficients());
+  BOOST_TEST(single.row_length() == 0);
+}
 
 BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_update) {
   const Model het = oracle::small_model();
@@ -565,6 +632,14 @@ BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_update) {
     check_update_paths_all_widths(CsrKernel(model->primal_precision(), h), "primal CSR with rhs");
     check_update_paths_all_widths(CsrKernel(model->dual_precision()), "dual CSR");
   }
+  // The compact CSR layouts that a homogeneous model on a regular graph does not reach.
+  check_update_paths_all_widths(CsrKernel(uniform_coefficient_matrix(true)), "irregular uniform-coefficient CSR");
+  check_update_paths_all_widths(CsrKernel(uniform_coefficient_matrix(false)), "two-scale uniform-coefficient CSR");
+  // A state above 4 MiB per block, where the compact loop also prefetches the state rows (W = 1 from 524288 sites).
+  const CsrKernel large(Model(make_torus(730, 730), 1.0, 0.25).primal_precision(), SpdCheck::Cheap);
+  BOOST_TEST_REQUIRE(large.row_length() == 4);
+  check_update_paths<1>(large, "730x730 torus CSR");
+  check_update_paths<4>(large, "730x730 torus CSR");
   BOOST_TEST(detail::select_update_path("none") == nullptr);
 }
 
@@ -572,9 +647,18 @@ BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_the_relaxed_update) {
   const Model het = oracle::small_model();
   Eigen::VectorXd h(het.num_nodes());  // a right-hand side (non-zero mean): the shifted loop
   for (Index v = 0; v < h.size(); ++v) h[v] = std::sin(1.3 * static_cast<double>(v)) + 0.5;
-  for (const CsrKernel& k :
-       {CsrKernel(het.primal_precision()), CsrKernel(het.primal_precision(), h), CsrKernel(het.dual_precision())}) {
-    const char* name = k.has_rhs() ? "primal CSR with rhs" : (k.dimension() == het.num_nodes() ? "primal" : "dual");
+  const Model homogeneous_torus(make_torus(6, 5), 1.3, 0.4);
+  Eigen::VectorXd ht(homogeneous_torus.num_nodes());
+  for (Index v = 0; v < ht.size(); ++v) ht[v] = std::sin(0.7 * static_cast<double>(v)) - 0.1;
+  const std::vector<std::pair<CsrKernel, const char*>> kernels = {
+      {CsrKernel(het.primal_precision()), "primal"},
+      {CsrKernel(het.primal_precision(), h), "primal CSR with rhs"},
+      {CsrKernel(het.dual_precision()), "dual"},
+      {CsrKernel(homogeneous_torus.primal_precision()), "homogeneous torus (compact, regular)"},
+      {CsrKernel(homogeneous_torus.primal_precision(), ht), "homogeneous torus with rhs"},
+      {CsrKernel(uniform_coefficient_matrix(true)), "irregular uniform-coefficient CSR"},
+      {CsrKernel(uniform_coefficient_matrix(false)), "two-scale uniform-coefficient CSR"}};
+  for (const auto& [k, name] : kernels) {
     check_relaxed_paths<1>(k, name);
     check_relaxed_paths<2>(k, name);
     check_relaxed_paths<4>(k, name);

@@ -92,6 +92,7 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
   }
   m_sd.resize(n);
   for (std::size_t i = 0; i < n; ++i) m_sd[i] = 1.0 / std::sqrt(m_diag[i]);
+  find_compact_layout();
 
   // Optional factorization: the only complete test of positive definiteness.
   const bool dense = check == SpdCheck::Auto && m_n <= kDenseCheckMaxSize;
@@ -109,6 +110,19 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
       throw std::invalid_argument("CsrKernel: the precision (" + std::to_string(m_n) + " x " + std::to_string(m_n) +
                                   ") is not positive definite (sparse Cholesky factorization failed)");
   }
+}
+
+void CsrKernel::find_compact_layout() {
+  // Exact equality only: a coefficient or sd that differs in the last bit keeps the general loop, so the compact
+  // loops multiply by the very numbers the general one reads (same bits).
+  m_common_coef = m_coef.empty() ? 0.0 : m_coef.front();
+  m_uniform_coef = std::all_of(m_coef.begin(), m_coef.end(), [&](double a) { return a == m_common_coef; });
+  m_uniform_sd = std::all_of(m_sd.begin(), m_sd.end(), [&](double v) { return v == m_sd.front(); });
+  const Index d = m_offsets[1] - m_offsets[0];
+  bool regular = true;
+  for (std::size_t i = 0; i < m_offsets.size() && regular; ++i)
+    regular = static_cast<std::size_t>(m_offsets[i]) == i * static_cast<std::size_t>(d);
+  m_row_length = regular ? d : -1;
 }
 
 CsrKernel::CsrKernel(const SparseMatrix& precision, const Eigen::VectorXd& rhs, SpdCheck check)

@@ -60,8 +60,10 @@ constexpr int kCsrStatePrefetchFrom = 16;
 // The dual loop prefetches the state rows at every width when the block's state (y and x) exceeds this many bytes:
 // a random edge's three rows are then mostly cache misses, whose latency the prefetch hides. Measured on the same
 // CPU (docs/sampler.md section 8b), 1000x1000 torus (24 MB of state per chain), random scan: 1.16x at W = 1, 1.18x at
-// W = 4. The CSR loop keeps its width rule: its state prefetch is a loop over the row, and on the same torus (8 MB)
-// it was 0.95x at W = 1 and W = 4.
+// W = 4. The CSR loop's general layout keeps its width rule: its state prefetch is a loop over the row, and on the
+// same torus (8 MB) it was 0.95x at W = 1 and W = 4. Its compact layouts (CompactRows, a homogeneous model) follow the
+// dual's rule: with the row's column indices the only kernel data, the prefetch ran 1.2x faster at W = 4 and about
+// 1.1x at W = 2 and 8, even at W = 1 (same torus, CPU time, loaded machine; docs/sampler.md section 8b).
 constexpr std::size_t kLargeStateBytes = std::size_t{4} << 20;
 template <int W>
 bool large_state(std::size_t values) noexcept {
@@ -126,44 +128,88 @@ template <int W, bool PrefetchState, class Edges>
 }
 
 // ---- the CSR kernel [eqn:sampling_general] ----
-// z_i <- (sum_p coef_p z_{col_p}, from 0 in row order) + sd_i eps, exactly as CsrKernel::update. With a right-hand
-// side (Shifted) the sum starts from shift_i = h_i / M_ii instead of 0; the zero-mean loop is compiled without it.
-template <int W, bool Shifted>
-[[gnu::always_inline]] inline void csr_loop(const Index* offsets, const Index* cols, const double* coef,
-                                            const double* sd, const double* shift, const Index* sites,
-                                            std::size_t count, double* z, const double* eps) noexcept {
-  using V = typename LaneVector<W>::type;
-  auto prefetch_row = [&](Index i) {
-    const auto p = static_cast<std::size_t>(offsets[i]);
+// Where the CSR loops find row i's entries, its coefficients and sd_i. GeneralRows reads the per-entry arrays of any
+// kernel. CompactRows serves a kernel whose coefficients are all one number (CsrKernel::uniform_coefficients()): it
+// multiplies every term by that constant, the number the general loop would read, so the sum has the same bits; sd_i
+// is one constant too when every sd is (a runtime flag, predicted perfectly), and with Regular (every row d entries,
+// CsrKernel::row_length()) row i starts at i * d without the offsets. For the homogeneous torus that leaves the
+// column indices (16 bytes a site) of the 60 bytes a site the general loop streams.
+struct GeneralRows {
+  const Index* offsets;
+  const Index* cols;
+  const double* coef;
+  const double* sd;
+  std::size_t begin(Index i) const noexcept { return static_cast<std::size_t>(offsets[i]); }
+  std::size_t end(Index i, std::size_t) const noexcept { return static_cast<std::size_t>(offsets[i + 1]); }
+  double coef_at(std::size_t p) const noexcept { return coef[p]; }
+  double sd_of(Index i) const noexcept { return sd[i]; }
+  void prefetch(Index i) const noexcept {
+    const std::size_t p = begin(i);
     detail::prefetch_read(cols + p);
     detail::prefetch_read(coef + p);
-  };
+  }
+};
+template <bool Regular>
+struct CompactRows {
+  const Index* offsets;  // unused when Regular
+  const Index* cols;
+  std::size_t length;  // d when Regular
+  double coef;
+  const double* sd;  // per site, read unless uniform_sd
+  bool uniform_sd;
+  double common_sd;  // sd[0], every site's sd when uniform_sd
+  std::size_t begin(Index i) const noexcept {
+    return Regular ? static_cast<std::size_t>(i) * length : static_cast<std::size_t>(offsets[i]);
+  }
+  std::size_t end(Index i, std::size_t first) const noexcept {
+    return Regular ? first + length : static_cast<std::size_t>(offsets[i + 1]);
+  }
+  double coef_at(std::size_t) const noexcept { return coef; }
+  double sd_of(Index i) const noexcept { return uniform_sd ? common_sd : sd[i]; }
+  void prefetch(Index i) const noexcept { detail::prefetch_read(cols + begin(i)); }
+};
+
+// mu_i of W lanes: (shift_i with a right-hand side, else 0) + sum_p coef_p z_{col_p} in row order, exactly as
+// CsrKernel::conditional_mean. The zero-mean form (Shifted = false) is compiled without the shift. The result is
+// written through a reference (a vector return value would change the ABI between the instruction-set paths).
+template <int W, bool Shifted, class Rows>
+[[gnu::always_inline]] inline void row_mean(const Rows& rows, const double* shift, Index i, const double* z,
+                                            typename LaneVector<W>::type& mean) noexcept {
+  using V = typename LaneVector<W>::type;
+  mean = V{};
+  if constexpr (Shifted) mean += shift[i];
+  const std::size_t first = rows.begin(i), end = rows.end(i, first);
+  for (std::size_t p = first; p < end; ++p) {
+    V zj;
+    std::memcpy(&zj, z + static_cast<std::size_t>(rows.cols[p]) * W, sizeof(V));
+    mean += rows.coef_at(p) * zj;
+  }
+}
+
+// z_i <- mu_i + sd_i eps, exactly as CsrKernel::update.
+template <int W, bool Shifted, bool PrefetchState, class Rows>
+[[gnu::always_inline]] inline void csr_loop(const Rows& rows, const double* shift, const Index* sites,
+                                            std::size_t count, double* z, const double* eps) noexcept {
+  using V = typename LaneVector<W>::type;
   auto prefetch_state = [&](Index i) {
-    const auto end = static_cast<std::size_t>(offsets[i + 1]);
-    for (auto p = static_cast<std::size_t>(offsets[i]); p < end; ++p)
+    const std::size_t first = rows.begin(i), end = rows.end(i, first);
+    for (std::size_t p = first; p < end; ++p)
       for (std::size_t l = 0; l < kLines<W>; ++l)
-        detail::prefetch_read(z + static_cast<std::size_t>(cols[p]) * W + 8 * l);
+        detail::prefetch_read(z + static_cast<std::size_t>(rows.cols[p]) * W + 8 * l);
     prefetch_row_w<W>(z + static_cast<std::size_t>(i) * W);
   };
-  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) prefetch_row(sites[t]);
-  constexpr bool kPrefetchState = W >= kCsrStatePrefetchFrom;
+  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) rows.prefetch(sites[t]);
+  constexpr bool kPrefetchState = PrefetchState;
   if constexpr (kPrefetchState)
     for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
   for (std::size_t t = 0; t < count; ++t) {
-    if (t + detail::kRowPrefetch < count) prefetch_row(sites[t + detail::kRowPrefetch]);
+    if (t + detail::kRowPrefetch < count) rows.prefetch(sites[t + detail::kRowPrefetch]);
     if (kPrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
     const Index i = sites[t];
-    V mean{};
-    if constexpr (Shifted) mean += shift[i];
-    const auto end = static_cast<std::size_t>(offsets[i + 1]);
-    for (auto p = static_cast<std::size_t>(offsets[i]); p < end; ++p) {
-      V zj;
-      std::memcpy(&zj, z + static_cast<std::size_t>(cols[p]) * W, sizeof(V));
-      mean += coef[p] * zj;
-    }
-    V ep;
+    V mean, ep;
+    row_mean<W, Shifted>(rows, shift, i, z, mean);
     std::memcpy(&ep, eps + t * W, sizeof(V));
-    const V fresh = mean + sd[i] * ep;
+    const V fresh = mean + rows.sd_of(i) * ep;
     std::memcpy(z + static_cast<std::size_t>(i) * W, &fresh, sizeof(V));
   }
 }
@@ -172,28 +218,20 @@ template <int W, bool Shifted>
 // z_i <- ((1 - omega) z_i + omega mu_i) + (noise_scale sd_i) eps with mu_i as in csr_loop, exactly as the loop over
 // CsrKernel::conditional_mean and set_site. The SSOR schemes visit the sites in index order (forward, backward), so
 // the hardware prefetcher finds the rows and no software prefetch is issued.
-template <int W, bool Shifted>
-[[gnu::always_inline]] inline void csr_relaxed_loop(const Index* offsets, const Index* cols, const double* coef,
-                                                    const double* sd, const double* shift, const Index* sites,
+template <int W, bool Shifted, class Rows>
+[[gnu::always_inline]] inline void csr_relaxed_loop(const Rows& rows, const double* shift, const Index* sites,
                                                     std::size_t count, double* z, const double* eps, double omega,
                                                     double noise_scale) noexcept {
   using V = typename LaneVector<W>::type;
   const double keep = 1.0 - omega;
   for (std::size_t t = 0; t < count; ++t) {
     const Index i = sites[t];
-    V mean{};
-    if constexpr (Shifted) mean += shift[i];
-    const auto end = static_cast<std::size_t>(offsets[i + 1]);
-    for (auto p = static_cast<std::size_t>(offsets[i]); p < end; ++p) {
-      V zj;
-      std::memcpy(&zj, z + static_cast<std::size_t>(cols[p]) * W, sizeof(V));
-      mean += coef[p] * zj;
-    }
-    V zi, ep;
+    V mean, zi, ep;
+    row_mean<W, Shifted>(rows, shift, i, z, mean);
     double* row = z + static_cast<std::size_t>(i) * W;
     std::memcpy(&zi, row, sizeof(V));
     std::memcpy(&ep, eps + t * W, sizeof(V));
-    const double scale = noise_scale * sd[i];
+    const double scale = noise_scale * rows.sd_of(i);
     const V fresh = keep * zi + omega * mean + scale * ep;
     std::memcpy(row, &fresh, sizeof(V));
   }
@@ -203,32 +241,32 @@ template <int W, bool Shifted>
 
 enum class Path { Scalar, Avx2, Avx512 };
 
-#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                     \
-  template <int W, class Edges>                                                                                      \
-  ATTRIBUTE void dual_##SUFFIX(const Edges& edges, const Index* sites, std::size_t count, double* y, double* x,      \
-                               const double* eps, bool large) noexcept {                                             \
-    if (large)                                                                                                       \
-      dual_loop<W, true>(edges, sites, count, y, x, eps);                                                            \
-    else                                                                                                             \
-      dual_loop<W, (W >= kDualStatePrefetchFrom)>(edges, sites, count, y, x, eps);                                   \
-  }                                                                                                                  \
-  template <int W>                                                                                                   \
-  ATTRIBUTE void csr_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd,         \
-                              const double* shift, const Index* sites, std::size_t count, double* z,                 \
-                              const double* eps) noexcept {                                                          \
-    if (shift)                                                                                                       \
-      csr_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                       \
-    else                                                                                                             \
-      csr_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps);                                      \
-  }                                                                                                                  \
-  template <int W>                                                                                                   \
-  ATTRIBUTE void csr_relaxed_##SUFFIX(const Index* offsets, const Index* cols, const double* coef, const double* sd, \
-                                      const double* shift, const Index* sites, std::size_t count, double* z,         \
-                                      const double* eps, double omega, double noise_scale) noexcept {                \
-    if (shift)                                                                                                       \
-      csr_relaxed_loop<W, true>(offsets, cols, coef, sd, shift, sites, count, z, eps, omega, noise_scale);           \
-    else                                                                                                             \
-      csr_relaxed_loop<W, false>(offsets, cols, coef, sd, shift, sites, count, z, eps, omega, noise_scale);          \
+#define DUALGIBBS_KERNEL_PATH(SUFFIX, ATTRIBUTE)                                                                       \
+  template <int W, class Edges>                                                                                        \
+  ATTRIBUTE void dual_##SUFFIX(const Edges& edges, const Index* sites, std::size_t count, double* y, double* x,        \
+                               const double* eps, bool large) noexcept {                                               \
+    if (large)                                                                                                         \
+      dual_loop<W, true>(edges, sites, count, y, x, eps);                                                              \
+    else                                                                                                               \
+      dual_loop<W, (W >= kDualStatePrefetchFrom)>(edges, sites, count, y, x, eps);                                     \
+  }                                                                                                                    \
+  template <int W, class Rows>                                                                                         \
+  ATTRIBUTE void csr_##SUFFIX(const Rows& rows, const double* shift, const Index* sites, std::size_t count, double* z, \
+                              const double* eps, bool large) noexcept {                                                \
+    if (shift)                                                                                                         \
+      csr_loop<W, true, (W >= kCsrStatePrefetchFrom)>(rows, shift, sites, count, z, eps);                              \
+    else if (large && W < kCsrStatePrefetchFrom)                                                                       \
+      csr_loop<W, false, true>(rows, shift, sites, count, z, eps);                                                     \
+    else                                                                                                               \
+      csr_loop<W, false, (W >= kCsrStatePrefetchFrom)>(rows, shift, sites, count, z, eps);                             \
+  }                                                                                                                    \
+  template <int W, class Rows>                                                                                         \
+  ATTRIBUTE void csr_relaxed_##SUFFIX(const Rows& rows, const double* shift, const Index* sites, std::size_t count,    \
+                                      double* z, const double* eps, double omega, double noise_scale) noexcept {       \
+    if (shift)                                                                                                         \
+      csr_relaxed_loop<W, true>(rows, shift, sites, count, z, eps, omega, noise_scale);                                \
+    else                                                                                                               \
+      csr_relaxed_loop<W, false>(rows, shift, sites, count, z, eps, omega, noise_scale);                               \
   }
 
 DUALGIBBS_KERNEL_PATH(scalar, )
@@ -250,6 +288,8 @@ Path best_path() noexcept {
 
 Path g_path = best_path();
 bool g_auto = true;  // the path is the automatic choice (not forced by select_update_path)
+bool g_compact = true;
+// the CSR loops may use the compact layouts (detail::set_compact_csr)
 
 // The path one kernel and width runs on. W = 1 gains nothing from wider registers: the scalar path. Under the
 // automatic choice, the CSR kernel's AVX2 loop is skipped for W >= 8: measured on AMD EPYC Zen 4 (bench_sampler
@@ -293,6 +333,12 @@ const char* select_update_path(const std::string& name) {
   return "scalar";
 }
 
+bool set_compact_csr(bool enabled) noexcept {
+  const bool previous = g_compact;
+  g_compact = enabled;
+  return previous;
+}
+
 }  // namespace detail
 
 #ifdef DUALGIBBS_HAVE_VECTOR_PATHS
@@ -312,12 +358,32 @@ const char* select_update_path(const std::string& name) {
 #define DUALGIBBS_DISPATCH(NAME, CSR, W, ...) NAME##_scalar<W>(__VA_ARGS__);
 #endif
 
+// Runs NAME (csr or csr_relaxed) of a CsrKernel at width W on the rows of its layout: compact when its coefficients
+// are uniform (and regular when its rows are), else general. The arguments after the rows follow the shift.
+#define DUALGIBBS_CSR_DISPATCH(NAME, W, ...)                                                           \
+  const double* shift = m_shift.empty() ? nullptr : m_shift.data();                                    \
+  if (g_compact && m_uniform_coef && m_row_length >= 0) {                                              \
+    const CompactRows<true> rows{nullptr,       m_cols.data(), static_cast<std::size_t>(m_row_length), \
+                                 m_common_coef, m_sd.data(),   m_uniform_sd,                           \
+                                 m_sd[0]};                                                             \
+    DUALGIBBS_DISPATCH(NAME, true, W, rows, shift, __VA_ARGS__)                                        \
+    return;                                                                                            \
+  }                                                                                                    \
+  if (g_compact && m_uniform_coef) {                                                                   \
+    const CompactRows<false> rows{m_offsets.data(), m_cols.data(), 0,      m_common_coef,              \
+                                  m_sd.data(),      m_uniform_sd,  m_sd[0]};                           \
+    DUALGIBBS_DISPATCH(NAME, true, W, rows, shift, __VA_ARGS__)                                        \
+    return;                                                                                            \
+  }                                                                                                    \
+  const GeneralRows rows{m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data()};                 \
+  DUALGIBBS_DISPATCH(NAME, true, W, rows, shift, __VA_ARGS__)
+
 #define DUALGIBBS_RUN_UPDATES(_, W)                                                                            \
   template <>                                                                                                  \
   void CsrKernel::run_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps) \
       const noexcept {                                                                                         \
-    DUALGIBBS_DISPATCH(csr, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(),              \
-                       m_shift.empty() ? nullptr : m_shift.data(), sites, count, z, eps)                       \
+    const bool large = g_compact && m_uniform_coef && large_state<W>(static_cast<std::size_t>(m_n));           \
+    DUALGIBBS_CSR_DISPATCH(csr, W, sites, count, z, eps, large)                                                \
   }                                                                                                            \
   template <>                                                                                                  \
   void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,        \
@@ -338,11 +404,11 @@ DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_UPDATES, _)
   template <>                                                                                                          \
   void CsrKernel::run_relaxed_updates<W>(const Index* sites, std::size_t count, double* z, double*, const double* eps, \
                                          double omega, double noise_scale) const noexcept {                            \
-    DUALGIBBS_DISPATCH(csr_relaxed, true, W, m_offsets.data(), m_cols.data(), m_coef.data(), m_sd.data(),              \
-                       m_shift.empty() ? nullptr : m_shift.data(), sites, count, z, eps, omega, noise_scale)           \
+    DUALGIBBS_CSR_DISPATCH(csr_relaxed, W, sites, count, z, eps, omega, noise_scale)                                   \
   }
 DUALGIBBS_SHIPPED_WIDTHS(DUALGIBBS_RUN_RELAXED, _)
 #undef DUALGIBBS_RUN_RELAXED
+#undef DUALGIBBS_CSR_DISPATCH
 #undef DUALGIBBS_DISPATCH
 
 }  // namespace dualgibbs

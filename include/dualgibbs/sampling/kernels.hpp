@@ -120,6 +120,11 @@ struct HasRunUpdates<Kernel, W,
 /// build), "avx2" or "avx512". Returns the name of the path now in use, or nullptr (and changes nothing) if `name` is
 /// unknown or unsupported here. Not thread-safe.
 DUALGIBBS_EXPORT const char* select_update_path(const std::string& name);
+
+/// Lets the shipped CSR loops use the compact layouts of a homogeneous kernel (CsrKernel::uniform_coefficients(),
+/// the default) or forces them onto the general per-entry arrays (false; for tests and benchmarks, both give the same
+/// bits). Returns the previous setting. Not thread-safe.
+DUALGIBBS_EXPORT bool set_compact_csr(bool enabled) noexcept;
 }  // namespace detail
 
 /// How much of the positive-definiteness of a matrix CsrKernel verifies.
@@ -161,6 +166,16 @@ class DUALGIBBS_EXPORT CsrKernel {
   double diagonal(Index i) const noexcept { return m_diag[static_cast<std::size_t>(i)]; }
   /// True if the kernel was given a right-hand side h (a non-zero-mean target).
   bool has_rhs() const noexcept { return !m_shift.empty(); }
+  /// True when every stored off-diagonal coefficient -M_ij / M_ii is the same number (exact equality; vacuously
+  /// without off-diagonal entries), as in a homogeneous model (one s, one sigma) on a regular graph: the shipped loops
+  /// (run_updates, run_relaxed_updates) then multiply by that one constant instead of reading a coefficient per entry,
+  /// with the same bits.
+  bool uniform_coefficients() const noexcept { return m_uniform_coef; }
+  /// True when every M_ii^{-1/2} is the same number: the compact loops then read no per-site sd either.
+  bool uniform_sd() const noexcept { return m_uniform_sd; }
+  /// d when every row has d stored off-diagonal entries (a regular graph's Q), else -1: the compact loops then find
+  /// row i's entries at i * d without the row offsets.
+  Index row_length() const noexcept { return m_row_length; }
 
   /// mean[c] = mu_i = M_ii^-1 (h_i - sum_{j != i} M_ij z_j) of lane c, for W interleaved lanes
   /// [eqn:sampling_general] (h = 0 without a right-hand side). The sum starts from h_i / M_ii (from 0 without a
@@ -248,6 +263,8 @@ class DUALGIBBS_EXPORT CsrKernel {
   }
 
  private:
+  void find_compact_layout();
+
   Index m_n = 0;
   detail::LargeVector<Index> m_offsets;  // CSR of the off-diagonal part
   detail::LargeVector<Index> m_cols;
@@ -255,6 +272,12 @@ class DUALGIBBS_EXPORT CsrKernel {
   std::vector<double> m_diag;
   detail::LargeVector<double> m_sd;
   detail::LargeVector<double> m_shift;  // h_i / M_ii; empty without a right-hand side (the zero-mean loop)
+  // The compact layout of a homogeneous kernel, found once at construction by exact equality (the general arrays
+  // above stay, for the header's loops and for detail::set_compact_csr(false)).
+  bool m_uniform_coef = false;  // every m_coef entry equals m_common_coef
+  bool m_uniform_sd = false;    // every m_sd entry equals m_sd[0]
+  double m_common_coef = 0.0;
+  Index m_row_length = -1;  // d when m_offsets[i] == i * d for every i, else -1
 };
 
 /// Site kernel for the dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual] of a (possibly heterogeneous)
