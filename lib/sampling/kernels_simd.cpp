@@ -186,7 +186,9 @@ template <int W, bool Shifted, class Rows>
   }
 }
 
-// z_i <- mu_i + sd_i eps, exactly as CsrKernel::update.
+// z_i <- mu_i + sd_i eps, exactly as CsrKernel::update. PrefetchState: prefetch the state rows of the site
+// kStatePrefetch updates ahead (csr_<path> chooses it: W >= kCsrStatePrefetchFrom, or a compact layout's zero-mean
+// loop on a state beyond kLargeStateBytes; the loop with a right-hand side keeps the width rule).
 template <int W, bool Shifted, bool PrefetchState, class Rows>
 [[gnu::always_inline]] inline void csr_loop(const Rows& rows, const double* shift, const Index* sites,
                                             std::size_t count, double* z, const double* eps) noexcept {
@@ -199,12 +201,11 @@ template <int W, bool Shifted, bool PrefetchState, class Rows>
     prefetch_row_w<W>(z + static_cast<std::size_t>(i) * W);
   };
   for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) rows.prefetch(sites[t]);
-  constexpr bool kPrefetchState = PrefetchState;
-  if constexpr (kPrefetchState)
+  if constexpr (PrefetchState)
     for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
   for (std::size_t t = 0; t < count; ++t) {
     if (t + detail::kRowPrefetch < count) rows.prefetch(sites[t + detail::kRowPrefetch]);
-    if (kPrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+    if (PrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
     const Index i = sites[t];
     V mean, ep;
     row_mean<W, Shifted>(rows, shift, i, z, mean);
