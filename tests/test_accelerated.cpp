@@ -496,6 +496,22 @@ BOOST_AUTO_TEST_CASE(compact_and_general_csr_layouts_give_the_same_bits_in_every
   check_compact_schemes<16>(kernel, spectrum, classes);
 }
 
+BOOST_AUTO_TEST_CASE(worker_team_runs_every_party_once_per_run) {
+  // 200 runs with 1 to 4 parties (helpers started as needed and reused, some idle in a run), then the same on a copy
+  // (a new team): every party index runs exactly once per run, and run() returns only after all have.
+  detail::WorkerTeam team;
+  for (int copy = 0; copy < 2; ++copy) {
+    detail::WorkerTeam other(team);
+    detail::WorkerTeam& t = copy == 0 ? team : other;
+    for (std::size_t r = 0; r < 200; ++r) {
+      const std::size_t parties = 1 + (r * 7) % 4;
+      std::vector<int> calls(4, 0);  // each party writes only its own entry
+      t.run(parties, [&](std::size_t p) { ++calls[p]; });
+      for (std::size_t p = 0; p < 4; ++p) BOOST_TEST_REQUIRE(calls[p] == (p < parties ? 1 : 0), "run " << r);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(colored_ensemble_is_independent_of_the_thread_count) {
   const Model model(make_torus(6, 5), 1.0, 0.3);
   EnsembleOptions o;

@@ -11,8 +11,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace dualgibbs {
 
@@ -334,6 +339,71 @@ std::vector<std::vector<Index>> greedy_edge_coloring(const Graph& graph) {
 std::vector<std::vector<Index>> domain_coloring(const Model& model, Domain domain) {
   return domain == Domain::Primal ? greedy_coloring(model.primal_precision()) : greedy_edge_coloring(model.graph());
 }
+
+namespace detail {
+
+struct WorkerTeam::State {
+  std::mutex mutex;
+  std::condition_variable start, done;
+  std::vector<std::thread> helpers;  // helper p runs task(p), p = 1 .. helpers.size()
+  const std::function<void(std::size_t)>* task = nullptr;
+  std::uint64_t generation = 0;  // counts runs; a helper runs once per new generation
+  std::size_t parties = 0;       // of the current run
+  std::size_t pending = 0;       // helpers of the current run still working
+  bool stop = false;
+
+  void serve(std::size_t p, std::uint64_t seen) {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      start.wait(lock, [&] { return stop || generation != seen; });
+      if (stop) return;
+      seen = generation;
+      if (p >= parties) continue;  // not needed in this run
+      const auto* t = task;
+      lock.unlock();
+      (*t)(p);
+      lock.lock();
+      if (--pending == 0) done.notify_one();
+    }
+  }
+};
+
+WorkerTeam::WorkerTeam() noexcept = default;
+WorkerTeam::WorkerTeam(const WorkerTeam&) noexcept {}
+
+WorkerTeam::~WorkerTeam() {
+  if (!m_state) return;
+  {
+    const std::lock_guard<std::mutex> lock(m_state->mutex);
+    m_state->stop = true;
+  }
+  m_state->start.notify_all();
+  for (std::thread& h : m_state->helpers) h.join();
+}
+
+void WorkerTeam::run(std::size_t parties, const std::function<void(std::size_t)>& task) {
+  if (parties <= 1) {
+    task(0);
+    return;
+  }
+  if (!m_state) m_state = std::make_unique<State>();
+  State& st = *m_state;
+  {
+    std::unique_lock<std::mutex> lock(st.mutex);
+    while (st.helpers.size() + 1 < parties)  // a new helper waits for the next generation
+      st.helpers.emplace_back(&State::serve, &st, st.helpers.size() + 1, st.generation);
+    st.task = &task;
+    st.parties = parties;
+    st.pending = parties - 1;
+    ++st.generation;
+  }
+  st.start.notify_all();
+  task(0);
+  std::unique_lock<std::mutex> lock(st.mutex);
+  st.done.wait(lock, [&] { return st.pending == 0; });
+}
+
+}  // namespace detail
 
 ColoredSweep::ColoredSweep(std::vector<std::vector<Index>> classes, unsigned threads)
     : m_classes(std::move(classes)), m_threads(threads) {

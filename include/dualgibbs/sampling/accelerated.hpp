@@ -37,8 +37,8 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -183,6 +183,30 @@ class DUALGIBBS_EXPORT ChebyshevSsorSweep {
 
 // ---- colour-ordered sweeps: one chain on several threads ------------------------------------------------
 
+namespace detail {
+/// Helper threads kept for the life of their owner (ColoredSweep): run(parties, task) calls task(p) for p = 1 ..
+/// parties - 1 on the helpers and task(0) on the calling thread, and returns when all calls have returned. The helpers
+/// start at the first run() that needs them and sleep on a condition variable between runs, so a run costs a wake-up
+/// instead of a thread start. A copy is a new team without threads. The task must not throw (a helper that throws
+/// ends the program, as a std::thread does).
+class DUALGIBBS_EXPORT WorkerTeam {
+ public:
+  WorkerTeam() noexcept;
+  /// A new team without threads (the threads are not copied).
+  WorkerTeam(const WorkerTeam&) noexcept;
+  /// Keeps this team's threads.
+  WorkerTeam& operator=(const WorkerTeam&) noexcept { return *this; }
+  /// Stops and joins the helpers.
+  ~WorkerTeam();
+  /// task(0) here and task(p) on helper p for p < parties, concurrently; returns when all have returned.
+  void run(std::size_t parties, const std::function<void(std::size_t)>& task);
+
+ private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
+}  // namespace detail
+
 /// Greedy colouring of the coordinates of a symmetric sparsity pattern (the off-diagonal entries of `pattern`):
 /// coordinate i, in order 0..n-1, gets the smallest colour no earlier neighbour has. Returns the colour classes
 /// (each in increasing order), which are independent sets of the precision: the Gibbs updates of one class commute.
@@ -200,14 +224,15 @@ DUALGIBBS_EXPORT std::vector<std::vector<Index>> domain_coloring(const Model& mo
 /// A colour-ordered Gibbs sweep: the classes in order, each class's sites in order, plain Gibbs updates. Each class is
 /// cut into blocks of kBlock sites (in class order); the deviates of block b of class k in sweep s come, for lane c
 /// (chain first_chain + c), from their own stream NormalStream(block_seed(seed, s, k, b), first_chain + c), in site
-/// order. The blocks are dealt to `threads` threads as contiguous ranges (std::thread; each draws its blocks'
-/// deviates and updates them), so the deviates and the result do not depend on the thread count. The sites of a class
+/// order. The blocks are dealt to `threads` threads as contiguous ranges (the caller and threads - 1 helpers kept for
+/// the life of the scheme, detail::WorkerTeam; each draws its blocks' deviates and updates them), so the deviates and
+/// the result do not depend on the thread count. The sites of a class
 /// must not be neighbours in the precision (greedy_coloring, greedy_edge_coloring), so their updates commute: the
 /// result is bitwise the sequential sweep in colour order with the same deviates, for any number of threads. n site
 /// updates per sweep. The lanes' own streams (GibbsSampler) are not used.
 class DUALGIBBS_EXPORT ColoredSweep {
  public:
-  /// Classes below this many sites are updated by the calling thread alone (a thread start costs ~20 us).
+  /// Classes below this many sites are updated by the calling thread alone (waking the helpers costs microseconds).
   static constexpr std::size_t kMinParallelClass = 8192;
   /// Sites per block of keyed deviates (the unit a thread takes).
   static constexpr std::size_t kBlock = 4096;
@@ -262,12 +287,7 @@ class DUALGIBBS_EXPORT ColoredSweep {
         run_blocks(0, blocks, m_scratch[0]);
         continue;
       }
-      std::vector<std::thread> helpers;
-      helpers.reserve(t - 1);
-      for (std::size_t p = 1; p < t; ++p)
-        helpers.emplace_back(run_blocks, blocks * p / t, blocks * (p + 1) / t, std::ref(m_scratch[p]));
-      run_blocks(0, blocks / t, m_scratch[0]);
-      for (auto& h : helpers) h.join();
+      m_team.run(t, [&](std::size_t p) { run_blocks(blocks * p / t, blocks * (p + 1) / t, m_scratch[p]); });
     }
   }
 
@@ -279,6 +299,7 @@ class DUALGIBBS_EXPORT ColoredSweep {
   std::vector<std::vector<Index>> m_classes;
   unsigned m_threads;
   std::vector<Scratch> m_scratch;  // one per thread
+  detail::WorkerTeam m_team;       // the threads - 1 helpers
 };
 
 // ---- ensembles with a scheme chosen at run time ----------------------------------------------------------
