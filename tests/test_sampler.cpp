@@ -620,11 +620,14 @@ BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_update) {
   // an irregular graph.
   const Model homogeneous_torus(torus, 1.3, 0.4);
   const Model homogeneous_irregular(het.graph(), 0.7, 0.3);
+  // The 3-D torus: rows of 6 entries, the compact loop with a row length known only at run time (4 is compiled in).
+  const Model homogeneous_torus3(make_torus3(3, 4, 3), 0.9, 0.35);
+  BOOST_TEST_REQUIRE(CsrKernel(homogeneous_torus3.primal_precision()).row_length() == 6);
   BOOST_TEST(!DualIncidenceKernel(het).uniform_coefficients());
   BOOST_TEST(!DualIncidenceKernel(torus_model).uniform_coefficients());
   BOOST_TEST(DualIncidenceKernel(homogeneous_torus).uniform_coefficients());
   BOOST_TEST(DualIncidenceKernel(homogeneous_irregular).uniform_coefficients());
-  for (const Model* model : {&het, &torus_model, &homogeneous_torus, &homogeneous_irregular}) {
+  for (const Model* model : {&het, &torus_model, &homogeneous_torus, &homogeneous_irregular, &homogeneous_torus3}) {
     check_update_paths_all_widths(DualIncidenceKernel(*model), "dual");
     check_update_paths_all_widths(CsrKernel(model->primal_precision()), "primal CSR");
     Eigen::VectorXd h(model->num_nodes());  // a right-hand side (non-zero mean): the shifted loop
@@ -648,6 +651,7 @@ BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_the_relaxed_update) {
   Eigen::VectorXd h(het.num_nodes());  // a right-hand side (non-zero mean): the shifted loop
   for (Index v = 0; v < h.size(); ++v) h[v] = std::sin(1.3 * static_cast<double>(v)) + 0.5;
   const Model homogeneous_torus(make_torus(6, 5), 1.3, 0.4);
+  const Model homogeneous_torus3(make_torus3(3, 4, 3), 0.9, 0.35);
   Eigen::VectorXd ht(homogeneous_torus.num_nodes());
   for (Index v = 0; v < ht.size(); ++v) ht[v] = std::sin(0.7 * static_cast<double>(v)) - 0.1;
   const std::vector<std::pair<CsrKernel, const char*>> kernels = {
@@ -656,6 +660,7 @@ BOOST_AUTO_TEST_CASE(every_vector_path_gives_the_bits_of_the_relaxed_update) {
       {CsrKernel(het.dual_precision()), "dual"},
       {CsrKernel(homogeneous_torus.primal_precision()), "homogeneous torus (compact, regular)"},
       {CsrKernel(homogeneous_torus.primal_precision(), ht), "homogeneous torus with rhs"},
+      {CsrKernel(homogeneous_torus3.primal_precision()), "homogeneous 3-D torus (compact, rows of 6)"},
       {CsrKernel(uniform_coefficient_matrix(true)), "irregular uniform-coefficient CSR"},
       {CsrKernel(uniform_coefficient_matrix(false)), "two-scale uniform-coefficient CSR"}};
   for (const auto& [k, name] : kernels) {
