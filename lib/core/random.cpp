@@ -68,6 +68,49 @@ struct ScaledTableX {
 };
 const ScaledTableX scaled_table_x;
 
+// One 64-bit word per layer i < 128 for the AVX-512 common branch, which then gathers once per eight words instead of
+// twice (gathers are slow on AMD Zen 4): bits 0..51 hold the mantissa of X[i] 2^-56 and bits 52..53 its exponent
+// above exponent_base, so (word & kScaleMask) + exponent_base is X[i] 2^-56 exactly; bits 54..63 hold c_i = T_i /
+// 2^46 (rounded down), where T_i is the least 56-bit integer v whose x = v (X[i] 2^-56) is not below X[i + 1] (x is
+// nondecreasing in v). A word is a candidate miss when v / 2^46 >= c_i: every miss is one (v >= T_i), and a
+// candidate with v < T_i (about one word in a thousand) takes the common branch in finish_from_tail(), so the
+// deviates are those of the two-table test, bit for bit. `ok` is false if Boost's table ever spanned more than four
+// exponents; the AVX-512 path is then not used.
+struct PackedLayers {
+  static constexpr std::uint64_t kScaleMask = (std::uint64_t{1} << 54) - 1;
+  static constexpr int kThresholdShift = 54;
+  static constexpr int kCoarseShift = 46;  // v < 2^56: v >> 46 has the threshold's 10 bits
+  alignas(64) std::uint64_t word[128];
+  std::uint64_t exponent_base = 0;
+  bool ok = true;
+
+  PackedLayers() noexcept {
+    const double* table_x = boost::random::detail::normal_table<double>::table_x;
+    std::uint64_t bits[128];
+    std::uint64_t low = ~std::uint64_t{0};
+    for (int i = 0; i < 128; ++i) {
+      std::memcpy(&bits[i], &scaled_table_x.x[i], sizeof(double));
+      low = std::min(low, bits[i] >> 52);
+    }
+    exponent_base = low << 52;
+    for (int i = 0; i < 128; ++i) {
+      ok = ok && (bits[i] >> 52) - low <= 3 && scaled_table_x.x[i] > 0;
+      // T_i by bisection over [0, 2^56]: the least v with v (X[i] 2^-56) >= X[i + 1] (2^56 stands for none).
+      std::uint64_t lo = 0, hi = std::uint64_t{1} << 56;
+      while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (static_cast<double>(mid) * scaled_table_x.x[i] >= table_x[i + 1])
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      const std::uint64_t coarse = std::min<std::uint64_t>(lo >> kCoarseShift, 1023);
+      word[i] = (bits[i] - exponent_base) | (coarse << kThresholdShift);
+    }
+  }
+};
+const PackedLayers packed_layers;
+
 // The magnitude x = r X[i] of a first word u (one rounding of the 56-bit integer, one of the product).
 inline double first_magnitude(std::uint64_t u) noexcept {
   const std::uint64_t v = (u & ~(std::uint64_t{1} << 11)) >> 8;
@@ -101,9 +144,13 @@ double continue_wedge(ChainEngine& e, int i, double x, double sign) noexcept {
 
 // The deviate of a first word u that missed the common branch, finished from the tail stream `tail` (its four
 // state words, advanced).
+// The vector path's candidates include a few words that take the common branch after all (PackedLayers): for
+// those the deviate is the common branch's, and the tail stream is not touched.
 __attribute__((noinline)) double finish_from_tail(std::uint64_t* tail, std::uint64_t u) noexcept {
-  ChainEngine e({tail[0], tail[1], tail[2], tail[3]});
   const auto i = static_cast<int>((u & 0xff) >> 1);
+  if (first_magnitude(u) < boost::random::detail::normal_table<double>::table_x[i + 1])
+    return with_sign(first_magnitude(u), u);
+  ChainEngine e({tail[0], tail[1], tail[2], tail[3]});
   const double sign = (u & 1) ? 1.0 : -1.0;
   const double x = i == 0 ? continue_tail(e, sign) : continue_wedge(e, i, first_magnitude(u), sign);
   for (int w = 0; w < 4; ++w) tail[w] = e.state()[static_cast<std::size_t>(w)];
@@ -264,42 +311,53 @@ DUALGIBBS_AVX512 inline __m512i xoshiro512(Zig512& z) noexcept {
 }
 
 // The common branch on eight words u: x = v (X[i] 2^-56) (vcvtuqq2pd rounds once, as the scalar conversion), the
-// signed deviate, and the mask of the words that miss (x >= X[i + 1]). The gathers index bytes as (u & 0xfe) * 4.
-DUALGIBBS_AVX512 inline __m512d draw_common(Zig512& z, const double* table_x, __m512i& u, __mmask8& miss) noexcept {
+// signed deviate, and the mask of the candidate misses (PackedLayers: every miss, x >= X[i + 1], and about one word
+// in a thousand that finish_from_tail() finds to take the common branch after all). One gather per eight words, of
+// packed_layers.word[i] at byte offset (u & 0xfe) * 4.
+DUALGIBBS_AVX512 inline __m512d draw_common(Zig512& z, __m512i& u, __mmask8& miss) noexcept {
   u = xoshiro512(z);
   const __m512i v = _mm512_srli_epi64(_mm512_and_si512(u, _mm512_set1_epi64(~(1LL << 11))), 8);
-  const __m512i byte_index = _mm512_and_si512(u, _mm512_set1_epi64(0xfe));
-  const __m512d x = _mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_i64gather_pd(byte_index, scaled_table_x.x, 4));
-  miss = _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(byte_index, table_x + 1, 4), _CMP_NLT_UQ);
+  const __m512i packed = _mm512_i64gather_epi64(_mm512_and_si512(u, _mm512_set1_epi64(0xfe)), packed_layers.word, 4);
+  const __m512i scale_bits =
+      _mm512_add_epi64(_mm512_and_si512(packed, _mm512_set1_epi64(static_cast<long long>(PackedLayers::kScaleMask))),
+                       _mm512_set1_epi64(static_cast<long long>(packed_layers.exponent_base)));
+  const __m512d x = _mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_castsi512_pd(scale_bits));
+  miss = _mm512_cmpge_epu64_mask(_mm512_srli_epi64(v, PackedLayers::kCoarseShift),
+                                 _mm512_srli_epi64(packed, PackedLayers::kThresholdShift));
   // x ^ (u << 63) ^ (1 << 63): x with the sign of bit 0 of u, as one three-way exclusive or.
   return _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(x), _mm512_slli_epi64(u, 63),
                                                        _mm512_set1_epi64(static_cast<long long>(1ULL << 63)), 0x96));
 }
 
-// The misses of up to kBatch vector draws, in the order drawn: the word and the output offset of each. Queued
-// without a branch (a compress of the missing lanes), finished after the batch by finish_from_tail().
+// The candidate misses of up to kBatch vector draws: the words of the missing lanes (a masked store) and one mask
+// per draw, finished after the batch by finish_from_tail() in the order drawn (draw by draw, lane by lane).
 struct MissQueue {
   static constexpr std::size_t kBatch = 64;  // vector draws between two finishes
-  alignas(64) std::uint64_t u[kBatch * kWays + kWays];
-  alignas(64) std::uint64_t offset[kBatch * kWays + kWays];
-  std::size_t size = 0;
+  alignas(64) std::uint64_t u[kBatch][kWays];
+  std::uint8_t mask[kBatch];
+  std::uint64_t drawn_with_miss = 0;  // bit t: draw t has a candidate
 
-  DUALGIBBS_AVX512 void push(__m512i words, __m512i offsets, __mmask8 miss) noexcept {
-    _mm512_storeu_si512(u + size, _mm512_maskz_compress_epi64(miss, words));
-    _mm512_storeu_si512(offset + size, _mm512_maskz_compress_epi64(miss, offsets));
-    size += static_cast<std::size_t>(__builtin_popcount(miss));
+  DUALGIBBS_AVX512 void push(std::size_t t, __m512i words, __mmask8 miss) noexcept {
+    _mm512_mask_storeu_epi64(u[t], miss, words);
+    mask[t] = static_cast<std::uint8_t>(miss);
+    drawn_with_miss |= static_cast<std::uint64_t>(miss != 0) << t;
   }
-  // out[offset] = the finished deviate, drawn from tails[offset % lanes] (lane = offset mod lanes).
-  void finish(double* out, std::uint64_t* const* tails, std::size_t lanes) noexcept {
-    for (std::size_t j = 0; j < size; ++j)
-      out[offset[j]] = finish_from_tail(tails[lanes == 1 ? 0 : offset[j] % lanes], u[j]);
-    size = 0;
+  // out[offset(t, k)] = the finished deviate of lane k of draw t, from the tail stream tail(t, k).
+  template <class Offset, class Tail>
+  void finish(double* out, Offset offset, Tail tail) noexcept {
+    for (std::uint64_t draws = drawn_with_miss; draws != 0; draws &= draws - 1) {
+      const auto t = static_cast<std::size_t>(__builtin_ctzll(draws));
+      for (unsigned lanes = mask[t]; lanes != 0; lanes &= lanes - 1) {
+        const auto k = static_cast<std::size_t>(__builtin_ctz(lanes));
+        out[offset(t, k)] = finish_from_tail(tail(t, k), u[t][k]);
+      }
+    }
+    drawn_with_miss = 0;
   }
 };
 
 DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::uint64_t* tail, std::size_t groups, double* out,
                                          std::size_t stride) noexcept {
-  const double* table_x = boost::random::detail::normal_table<double>::table_x;
   Zig512 z;
   for (int w = 0; w < 4; ++w) z.s[w] = _mm512_loadu_si512(state[w]);
   const __m512i index =
@@ -311,15 +369,17 @@ DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::uint64_t* tail,
     for (std::size_t g = g0; g < g1; ++g) {
       __m512i u;
       __mmask8 miss;
-      const __m512d res = draw_common(z, table_x, u, miss);
+      const __m512d res = draw_common(z, u, miss);
       const std::size_t first = kWays * (g - g0) * stride;  // offset of this group's first deviate from base
       if (stride == 1)
         _mm512_storeu_pd(base + first, res);
       else
         _mm512_i64scatter_pd(base + first, index, res, 8);
-      queue.push(u, _mm512_add_epi64(index, _mm512_set1_epi64(static_cast<long long>(first))), miss);
+      queue.push(g - g0, u, miss);
     }
-    queue.finish(base, &tail, 1);
+    queue.finish(
+        base, [&](std::size_t t, std::size_t k) { return (kWays * t + k) * stride; },
+        [&](std::size_t, std::size_t) { return tail; });
   }
   for (int w = 0; w < 4; ++w) _mm512_storeu_si512(state[w], z.s[w]);
 }
@@ -329,7 +389,6 @@ DUALGIBBS_AVX512 void fill_groups_avx512(StreamState state, std::uint64_t* tail,
 template <int P>
 DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::uint64_t* const* tails, std::size_t groups,
                                                double* out, std::size_t stride) noexcept {
-  const double* table_x = boost::random::detail::normal_table<double>::table_x;
   Zig512 z[P];
   for (int p = 0; p < P; ++p)
     for (int w = 0; w < 4; ++w) z[p].s[w] = _mm512_loadu_si512(states[p][w]);
@@ -343,13 +402,15 @@ DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::uint64_
       for (int p = 0; p < P; ++p) {
         __m512i u;
         __mmask8 miss;
-        const __m512d res = draw_common(z[p], table_x, u, miss);
+        const __m512d res = draw_common(z[p], u, miss);
         const std::size_t first = kWays * (g - g0) * stride + static_cast<std::size_t>(p);
         _mm512_i64scatter_pd(base + first, index, res, 8);
-        queue.push(u, _mm512_add_epi64(index, _mm512_set1_epi64(static_cast<long long>(first))), miss);
+        queue.push((g - g0) * P + static_cast<std::size_t>(p), u, miss);
       }
     }
-    queue.finish(base, tails, stride);
+    queue.finish(
+        base, [&](std::size_t t, std::size_t k) { return (kWays * (t / P) + k) * stride + t % P; },
+        [&](std::size_t t, std::size_t) { return tails[t % P]; });
   }
   for (int p = 0; p < P; ++p)
     for (int w = 0; w < 4; ++w) _mm512_storeu_si512(states[p][w], z[p].s[w]);
@@ -362,7 +423,6 @@ DUALGIBBS_AVX512 void fill_groups_avx512_multi(StreamState* states, std::uint64_
 DUALGIBBS_AVX512 void fill_rounds_avx512_octet(std::uint64_t* first_state, std::size_t object_words,
                                                std::uint64_t* const* tails, std::size_t rounds, double* out,
                                                std::size_t stride) noexcept {
-  const double* table_x = boost::random::detail::normal_table<double>::table_x;
   const __m512i iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   const __m512i offsets = _mm512_mullo_epi64(iota, _mm512_set1_epi64(static_cast<long long>(object_words)));
   Zig512 st[kWays];
@@ -377,10 +437,12 @@ DUALGIBBS_AVX512 void fill_rounds_avx512_octet(std::uint64_t* first_state, std::
       __m512i u;
       __mmask8 miss;
       const std::size_t first = (t - t0) * stride;
-      _mm512_storeu_pd(base + first, draw_common(st[t % kWays], table_x, u, miss));
-      queue.push(u, _mm512_add_epi64(iota, _mm512_set1_epi64(static_cast<long long>(first))), miss);
+      _mm512_storeu_pd(base + first, draw_common(st[t % kWays], u, miss));
+      queue.push(t - t0, u, miss);
     }
-    queue.finish(base, tails, stride);
+    queue.finish(
+        base, [&](std::size_t t, std::size_t k) { return t * stride + k; },
+        [&](std::size_t, std::size_t k) { return tails[k]; });
   }
   for (int k = 0; k < kWays; ++k)
     for (int w = 0; w < 4; ++w) _mm512_i64scatter_epi64(first_state + 8 * w + k, offsets, st[k].s[w], 8);
@@ -524,7 +586,8 @@ using FillGroups = void (*)(StreamState, std::uint64_t*, std::size_t, double*, s
 FillGroups choose_fill_groups() noexcept {
 #ifdef DUALGIBBS_HAVE_SIMD_PATHS
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return fill_groups_avx512;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && packed_layers.ok)
+    return fill_groups_avx512;
   if (__builtin_cpu_supports("avx2")) return fill_groups_avx2;
 #endif
   return fill_groups_scalar;
@@ -557,7 +620,7 @@ const char* select_normal_path(const std::string& name) {
     if (!__builtin_cpu_supports("avx2")) return nullptr;
     fill_groups = fill_groups_avx2;
   } else if (name == "avx512") {
-    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq")) return nullptr;
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq") || !packed_layers.ok) return nullptr;
     fill_groups = fill_groups_avx512;
 #endif
   } else {
