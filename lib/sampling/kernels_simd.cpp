@@ -82,7 +82,7 @@ struct PerEdge {
 template <class Ends, class Coef>
 struct Uniform {
   const Ends* edges;
-  const Coef& common;
+  Coef common;  // a copy: the loop's own, kept in registers (the stores to y and x cannot alias it)
   const Ends& ends(Index e) const noexcept { return edges[e]; }
   const Coef& coef(const Ends&) const noexcept { return common; }
 };
@@ -90,9 +90,10 @@ struct Uniform {
 // For edge e = (u, v): y_e <- ((beta x_v - alpha x_u) + (alpha + beta) y_e) + sd eps, x_u += d, x_v -= d with d the
 // change of y_e, exactly as DualIncidenceKernel::update.
 template <int W, bool PrefetchState, class Edges>
-[[gnu::always_inline]] inline void dual_loop(const Edges& edges, const Index* sites, std::size_t count, double* y,
+[[gnu::always_inline]] inline void dual_loop(const Edges& edges_in, const Index* sites, std::size_t count, double* y,
                                              double* x, const double* eps) noexcept {
   using V = typename LaneVector<W>::type;
+  const Edges edges = edges_in;  // a local copy, so that Uniform's coefficients are loaded once, not per update
   auto prefetch_state = [&](Index e) {
     const auto& k = edges.ends(e);
     prefetch_row_w<W>(y + static_cast<std::size_t>(e) * W);
