@@ -100,12 +100,7 @@ template <int W, bool PrefetchState, class Edges>
     prefetch_row_w<W>(x + static_cast<std::size_t>(k.head) * W);
     prefetch_row_w<W>(x + static_cast<std::size_t>(k.tail) * W);
   };
-  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) detail::prefetch_read(&edges.ends(sites[t]));
-  if constexpr (PrefetchState)
-    for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
-  for (std::size_t t = 0; t < count; ++t) {
-    if (t + detail::kRowPrefetch < count) detail::prefetch_read(&edges.ends(sites[t + detail::kRowPrefetch]));
-    if (PrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+  auto update = [&](std::size_t t) {
     const Index e = sites[t];
     const auto& ends = edges.ends(e);
     const auto& k = edges.coef(ends);
@@ -125,6 +120,22 @@ template <int W, bool PrefetchState, class Edges>
     std::memcpy(py, &fresh, sizeof(V));
     std::memcpy(pu, &xu, sizeof(V));
     std::memcpy(pv, &xv, sizeof(V));
+  };
+  for (std::size_t t = 0; t < std::min(count, detail::kRowPrefetch); ++t) detail::prefetch_read(&edges.ends(sites[t]));
+  if constexpr (PrefetchState)
+    for (std::size_t t = 0; t < std::min(count, detail::kStatePrefetch); ++t) prefetch_state(sites[t]);
+  // The bulk without the bounds tests of the prefetches (kRowPrefetch >= kStatePrefetch), then the last updates.
+  static_assert(detail::kRowPrefetch >= detail::kStatePrefetch, "the row prefetch runs ahead of the state prefetch");
+  const std::size_t bulk = count > detail::kRowPrefetch ? count - detail::kRowPrefetch : 0;
+  std::size_t t = 0;
+  for (; t < bulk; ++t) {
+    detail::prefetch_read(&edges.ends(sites[t + detail::kRowPrefetch]));
+    if constexpr (PrefetchState) prefetch_state(sites[t + detail::kStatePrefetch]);
+    update(t);
+  }
+  for (; t < count; ++t) {
+    if (PrefetchState && t + detail::kStatePrefetch < count) prefetch_state(sites[t + detail::kStatePrefetch]);
+    update(t);
   }
 }
 
