@@ -7,6 +7,7 @@
 #include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/truth/exact.hpp>
@@ -229,6 +230,149 @@ BOOST_AUTO_TEST_CASE(local_observation_over_members_matches_one_process) {
           }
         }
       }
+}
+
+namespace {
+
+// Every field of two error curves but the wall-clock seconds, bit for bit.
+void check_same_curve(const std::vector<dualgibbs::ErrorEstimate>& got,
+                      const std::vector<dualgibbs::ErrorEstimate>& want) {
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  for (std::size_t c = 0; c < want.size(); ++c) {
+    BOOST_TEST_CONTEXT("checkpoint " << c) {
+      BOOST_CHECK_EQUAL(got[c].sweep, want[c].sweep);
+      BOOST_CHECK(got[c].Eb == want[c].Eb);
+      BOOST_CHECK(got[c].Eb_floor == want[c].Eb_floor);
+      BOOST_CHECK(got[c].Eb_se == want[c].Eb_se);
+      BOOST_CHECK(got[c].Eu == want[c].Eu);
+      BOOST_CHECK(got[c].Eu_se == want[c].Eu_se);
+      BOOST_CHECK(got[c].mean_norm == want[c].mean_norm);
+      BOOST_CHECK(got[c].mean_floor == want[c].mean_floor);
+      BOOST_CHECK(got[c].max_abs_error == want[c].max_abs_error);
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(deferred_convergence_over_members_matches_one_process) {
+  // measure_convergence over 1 (no group), 2 and 3 members: each member keeps its share of a batch of checkpoints
+  // and scores them together (ConvergenceSettings::deferred_bytes). All the checkpoints of a domain in one batch
+  // (the default memory), batches of 2 of the 11 checkpoints (a short last batch), and the fallback of a
+  // memory too small for one checkpoint (every checkpoint exchanged as it comes) must all give one process's bits,
+  // with the control variate's curve, for the full covariance and the marginal variances.
+  using namespace dualgibbs;
+  const Model model(make_torus(5, 4), 1.0, 0.3);
+  const Eigen::MatrixXd cov = covariance_primal(model);
+  for (bool full : {true, false}) {
+    const Eigen::MatrixXd target = full ? cov : Eigen::MatrixXd(cov.diagonal());
+    ConvergenceSettings cs;
+    cs.chains = 40;
+    cs.sweeps = 10;  // checkpoints at sweeps 0..10: 11 per domain
+    cs.seed = 12;
+    cs.threads = 1;
+    cs.jackknife_groups = 3;
+    cs.init = InitialState::Random;
+    cs.control_variate = true;
+    const ConvergenceCurves one = measure_convergence(model, target, cs);
+    BOOST_CHECK_EQUAL(one.checkpoints_per_exchange, 0u);
+    for (int k : {2, 3}) {
+      auto batch_of = [&](std::size_t memory) {  // the batch the members choose for `memory`
+        ConvergenceSettings probe = cs;
+        probe.sweeps = 1;
+        probe.deferred_bytes = memory;
+        std::size_t b = 0;
+        on_members(k, [&](ThreadMember& m) {
+          const std::size_t mine = measure_convergence(model, target, probe).checkpoints_per_exchange;
+          if (m.rank() == 0) b = mine;
+        });
+        return b;
+      };
+      // The smallest memory that holds two checkpoints (bisection): batches of 2, the last of 1.
+      std::size_t lo = 0, hi = std::size_t{1} << 40;
+      BOOST_REQUIRE_GE(batch_of(hi), 11u);
+      while (hi - lo > 1) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        (batch_of(mid) >= 2 ? hi : lo) = mid;
+      }
+      const std::size_t middle = hi, small_batch = batch_of(middle);
+      BOOST_REQUIRE_EQUAL(small_batch, 2u);
+      const std::size_t memories[] = {cs.deferred_bytes, middle, 0};
+      for (const std::size_t memory : memories) {
+        cs.deferred_bytes = memory;
+        std::vector<ConvergenceCurves> got(static_cast<std::size_t>(k));
+        on_members(k, [&](ThreadMember& m) {
+          got[static_cast<std::size_t>(m.rank())] = measure_convergence(model, target, cs);
+        });
+        for (int r = 0; r < k; ++r) {
+          const ConvergenceCurves& c = got[static_cast<std::size_t>(r)];
+          BOOST_TEST_CONTEXT((full ? "full" : "diagonal") << ", member " << r << " of " << k << ", memory " << memory) {
+            if (memory == middle)
+              BOOST_CHECK_EQUAL(c.checkpoints_per_exchange, small_batch);
+            else if (memory == 0)
+              BOOST_CHECK_EQUAL(c.checkpoints_per_exchange, 1u);
+            else
+              BOOST_CHECK_GE(c.checkpoints_per_exchange, 11u);
+            check_same_curve(c.primal, one.primal);
+            check_same_curve(c.dual, one.dual);
+            check_same_curve(c.dual_cv, one.dual_cv);
+          }
+        }
+      }
+      cs.deferred_bytes = ConvergenceSettings{}.deferred_bytes;
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_scored_over_members_matches_one_process) {
+  // CovarianceErrorTracker::observe_batch over 2, 3 and 7 members (7: more members than the 5 checkpoints, and one
+  // without chains), each holding its share of the chains: every member's history and last estimate must be
+  // bitwise one process's, checkpoint by checkpoint. On the 21 x 20 torus a checkpoint's full sums are 8.5 MB, so
+  // observe_batch exchanges them in chunks of 2 checkpoints (2 + 2 + 1).
+  using namespace dualgibbs;
+  ErrorTrackerOptions topt;
+  topt.jackknife_groups = 3;
+  for (int side : {4, 20})
+    for (bool full : {true, false}) {
+      if (side == 20 && !full) continue;
+      const Model model(make_torus(side + 1, side), 1.0, 0.3);
+      const Eigen::MatrixXd cov = covariance_primal(model);
+      const Eigen::MatrixXd target = full ? cov : Eigen::MatrixXd(cov.diagonal());
+      EnsembleOptions o;
+      o.chains = 31;
+      o.sweeps = 4;
+      o.seed = 5;
+      o.threads = 1;
+      o.init = InitialState::Random;
+      CovarianceErrorTracker one(Domain::Dual, model.node_variances(), target, topt);
+      run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) { one.observe(cp.sweep, 0.5, cp.states); });
+      o.local_cuts = one.group_offsets(o.chains);
+      for (int k : {2, 3, 7}) {
+        std::vector<CovarianceErrorTracker> got(static_cast<std::size_t>(k), one);
+        on_members(k, [&](ThreadMember& m) {
+          CovarianceErrorTracker& t = got[static_cast<std::size_t>(m.rank())];
+          t = CovarianceErrorTracker(Domain::Dual, model.node_variances(), target, topt);
+          std::vector<std::size_t> sweeps;
+          std::vector<Eigen::MatrixXd> states;
+          std::size_t first = 0;
+          run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+            sweeps.push_back(cp.sweep);
+            states.emplace_back(cp.states);
+            first = cp.first_chain;
+          });
+          t.observe_batch(sweeps, std::vector<double>(sweeps.size(), 0.5),
+                          std::vector<Eigen::Ref<const Eigen::MatrixXd>>(states.begin(), states.end()), first,
+                          o.chains);
+        });
+        for (int r = 0; r < k; ++r) {
+          const CovarianceErrorTracker& t = got[static_cast<std::size_t>(r)];
+          BOOST_TEST_CONTEXT((full ? "full" : "diagonal") << ", member " << r << " of " << k) {
+            check_same_curve(t.history(), one.history());
+            BOOST_CHECK(same_bits(t.last_estimate(), one.last_estimate()));
+          }
+        }
+      }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(an_error_on_one_member_ends_local_observation_everywhere) {

@@ -399,6 +399,50 @@ BOOST_AUTO_TEST_CASE(tracker_rejects_bad_input) {
   BOOST_CHECK_THROW(t.observe(0, 0, inf_states), std::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(a_batch_of_checkpoints_scores_as_one_at_a_time) {
+  // observe_batch must append bitwise what observe gives checkpoint by checkpoint (full and diagonal, both domains),
+  // and leave a tracker's state alone otherwise: the last estimate is the last checkpoint's.
+  const Model m(make_torus(3, 4), 1.0, 0.4);
+  const Eigen::MatrixXd cov = exact_cov_x(m);
+  boost::random::mt19937_64 rng(23);
+  std::vector<Eigen::MatrixXd> states;
+  for (int c = 0; c < 4; ++c) states.push_back(draws_from_precision(dense(m.primal_precision()), 37, rng));
+  const std::vector<Eigen::Ref<const Eigen::MatrixXd>> refs(states.begin(), states.end());
+  for (Domain d : {Domain::Primal, Domain::Dual})
+    for (bool full : {true, false}) {
+      const Eigen::MatrixXd target = full ? cov : Eigen::MatrixXd(cov.diagonal());
+      CovarianceErrorTracker one(d, m.node_variances(), target), all(d, m.node_variances(), target);
+      for (int c = 0; c < 4; ++c) one.observe(static_cast<std::size_t>(c), 0.25 * c, states[c]);
+      const std::vector<ErrorEstimate> got = all.observe_batch({0, 1, 2, 3}, {0, 0.25, 0.5, 0.75}, refs, 0, 37);
+      BOOST_REQUIRE_EQUAL(got.size(), 4u);
+      BOOST_REQUIRE_EQUAL(all.history().size(), 4u);
+      for (std::size_t c = 0; c < 4; ++c) {
+        const ErrorEstimate &a = all.history()[c], &b = one.history()[c];
+        BOOST_TEST(got[c].Eu == a.Eu);
+        BOOST_TEST(a.sweep == b.sweep);
+        BOOST_TEST(a.seconds == b.seconds);
+        BOOST_TEST(a.Eb == b.Eb);
+        BOOST_TEST(a.Eu == b.Eu);
+        BOOST_TEST(a.Eb_se == b.Eb_se);
+        BOOST_TEST(a.Eu_se == b.Eu_se);
+        BOOST_TEST(a.Eb_floor == b.Eb_floor);
+        BOOST_TEST(a.mean_norm == b.mean_norm);
+        BOOST_TEST(a.mean_floor == b.mean_floor);
+        BOOST_TEST(a.max_abs_error == b.max_abs_error);
+      }
+      BOOST_TEST((all.last_estimate().array() == one.last_estimate().array()).all());
+    }
+  // Lists of different lengths, no checkpoint, states of different shapes, a non-finite time.
+  CovarianceErrorTracker t(Domain::Primal, m.node_variances(), cov);
+  BOOST_CHECK_THROW(t.observe_batch({0, 1}, {0.0}, refs, 0, 37), std::invalid_argument);
+  BOOST_CHECK_THROW(t.observe_batch({}, {}, {}, 0, 37), std::invalid_argument);
+  const Eigen::MatrixXd fewer = states[0].leftCols(36);
+  BOOST_CHECK_THROW(t.observe_batch({0, 1}, {0.0, 0.0}, {states[0], fewer}, 0, 37), std::invalid_argument);
+  BOOST_CHECK_THROW(t.observe_batch({0}, {std::nan("")}, {states[0]}, 0, 37), std::invalid_argument);
+  BOOST_CHECK_THROW(GroupedMoments::batch({}, 0, {0, 37}, MomentKind::Full), std::invalid_argument);
+  BOOST_TEST(t.history().empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(rate_fit)

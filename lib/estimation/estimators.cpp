@@ -177,7 +177,25 @@ GroupedMoments::GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vec
 GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
                                const std::vector<std::size_t>& offsets, MomentKind kind)
     : m_kind(kind) {
-  build(draws, first, offsets);
+  std::vector<GroupedMoments*> out{this};
+  build_all({draws}, first, offsets, out);
+}
+
+std::vector<GroupedMoments> GroupedMoments::batch(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
+                                                  std::size_t first, const std::vector<std::size_t>& offsets,
+                                                  MomentKind kind) {
+  if (draws.empty()) fail("GroupedMoments::batch", "no sets of draws");
+  std::vector<GroupedMoments> result(draws.size(), GroupedMoments(kind));
+  std::vector<GroupedMoments*> out;
+  for (std::size_t b = 0; b < draws.size(); ++b) {
+    if (draws[b].rows() != draws[0].rows() || draws[b].cols() != draws[0].cols())
+      fail("GroupedMoments::batch", "set " + std::to_string(b) + " of draws is " + std::to_string(draws[b].rows()) +
+                                        " x " + std::to_string(draws[b].cols()) + ", set 0 is " +
+                                        std::to_string(draws[0].rows()) + " x " + std::to_string(draws[0].cols()));
+    out.push_back(&result[b]);
+  }
+  build_all(draws, first, offsets, out);
+  return result;
 }
 
 void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets) {
@@ -185,42 +203,47 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
   if (draws.rows() == 0 || n == 0) fail("GroupedMoments", "no draws (empty matrix)");
   if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != n)
     fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws " + std::to_string(n));
-  build(draws, 0, offsets);
+  std::vector<GroupedMoments*> out{this};
+  build_all({draws}, 0, offsets, out);
 }
 
-void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
-                           const std::vector<std::size_t>& offsets) {
-  const Eigen::Index dim = draws.rows();
+void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws, std::size_t first,
+                               const std::vector<std::size_t>& offsets, std::vector<GroupedMoments*>& out) {
+  // Every set has the same shape (batch() checks it; the single-set callers have one).
+  const std::size_t sets = draws.size();
+  const MomentKind kind = out.front()->m_kind;
+  const Eigen::Index dim = draws.front().rows();
   if (offsets.size() < 2 || offsets.front() != 0)
     fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws");
   const std::size_t n = offsets.back();
   for (std::size_t g = 0; g + 1 < offsets.size(); ++g)
     if (offsets[g + 1] <= offsets[g])
       fail("GroupedMoments", "group offsets must increase strictly (group " + std::to_string(g) + " is empty)");
-  const auto held = static_cast<std::size_t>(draws.cols());
+  const auto held = static_cast<std::size_t>(draws.front().cols());
   if (dim == 0) fail("GroupedMoments", "no draws (empty matrix)");
   if (first > n || held > n - first)
     fail("GroupedMoments", "draws [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
                                std::to_string(held) + ") lie outside the " + std::to_string(n) +
                                " draws of the groups");
   // The full kind hands dim x dim matrices to the BLAS (32-bit int sizes); the diagonal kind has no limit.
-  if (m_kind == MomentKind::Full && (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1) ||
-                                     n > static_cast<std::size_t>(std::numeric_limits<int>::max())))
+  if (kind == MomentKind::Full && (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1) ||
+                                   n > static_cast<std::size_t>(std::numeric_limits<int>::max())))
     fail("GroupedMoments", "dimension " + std::to_string(dim) + " or count " + std::to_string(n) +
                                " too large for the full covariance (use MomentKind::Diagonal)");
   const std::size_t groups = offsets.size() - 1;
   // This process holds every draw (one process, or a member given all of them), or, in a chain group, only its share
   // of the groups (member_share(groups, rank, size): the chains EnsembleOptions::local_cuts gave it). Then every pass
-  // below runs on the groups it holds and their sums are gathered in group order (chain_group.hpp).
+  // below runs on the groups it holds and their sums are gathered in group order (chain_group.hpp). A batch of sets
+  // travels together: an exchanged item is one group's results for every set (group-major, then set).
   const bool holds_all = first == 0 && held == n;
   ChainGroup* const group = current_chain_group();
-  auto columns = [&](std::size_t g) {  // group g's columns in `draws`
+  auto columns = [&](std::size_t b, std::size_t g) {  // group g's columns in set b
     if (offsets[g] < first || offsets[g + 1] > first + held)
       fail("GroupedMoments", "group " + std::to_string(g) + " (draws [" + std::to_string(offsets[g]) + ", " +
                                  std::to_string(offsets[g + 1]) + ")) is not among the draws held here [" +
                                  std::to_string(first) + ", " + std::to_string(first + held) + ")");
-    return draws.middleCols(static_cast<Eigen::Index>(offsets[g] - first),
-                            static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]));
+    return draws[b].middleCols(static_cast<Eigen::Index>(offsets[g] - first),
+                               static_cast<Eigen::Index>(offsets[g + 1] - offsets[g]));
   };
   // Runs `compute(first group, last group)` for every group: here, or over the members' shares with `unit` doubles
   // of each group's results gathered into `packed` (group-major).
@@ -234,40 +257,46 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::
   // Pass 1: the common centre, the mean of all draws: each group's column sum (columns in order; contiguous and
   // vectorised, unlike Eigen's rowwise() reductions of a column-major matrix), then the groups' sums in group order,
   // so a member needs only its own groups' draws. Finiteness is checked on the way.
-  Eigen::MatrixXd column_sums(dim, static_cast<Eigen::Index>(groups));
+  const auto udim = static_cast<std::size_t>(dim);
+  std::vector<Eigen::MatrixXd> column_sums(sets, Eigen::MatrixXd(dim, static_cast<Eigen::Index>(groups)));
   Eigen::VectorXd packed;
   const bool share_centre = group && !holds_all;
-  over_groups(share_centre, static_cast<std::size_t>(dim), packed, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t g = lo; g < hi; ++g) {
-      const auto block = columns(g);
-      if (!all_finite(block)) fail("GroupedMoments", "draws contain NaN or infinite values");
-      double* out = share_centre ? packed.data() + g * static_cast<std::size_t>(dim)
-                                 : column_sums.col(static_cast<Eigen::Index>(g)).data();
-      Eigen::Map<Eigen::VectorXd> acc(out, dim);
-      acc.setZero();
-      for (Eigen::Index k = 0; k < block.cols(); ++k) acc += block.col(k);
-    }
+  over_groups(share_centre, sets * udim, packed, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t g = lo; g < hi; ++g)
+      for (std::size_t b = 0; b < sets; ++b) {
+        const auto block = columns(b, g);
+        if (!all_finite(block)) fail("GroupedMoments", "draws contain NaN or infinite values");
+        double* sum = share_centre ? packed.data() + (g * sets + b) * udim
+                                   : column_sums[b].col(static_cast<Eigen::Index>(g)).data();
+        Eigen::Map<Eigen::VectorXd> acc(sum, dim);
+        acc.setZero();
+        for (Eigen::Index k = 0; k < block.cols(); ++k) acc += block.col(k);
+      }
   });
-  if (share_centre)
-    column_sums = Eigen::Map<const Eigen::MatrixXd>(packed.data(), dim, static_cast<Eigen::Index>(groups));
-  Eigen::VectorXd total = column_sums.col(0);
-  for (std::size_t g = 1; g < groups; ++g) total += column_sums.col(static_cast<Eigen::Index>(g));
-  m_center = total / static_cast<double>(n);
+  for (std::size_t b = 0; b < sets; ++b) {
+    for (std::size_t g = 0; share_centre && g < groups; ++g)
+      column_sums[b].col(static_cast<Eigen::Index>(g)) =
+          Eigen::Map<const Eigen::VectorXd>(packed.data() + (g * sets + b) * udim, dim);
+    Eigen::VectorXd total = column_sums[b].col(0);
+    for (std::size_t g = 1; g < groups; ++g) total += column_sums[b].col(static_cast<Eigen::Index>(g));
+    out[b]->m_center = total / static_cast<double>(n);
+  }
 
   // Pass 2: each group's sums about the centre; the full scatter by one single-threaded BLAS symmetric rank-k
   // update per group (lower triangle, then mirrored), groups spread over the threads (run_tasks: the bits do
   // not depend on any thread count), and over the members of a chain group (the full kind always, the diagonal
   // kind when the members hold only their shares), the sums then travelling packed as (count, sum, scatter):
   // copies, so the bits are those of one process.
-  const Eigen::Index scatter_size = m_kind == MomentKind::Full ? dim * dim : dim;
-  m_groups.assign(groups, MomentSums{});
-  auto one_group = [&](std::size_t g) {
-    const auto block = columns(g);
-    MomentSums& s = m_groups[g];
+  const Eigen::Index scatter_size = kind == MomentKind::Full ? dim * dim : dim;
+  for (GroupedMoments* gm : out) gm->m_groups.assign(groups, MomentSums{});
+  auto one_group = [&](std::size_t b, std::size_t g) {
+    const auto block = columns(b, g);
+    const Eigen::VectorXd& center = out[b]->m_center;
+    MomentSums& s = out[b]->m_groups[g];
     s.count = static_cast<double>(block.cols());
     s.sum.setZero(dim);
-    if (m_kind == MomentKind::Diagonal) return diagonal_sums(block, m_center, s);
-    const Eigen::MatrixXd centred = block.colwise() - m_center;
+    if (kind == MomentKind::Diagonal) return diagonal_sums(block, center, s);
+    const Eigen::MatrixXd centred = block.colwise() - center;
     for (Eigen::Index k = 0; k < centred.cols(); ++k) s.sum += centred.col(k);
     s.scatter.resize(scatter_size);
     const int nd = static_cast<int>(dim), k = static_cast<int>(centred.cols());
@@ -277,30 +306,34 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::
   const detail::ScopedBlasThreads single_threaded_blas(1);
   // The diagonal kind is O(n dim): one thread, as the BLAS-free loop it is.
   const double flops =
-      m_kind == MomentKind::Full ? static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n) : 0.0;
-  const bool share_sums = group && (m_kind == MomentKind::Full || !holds_all);
+      kind == MomentKind::Full ? static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n) : 0.0;
+  const bool share_sums = group && (kind == MomentKind::Full || !holds_all);
   const auto unit = static_cast<std::size_t>(1 + dim + scatter_size);
-  over_groups(share_sums, unit, packed, [&](std::size_t lo, std::size_t hi) {
-    run_tasks(hi - lo, flops * static_cast<double>(hi - lo) / static_cast<double>(groups), [&](std::size_t i) {
-      const std::size_t g = lo + i;
-      one_group(g);
+  over_groups(share_sums, sets * unit, packed, [&](std::size_t lo, std::size_t hi) {
+    const double task_flops = flops * static_cast<double>(sets) * static_cast<double>(hi - lo);
+    run_tasks((hi - lo) * sets, task_flops / static_cast<double>(groups), [&](std::size_t i) {
+      const std::size_t g = lo + i / sets, b = i % sets;
+      one_group(b, g);
       if (!share_sums) return;
-      double* q = packed.data() + g * unit;
-      q[0] = m_groups[g].count;
-      std::copy(m_groups[g].sum.data(), m_groups[g].sum.data() + dim, q + 1);
-      std::copy(m_groups[g].scatter.data(), m_groups[g].scatter.data() + scatter_size, q + 1 + dim);
+      const MomentSums& s = out[b]->m_groups[g];
+      double* q = packed.data() + (g * sets + b) * unit;
+      q[0] = s.count;
+      std::copy(s.sum.data(), s.sum.data() + dim, q + 1);
+      std::copy(s.scatter.data(), s.scatter.data() + scatter_size, q + 1 + dim);
     });
   });
   // (Sending only the lower triangle of a full scatter halves the bytes but costs a strided mirror of every group
   // on every member: measured slower.)
-  for (std::size_t g = 0; share_sums && g < groups; ++g) {
-    const double* q = packed.data() + g * unit;
-    MomentSums& s = m_groups[g];
-    s.count = q[0];
-    s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
-    s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
+  for (std::size_t b = 0; b < sets; ++b) {
+    for (std::size_t g = 0; share_sums && g < groups; ++g) {
+      const double* q = packed.data() + (g * sets + b) * unit;
+      MomentSums& s = out[b]->m_groups[g];
+      s.count = q[0];
+      s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
+      s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
+    }
+    out[b]->m_total = out[b]->range(0, groups);
   }
-  m_total = range(0, groups);
 }
 
 const MomentSums& GroupedMoments::group(std::size_t g) const {
@@ -651,59 +684,168 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
                                               const Eigen::Ref<const Eigen::MatrixXd>& states, std::size_t first,
                                               std::size_t chains) {
+  return observe_batch({sweep}, {seconds}, {states}, first, chains).front();
+}
+
+std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
+    const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+    const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states, std::size_t first, std::size_t chains) {
+  const char* where = "CovarianceErrorTracker::observe";
+  if (states.empty() || sweeps.size() != states.size() || seconds.size() != states.size())
+    fail(where, std::to_string(sweeps.size()) + " sweeps, " + std::to_string(seconds.size()) + " times and " +
+                    std::to_string(states.size()) + " sets of states (expected the same number, at least one)");
   const Eigen::Index dim = m_node_variances.size();
-  if (states.rows() != dim)
-    fail("CovarianceErrorTracker::observe", "states have " + std::to_string(states.rows()) + " rows, expected " +
-                                                std::to_string(dim) + " (x, or x~ = B y~ for the dual)");
+  for (const auto& st : states)
+    if (st.rows() != dim)
+      fail(where, "states have " + std::to_string(st.rows()) + " rows, expected " + std::to_string(dim) +
+                      " (x, or x~ = B y~ for the dual)");
   const std::vector<std::size_t> offsets = group_offsets(chains);
-  if (first > chains || static_cast<std::size_t>(states.cols()) > chains - first)
-    fail("CovarianceErrorTracker::observe", "states of chains [" + std::to_string(first) + ", " +
-                                                std::to_string(first) + " + " + std::to_string(states.cols()) +
-                                                ") outside the " + std::to_string(chains) + " chains");
-  if (!std::isfinite(seconds))
-    fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
-  return observe(sweep, seconds, GroupedMoments(states, first, offsets, m_kind));
+  for (const auto& st : states)
+    if (first > chains || static_cast<std::size_t>(st.cols()) > chains - first)
+      fail(where, "states of chains [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
+                      std::to_string(st.cols()) + ") outside the " + std::to_string(chains) + " chains");
+  for (double t : seconds)
+    if (!std::isfinite(t)) fail(where, "seconds = " + number_text(t) + " is not finite");
+  // The checkpoints go in chunks whose exchanged sums stay below glibc's largest mmap threshold (32 MiB): a larger
+  // buffer is a fresh mapping, page-faulted anew at every call (fig6 over 2 ranks in batches of 27 checkpoints:
+  // 360000 page faults and 1.2 s of system time per rank, against 0.3 s with per-checkpoint exchange).
+  const std::size_t total_sets = states.size();
+  ChainGroup* const group = current_chain_group();
+  const double scatter = m_kind == MomentKind::Full ? static_cast<double>(dim) * static_cast<double>(dim) : dim;
+  const double per_set = 8.0 * static_cast<double>(offsets.size() - 1) * (1.0 + static_cast<double>(dim) + scatter);
+  const auto chunk = static_cast<std::size_t>(std::max(1.0, std::floor(static_cast<double>(24 << 20) / per_set)));
+  for (std::size_t c0 = 0; c0 < total_sets; c0 += chunk) {
+    const std::size_t c1 = std::min(total_sets, c0 + chunk), sets = c1 - c0;
+    const auto at = [c0](std::size_t b) { return static_cast<std::ptrdiff_t>(c0 + b); };
+    const std::vector<GroupedMoments> gms = GroupedMoments::batch(
+        std::vector<Eigen::Ref<const Eigen::MatrixXd>>(states.begin() + at(0), states.begin() + at(sets)), first,
+        offsets, m_kind);
+    const std::vector<std::size_t> chunk_sweeps(sweeps.begin() + at(0), sweeps.begin() + at(sets));
+    const std::vector<double> chunk_seconds(seconds.begin() + at(0), seconds.begin() + at(sets));
+    std::vector<const GroupedMoments*> list;
+    for (const GroupedMoments& gm : gms) list.push_back(&gm);
+    if (!group || sets == 1) {
+      score(chunk_sweeps, chunk_seconds, list);
+    } else {
+      // Every member now holds every group's sums of every checkpoint. Rather than each member scoring every checkpoint
+      // (the halves' sums, the deviations, the jackknife's products: the same work on every member), each scores its
+      // share of the checkpoints alone, exactly as one process (its own jackknife replicates included), and the
+      // estimates are gathered in checkpoint order; the last checkpoint's estimate matrix comes from its scorer.
+      static_assert(sizeof(ErrorEstimate) == sizeof(std::size_t) + 9 * sizeof(double),
+                    "a new ErrorEstimate field must travel in the rows gathered below");
+      constexpr std::size_t fields = 10;
+      const std::size_t before = m_history.size();
+      std::vector<double> packed(sets * fields);
+      shared_items(sets, fields, packed.data(), [&](std::size_t lo, std::size_t hi) {
+        if (lo == hi) return;
+        const ScopedLocalWork own_checkpoints;  // no exchange inside: this member scores these checkpoints alone
+        try {
+          score({chunk_sweeps.begin() + static_cast<std::ptrdiff_t>(lo),
+                 chunk_sweeps.begin() + static_cast<std::ptrdiff_t>(hi)},
+                {chunk_seconds.begin() + static_cast<std::ptrdiff_t>(lo),
+                 chunk_seconds.begin() + static_cast<std::ptrdiff_t>(hi)},
+                {list.begin() + static_cast<std::ptrdiff_t>(lo), list.begin() + static_cast<std::ptrdiff_t>(hi)});
+        } catch (...) {
+          m_history.resize(before);  // the history stays the same on every member
+          throw;
+        }
+        for (std::size_t b = lo; b < hi; ++b) {
+          const ErrorEstimate& e = m_history[before + b - lo];
+          const double row[fields] = {static_cast<double>(e.sweep),
+                                      e.seconds,
+                                      e.Eb,
+                                      e.Eb_floor,
+                                      e.Eb_se,
+                                      e.Eu,
+                                      e.Eu_se,
+                                      e.mean_norm,
+                                      e.mean_floor,
+                                      e.max_abs_error};
+          std::copy(row, row + fields, packed.data() + b * fields);
+        }
+        m_history.resize(before);
+      });
+      for (std::size_t b = 0; b < sets; ++b) {
+        const double* q = packed.data() + b * fields;
+        ErrorEstimate e;
+        e.sweep = chunk_sweeps[b];  // q[0], exactly
+        e.seconds = q[1];
+        e.Eb = q[2];
+        e.Eb_floor = q[3];
+        e.Eb_se = q[4];
+        e.Eu = q[5];
+        e.Eu_se = q[6];
+        e.mean_norm = q[7];
+        e.mean_floor = q[8];
+        e.max_abs_error = q[9];
+        m_history.push_back(e);
+      }
+      // The last checkpoint's estimate: from the member that scored it (one item of its size, from that member only).
+      std::vector<std::size_t> counts(static_cast<std::size_t>(group->size()), 0);
+      int last_owner = 0;
+      for (int r = 0; r < group->size(); ++r)
+        if (member_share(sets, r, group->size()).second == sets && member_share(sets, r, group->size()).first < sets)
+          last_owner = r;
+      counts[static_cast<std::size_t>(last_owner)] = 1;
+      if (group->rank() != last_owner) m_estimate.resize(m_target.rows(), m_target.cols());
+      group->all_gather(m_estimate.data(), m_estimate.data(), counts, static_cast<std::size_t>(m_target.size()));
+    }
+  }
+  return {m_history.end() - static_cast<std::ptrdiff_t>(total_sets), m_history.end()};
 }
 
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds, const GroupedMoments& gm) {
-  const Eigen::Index dim = m_node_variances.size();
-  if (gm.kind() != m_kind || gm.dimension() != dim)
-    fail("CovarianceErrorTracker::observe", "group sums of dimension " + std::to_string(gm.dimension()) + " (" +
-                                                to_string(gm.kind()) + "), expected " + std::to_string(dim) + " (" +
-                                                to_string(m_kind) + ")");
-  if (!std::isfinite(seconds))
-    fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds) + " is not finite");
-  const double count = gm.count();
-  if (!(count >= 0) || count != std::floor(count) || count > 9e15)
-    fail("CovarianceErrorTracker::observe", "group sums with count " + number_text(count));
-  const std::vector<std::size_t> offsets = group_offsets(static_cast<std::size_t>(count));
-  const std::size_t g = (offsets.size() - 1) / 2;
-  bool matches = gm.num_groups() == 2 * g;
-  for (std::size_t j = 0; matches && j < 2 * g; ++j)
-    matches = gm.group(j).count == static_cast<double>(offsets[j + 1] - offsets[j]);
-  if (!matches)
-    fail("CovarianceErrorTracker::observe",
-         "the group sums are not cut at group_offsets(" + std::to_string(offsets.back()) + ") (" +
-             std::to_string(gm.num_groups()) + " groups, expected " + std::to_string(2 * g) + ")");
+  score({sweep}, {seconds}, {&gm});
+  return m_history.back();
+}
 
-  const MomentSums h1 = gm.range(0, g);
-  const MomentSums h2 = gm.range(g, 2 * g);
-  const MomentSums& all = gm.total();
+void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+                                   const std::vector<const GroupedMoments*>& gms) {
+  const Eigen::Index dim = m_node_variances.size();
+  const std::size_t sets = gms.size();
+  std::size_t g = 0;
+  for (std::size_t b = 0; b < sets; ++b) {
+    const GroupedMoments& gm = *gms[b];
+    if (gm.kind() != m_kind || gm.dimension() != dim)
+      fail("CovarianceErrorTracker::observe", "group sums of dimension " + std::to_string(gm.dimension()) + " (" +
+                                                  to_string(gm.kind()) + "), expected " + std::to_string(dim) + " (" +
+                                                  to_string(m_kind) + ")");
+    if (!std::isfinite(seconds[b]))
+      fail("CovarianceErrorTracker::observe", "seconds = " + number_text(seconds[b]) + " is not finite");
+    const double count = gm.count();
+    if (!(count >= 0) || count != std::floor(count) || count > 9e15)
+      fail("CovarianceErrorTracker::observe", "group sums with count " + number_text(count));
+    const std::vector<std::size_t> offsets = group_offsets(static_cast<std::size_t>(count));
+    g = (offsets.size() - 1) / 2;
+    bool matches = gm.num_groups() == 2 * g && (b == 0 || gm.count() == gms[0]->count());
+    for (std::size_t j = 0; matches && j < 2 * g; ++j)
+      matches = gm.group(j).count == static_cast<double>(offsets[j + 1] - offsets[j]);
+    if (!matches)
+      fail("CovarianceErrorTracker::observe",
+           "the group sums are not cut at group_offsets(" + std::to_string(offsets.back()) + ") (" +
+               std::to_string(gm.num_groups()) + " groups, expected " + std::to_string(2 * g) + ")");
+  }
+
   const Eigen::Index D = m_kind == MomentKind::Full ? dim * dim : dim;
   const auto gi = static_cast<Eigen::Index>(g);
-  Eigen::VectorXd d(D), d1(D), d2(D), s;
-  deviation_into(m_kind, m_domain, all, nullptr, m_node_variances, m_target, s, d.data());
-  deviation_into(m_kind, m_domain, h1, nullptr, m_node_variances, m_target, s, d1.data());
-  deviation_into(m_kind, m_domain, h2, nullptr, m_node_variances, m_target, s, d2.data());
-  m_estimate = m_target + Eigen::Map<const Eigen::MatrixXd>(d.data(), m_target.rows(), m_target.cols());
-
-  ErrorEstimate e;
-  e.sweep = sweep;
-  e.seconds = seconds;
-  e.Eb = d.squaredNorm();
-  e.Eu = d1.dot(d2);  // [eq:unbiased_error]
-  e.Eb_floor = 0.25 * (d1 - d2).squaredNorm();
-  e.max_abs_error = d.cwiseAbs().maxCoeff();
+  struct Halves {
+    MomentSums h1, h2;
+    Eigen::VectorXd d, d1, d2;
+  };
+  std::vector<Halves> hv(sets);
+  for (std::size_t b = 0; b < sets; ++b) {
+    const GroupedMoments& gm = *gms[b];
+    Halves& h = hv[b];
+    h.h1 = gm.range(0, g);
+    h.h2 = gm.range(g, 2 * g);
+    h.d.resize(D);
+    h.d1.resize(D);
+    h.d2.resize(D);
+    Eigen::VectorXd s;
+    deviation_into(m_kind, m_domain, gm.total(), nullptr, m_node_variances, m_target, s, h.d.data());
+    deviation_into(m_kind, m_domain, h.h1, nullptr, m_node_variances, m_target, s, h.d1.data());
+    deviation_into(m_kind, m_domain, h.h2, nullptr, m_node_variances, m_target, s, h.d2.data());
+  }
 
   // Standard errors from delete-one-group jackknife replicates (vectorised deviations, one column per
   // deleted group). Eu = <A1, A2> is bilinear in two independent halves: with C_h the covariance of A_h,
@@ -719,38 +861,63 @@ ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
   // noise, equal halves), floored at T12 / 2.
   // Column j of m_jack: the deviation of replicate j (half 1's groups, then half 2's), then its squared pooled norm.
   // Over the members of a chain group each computes its share of the columns exactly as alone (its own scratch, the
-  // same types) and the columns are gathered in place, so both ways the products below read the same layout.
+  // same types) and the columns are gathered, one item = replicate j of every checkpoint of the batch (so one
+  // checkpoint's columns lie in place in m_jack); both ways the products below read the same layout and numbers.
   const auto unit = static_cast<std::size_t>(D + 1);
   m_jack.resize(D + 1, 2 * gi);
-  shared_items(2 * g, unit, m_jack.data(), [&](std::size_t lo, std::size_t hi) {
+  Eigen::VectorXd batch_jack;
+  if (sets > 1) batch_jack.resize(static_cast<Eigen::Index>(2 * g * sets * unit));
+  double* const jack = sets > 1 ? batch_jack.data() : m_jack.data();
+  shared_items(2 * g, sets * unit, jack, [&](std::size_t lo, std::size_t hi) {
     Eigen::VectorXd scratch;
     m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
-    for (std::size_t j = lo; j < hi; ++j) {
-      double* q = m_jack.data() + j * unit;
-      deviation_into(m_kind, m_domain, j < g ? h1 : h2, &gm.group(j), m_node_variances, m_target, scratch, q);
-      deviation_into(m_kind, m_domain, all, &gm.group(j), m_node_variances, m_target, scratch, m_jb.data());
-      q[D] = m_jb.squaredNorm();
-    }
+    for (std::size_t j = lo; j < hi; ++j)
+      for (std::size_t b = 0; b < sets; ++b) {
+        const GroupedMoments& gm = *gms[b];
+        double* q = jack + (j * sets + b) * unit;
+        deviation_into(m_kind, m_domain, j < g ? hv[b].h1 : hv[b].h2, &gm.group(j), m_node_variances, m_target, scratch,
+                       q);
+        deviation_into(m_kind, m_domain, gm.total(), &gm.group(j), m_node_variances, m_target, scratch, m_jb.data());
+        q[D] = m_jb.squaredNorm();
+      }
   });
-  auto j1 = m_jack.topLeftCorner(D, gi);
-  auto j2 = m_jack.block(0, gi, D, gi);
-  const Eigen::VectorXd thb = m_jack.row(D).transpose();
-  j1.colwise() -= column_mean(j1, 0, gi);
-  j2.colwise() -= column_mean(j2, 0, gi);
-  const double f = (static_cast<double>(g) - 1.0) / static_cast<double>(g);
-  const double v1 = f * (j1.transpose() * d2).squaredNorm();
-  const double v2 = f * (j2.transpose() * d1).squaredNorm();
-  const double t12 = f * f * (j1.transpose() * j2).squaredNorm();
-  e.Eu_se = std::sqrt(std::max(v1 + v2 - t12, t12));
-  const double fb = (2.0 * static_cast<double>(g) - 1.0) / (2.0 * static_cast<double>(g));
-  const double vb = fb * (thb.array() - thb.mean()).square().sum();
-  e.Eb_se = std::sqrt(std::max(vb - 0.5 * t12, 0.5 * t12));
 
-  const Eigen::VectorXd m1 = h1.sum / h1.count, m2 = h2.sum / h2.count;  // means minus the common centre
-  e.mean_norm = (gm.center() + all.sum / all.count).norm();
-  e.mean_floor = 0.5 * (m1 - m2).norm();
-  m_history.push_back(e);
-  return e;
+  for (std::size_t b = 0; b < sets; ++b) {
+    const GroupedMoments& gm = *gms[b];
+    const Halves& h = hv[b];
+    const MomentSums& all = gm.total();
+    m_estimate = m_target + Eigen::Map<const Eigen::MatrixXd>(h.d.data(), m_target.rows(), m_target.cols());
+    ErrorEstimate e;
+    e.sweep = sweeps[b];
+    e.seconds = seconds[b];
+    e.Eb = h.d.squaredNorm();
+    e.Eu = h.d1.dot(h.d2);  // [eq:unbiased_error]
+    e.Eb_floor = 0.25 * (h.d1 - h.d2).squaredNorm();
+    e.max_abs_error = h.d.cwiseAbs().maxCoeff();
+
+    if (sets > 1)
+      for (std::size_t j = 0; j < 2 * g; ++j)
+        std::copy(jack + (j * sets + b) * unit, jack + (j * sets + b + 1) * unit,
+                  m_jack.data() + j * unit);  // copies: the layout of a one-checkpoint call
+    auto j1 = m_jack.topLeftCorner(D, gi);
+    auto j2 = m_jack.block(0, gi, D, gi);
+    const Eigen::VectorXd thb = m_jack.row(D).transpose();
+    j1.colwise() -= column_mean(j1, 0, gi);
+    j2.colwise() -= column_mean(j2, 0, gi);
+    const double f = (static_cast<double>(g) - 1.0) / static_cast<double>(g);
+    const double v1 = f * (j1.transpose() * h.d2).squaredNorm();
+    const double v2 = f * (j2.transpose() * h.d1).squaredNorm();
+    const double t12 = f * f * (j1.transpose() * j2).squaredNorm();
+    e.Eu_se = std::sqrt(std::max(v1 + v2 - t12, t12));
+    const double fb = (2.0 * static_cast<double>(g) - 1.0) / (2.0 * static_cast<double>(g));
+    const double vb = fb * (thb.array() - thb.mean()).square().sum();
+    e.Eb_se = std::sqrt(std::max(vb - 0.5 * t12, 0.5 * t12));
+
+    const Eigen::VectorXd m1 = h.h1.sum / h.h1.count, m2 = h.h2.sum / h.h2.count;  // means minus the common centre
+    e.mean_norm = (gm.center() + all.sum / all.count).norm();
+    e.mean_floor = 0.5 * (m1 - m2).norm();
+    m_history.push_back(e);
+  }
 }
 
 // ---- normalisation and rate fits ----------------------------------------------------------------

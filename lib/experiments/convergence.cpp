@@ -13,6 +13,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dualgibbs {
 
@@ -20,6 +22,28 @@ Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes) {
   if (model.num_nodes() <= max_full_nodes) return covariance_primal(model);
   return Eigen::MatrixXd(marginal_variances(model, Domain::Primal));
 }
+
+namespace {
+
+// How many checkpoints a member of `group` keeps before scoring them together (ConvergenceSettings::deferred_bytes):
+// its largest share of the states (twice with the control variate's terms) per checkpoint, after what scoring holds
+// at a time (CovarianceErrorTracker::observe_batch exchanges chunks of at most 24 MiB of sums: about 4 x 24 MiB with
+// their copies and the jackknife's replicates). The same number on every member (it depends on the sizes only), at
+// least 1.
+std::size_t deferred_batch(const ChainGroup& group, const std::vector<std::size_t>& cuts, Index dim,
+                           bool control_variate, std::size_t bytes) {
+  std::size_t share = 0;
+  for (int r = 0; r < group.size(); ++r) {
+    const auto [lo, hi] = member_share(cuts.size() - 1, r, group.size());
+    share = std::max(share, cuts[hi] - cuts[lo]);
+  }
+  const double per_checkpoint = 8.0 * static_cast<double>(dim) * static_cast<double>(share) * (control_variate ? 2 : 1);
+  const double scoring = 4.0 * (24 << 20);
+  const double fits = (static_cast<double>(bytes) - scoring) / std::max(per_checkpoint, 1.0);
+  return fits >= 2.0 ? static_cast<std::size_t>(fits) : 1;
+}
+
+}  // namespace
 
 ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::MatrixXd& target,
                                       const ConvergenceSettings& settings, const ProgressFn& progress,
@@ -81,21 +105,54 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     const std::string stage = (label.empty() ? std::string() : label + " ") + to_string(domain);
     const double lo = domain == Domain::Primal ? 0.0 : 0.5;
     const auto sweeps = static_cast<double>(settings.sweeps);
+    const bool with_cv = cv_tracker && domain == Domain::Dual;
+    // Deferred scoring over the members of a chain group (docs/mpi.md section 5): the checkpoints are fixed in
+    // advance and nothing here steers the run, so a member keeps its share of `batch` checkpoints and scores them
+    // together, making the group's exchanges once per batch instead of at every checkpoint. Alone (or with a batch
+    // of 1) every checkpoint is scored as it comes. Either way the same numbers in the same order.
+    const ChainGroup* group = current_chain_group();
+    const std::size_t batch =
+        group ? deferred_batch(*group, o.local_cuts, model.num_nodes(), with_cv, settings.deferred_bytes) : 0;
+    out.checkpoints_per_exchange = batch;
+    std::vector<std::size_t> kept_sweeps;
+    std::vector<double> kept_seconds;
+    std::vector<Eigen::MatrixXd> kept_states, kept_terms;
+    std::size_t kept_first = 0;
+    auto score_kept = [&] {
+      if (kept_sweeps.empty()) return;
+      auto refs = [](const std::vector<Eigen::MatrixXd>& m) {
+        return std::vector<Eigen::Ref<const Eigen::MatrixXd>>(m.begin(), m.end());
+      };
+      tracker.observe_batch(kept_sweeps, kept_seconds, refs(kept_states), kept_first, chains);
+      kept_states.clear();
+      if (with_cv) cv_tracker->observe_batch(kept_sweeps, kept_seconds, refs(kept_terms), kept_first, chains);
+      kept_terms.clear();
+      kept_sweeps.clear();
+      kept_seconds.clear();
+    };
     const EnsembleStats stats = run_ensemble(
         model, domain, o,
         [&](const Checkpoint& cp) {
-          tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains);
-          if (cv_tracker && domain == Domain::Dual) {
-            Eigen::MatrixXd w;
-            {
-              const ScopedLocalWork own_chains;  // the terms of this member's chains, column by column
-              w = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states);
-            }
-            cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains);
+          Eigen::MatrixXd w;
+          if (with_cv) {
+            const ScopedLocalWork own_chains;  // the terms of this member's chains, column by column
+            w = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states);
           }
-          if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);
+          if (batch > 1) {
+            kept_sweeps.push_back(cp.sweep);
+            kept_seconds.push_back(cp.seconds);
+            kept_states.emplace_back(cp.states);
+            if (with_cv) kept_terms.push_back(std::move(w));
+            kept_first = cp.first_chain;
+          } else {
+            tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains);
+            if (with_cv) cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains);
+          }
+          if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);  // this member's sweeps
+          if (kept_sweeps.size() == batch) score_kept();
         },
         domain == Domain::Primal ? settings.scheme_primal : settings.scheme_dual);
+    score_kept();  // the last batch: collective, after every member's sweeps
     if (domain == Domain::Primal) {
       out.primal = tracker.history();
       out.primal_stats = stats;

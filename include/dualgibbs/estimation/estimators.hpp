@@ -107,6 +107,14 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// than `center` (the scatter: dim*dim for Full, dim for Diagonal) or a value is not finite.
   GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vector<MomentSums> groups);
 
+  /// Several sets of draws cut the same way at once (e.g. one member's share at many checkpoints of one ensemble):
+  /// element b is bitwise GroupedMoments(draws[b], first, offsets, kind), but in a chain group the members exchange
+  /// the sums of all sets together, two exchanges per call instead of two per set (every draws[b] must hold the same
+  /// draws of the offsets, this member's share). Collective in a group.
+  /// 	hrows std::invalid_argument if `draws` is empty or the sets differ in shape, and as the constructor above.
+  static std::vector<GroupedMoments> batch(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
+                                           std::size_t first, const std::vector<std::size_t>& offsets, MomentKind kind);
+
   /// Full covariance or diagonal only, as constructed.
   MomentKind kind() const noexcept { return m_kind; }
   /// dim, the length of one draw (the number of rows of the draws).
@@ -144,9 +152,11 @@ class DUALGIBBS_EXPORT GroupedMoments {
                                 const std::function<double(const SampleMoments&)>& statistic) const;
 
  private:
+  explicit GroupedMoments(MomentKind kind) : m_kind(kind) {}
   void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets);
-  void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
-             const std::vector<std::size_t>& offsets);
+  // Builds out[b] from draws[b] for every b (all cut at `offsets`, all holding draws [first, first + cols)).
+  static void build_all(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws, std::size_t first,
+                        const std::vector<std::size_t>& offsets, std::vector<GroupedMoments*>& out);
 
   MomentKind m_kind;
   Eigen::VectorXd m_center;
@@ -270,6 +280,17 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   /// \throws std::invalid_argument if the kind, the dimension or the number of groups does not match, or
   /// L < kMinSplitHalfChains, or `seconds` is not finite.
   ErrorEstimate observe(std::size_t sweep, double seconds, const GroupedMoments& groups);
+  /// Several checkpoints at once: bitwise the same estimates, appended to history() in order (and the same
+  /// last_estimate()), as observe(sweeps[b], seconds[b], states[b], first, chains) for b = 0, 1, .... In a chain group
+  /// the members exchange the groups' sums of many checkpoints together (chunks of at most 24 MiB of sums: four
+  /// exchanges per chunk instead of three per checkpoint), then each member scores its share of the checkpoints alone
+  /// and the estimates are gathered, so a member can run its chains through many checkpoints without waiting for the
+  /// others and score them after. Memory: the states, plus about four times a chunk's sums. Collective in a group.
+  /// \throws std::invalid_argument as observe(states, first, chains) for any checkpoint (before any is scored), if
+  /// the three lists differ in length or are empty, or the states differ in shape.
+  std::vector<ErrorEstimate> observe_batch(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+                                           const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states,
+                                           std::size_t first, std::size_t chains);
   /// The group boundaries observe() uses for L states: offsets[0] = 0 < ... < offsets.back() = L, the first half
   /// of the groups covering states [0, L/2). \throws std::invalid_argument if L < kMinSplitHalfChains.
   std::vector<std::size_t> group_offsets(std::size_t states) const;
@@ -288,6 +309,10 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   ErrorTrackerOptions m_options;
   std::vector<ErrorEstimate> m_history;
   Eigen::MatrixXd m_estimate;
+  // Scores gms[b] as checkpoint (sweeps[b], seconds[b]), the jackknife replicates of all of them in one exchange.
+  void score(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+             const std::vector<const GroupedMoments*>& gms);
+
   Eigen::MatrixXd m_jack, m_jb;  // jackknife deviations and scratch, reused between checkpoints
 };
 

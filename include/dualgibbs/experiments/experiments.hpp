@@ -226,6 +226,13 @@ struct ConvergenceSettings {
   SchemeOptions scheme_primal;
   /// The dual chains' sweep scheme (its spectrum is that of R).
   SchemeOptions scheme_dual;
+  /// Over the members of a chain group (MPI ranks): memory, in bytes per member, for deferred scoring. A member
+  /// keeps its share of the states (and control-variate terms) of as many checkpoints as fit after about 96 MiB for
+  /// the scoring itself, then scores them together (CovarianceErrorTracker::observe_batch), so the members sweep
+  /// without waiting for each other at every checkpoint. The checkpoints are fixed in advance and nothing steers the
+  /// run, so the results are bitwise those of scoring each checkpoint at once. If fewer than two checkpoints fit (or
+  /// 0), every checkpoint is exchanged as it comes. Unused in one process.
+  std::size_t deferred_bytes = std::size_t{512} << 20;
 };
 
 /// Both domains' error curves on one model.
@@ -238,6 +245,9 @@ struct ConvergenceCurves {
   EnsembleStats dual_stats{};          ///< timing of the dual ensemble
   MomentKind kind = MomentKind::Full;  ///< full covariance or marginal variances, as the target
   double seconds = 0;                  ///< wall time of both runs including the accumulation
+  /// Over the members of a chain group: the checkpoints scored per exchange of the trackers' sums
+  /// (ConvergenceSettings::deferred_bytes; 1 = every checkpoint as it comes). 0 in one process.
+  std::size_t checkpoints_per_exchange = 0;
 };
 
 /// Runs both samplers on `model` and scores every checkpoint against `target`: the exact Cov(X)
