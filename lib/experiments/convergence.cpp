@@ -114,19 +114,26 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     const std::size_t batch =
         group ? deferred_batch(*group, o.local_cuts, model.num_nodes(), with_cv, settings.deferred_bytes) : 0;
     out.checkpoints_per_exchange = batch;
+    // The kept matrices are reused from batch to batch (assigned in place), so only the first batch touches new
+    // memory.
     std::vector<std::size_t> kept_sweeps;
     std::vector<double> kept_seconds;
     std::vector<Eigen::MatrixXd> kept_states, kept_terms;
     std::size_t kept_first = 0;
+    auto keep = [](std::vector<Eigen::MatrixXd>& kept, std::size_t at, const Eigen::Ref<const Eigen::MatrixXd>& m) {
+      if (at < kept.size())
+        kept[at] = m;
+      else
+        kept.emplace_back(m);
+    };
     auto score_kept = [&] {
       if (kept_sweeps.empty()) return;
-      auto refs = [](const std::vector<Eigen::MatrixXd>& m) {
-        return std::vector<Eigen::Ref<const Eigen::MatrixXd>>(m.begin(), m.end());
+      auto refs = [&](const std::vector<Eigen::MatrixXd>& m) {
+        return std::vector<Eigen::Ref<const Eigen::MatrixXd>>(
+            m.begin(), m.begin() + static_cast<std::ptrdiff_t>(kept_sweeps.size()));
       };
       tracker.observe_batch(kept_sweeps, kept_seconds, refs(kept_states), kept_first, chains);
-      kept_states.clear();
       if (with_cv) cv_tracker->observe_batch(kept_sweeps, kept_seconds, refs(kept_terms), kept_first, chains);
-      kept_terms.clear();
       kept_sweeps.clear();
       kept_seconds.clear();
     };
@@ -139,10 +146,10 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
             w = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states);
           }
           if (batch > 1) {
+            keep(kept_states, kept_sweeps.size(), cp.states);
+            if (with_cv) keep(kept_terms, kept_sweeps.size(), w);
             kept_sweeps.push_back(cp.sweep);
             kept_seconds.push_back(cp.seconds);
-            kept_states.emplace_back(cp.states);
-            if (with_cv) kept_terms.push_back(std::move(w));
             kept_first = cp.first_chain;
           } else {
             tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains);

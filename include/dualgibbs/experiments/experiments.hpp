@@ -232,7 +232,7 @@ struct ConvergenceSettings {
   /// without waiting for each other at every checkpoint. The checkpoints are fixed in advance and nothing steers the
   /// run, so the results are bitwise those of scoring each checkpoint at once. If fewer than two checkpoints fit (or
   /// 0), every checkpoint is exchanged as it comes. Unused in one process.
-  std::size_t deferred_bytes = std::size_t{512} << 20;
+  std::size_t deferred_bytes = std::size_t{256} << 20;
 };
 
 /// Both domains' error curves on one model.
