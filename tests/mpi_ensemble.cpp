@@ -149,6 +149,62 @@ BOOST_AUTO_TEST_CASE(local_observation_matches_one_process) {
       }
 }
 
+BOOST_AUTO_TEST_CASE(deferred_convergence_matches_one_process) {
+  // measure_convergence over the ranks keeps each rank's share of a batch of checkpoints and scores them together
+  // (ConvergenceSettings::deferred_bytes): with the default memory (all 9 checkpoints of a domain in one batch) and
+  // with the per-checkpoint fallback (0), every rank's curves are bitwise those of one process on the same rank.
+  using namespace dualgibbs;
+  const Model model(make_torus(6, 5), 1.0, 0.3);
+  const Eigen::MatrixXd target = covariance_primal(model);
+  for (unsigned threads : {1u, 2u}) {
+    ConvergenceSettings cs;
+    cs.chains = 43;
+    cs.sweeps = 8;
+    cs.seed = 21;
+    cs.threads = threads;
+    cs.jackknife_groups = 4;
+    cs.init = InitialState::Random;
+    cs.control_variate = true;
+    const ConvergenceCurves one = measure_convergence(model, target, cs);
+    for (std::size_t memory : {cs.deferred_bytes, std::size_t{0}}) {
+      cs.deferred_bytes = memory;
+      ConvergenceCurves all;
+      {
+        mpi::Group group(MPI_COMM_WORLD);
+        const ScopedChainGroup scope(group);
+        all = measure_convergence(model, target, cs);
+      }
+      int size = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      BOOST_TEST_CONTEXT("threads " << threads << ", memory " << memory) {
+        if (size == 1)
+          BOOST_CHECK_EQUAL(all.checkpoints_per_exchange, 0u);  // one rank: no group, nothing deferred
+        else if (memory == 0)
+          BOOST_CHECK_EQUAL(all.checkpoints_per_exchange, 1u);
+        else
+          BOOST_CHECK_GE(all.checkpoints_per_exchange, 9u);
+        const std::vector<ErrorEstimate>* curves[][2] = {
+            {&all.primal, &one.primal}, {&all.dual, &one.dual}, {&all.dual_cv, &one.dual_cv}};
+        for (const auto& pair : curves) {
+          const std::vector<ErrorEstimate>& got = *pair[0];
+          const std::vector<ErrorEstimate>& want = *pair[1];
+          BOOST_REQUIRE_EQUAL(got.size(), want.size());
+          for (std::size_t k = 0; k < want.size(); ++k) {
+            BOOST_CHECK(got[k].Eu == want[k].Eu);  // exact: the same bits
+            BOOST_CHECK(got[k].Eb == want[k].Eb);
+            BOOST_CHECK(got[k].Eu_se == want[k].Eu_se);
+            BOOST_CHECK(got[k].Eb_se == want[k].Eb_se);
+            BOOST_CHECK(got[k].Eb_floor == want[k].Eb_floor);
+            BOOST_CHECK(got[k].mean_norm == want[k].mean_norm);
+            BOOST_CHECK(got[k].mean_floor == want[k].mean_floor);
+            BOOST_CHECK(got[k].max_abs_error == want[k].max_abs_error);
+          }
+        }
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(checkpoints_and_estimators_match_one_process) {
   using namespace dualgibbs;
   const Model model(make_torus(6, 5), 1.0, 0.3);
