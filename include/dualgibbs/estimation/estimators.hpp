@@ -103,7 +103,7 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// about the same `center`, which need not be the mean of the draws: moments() subtracts n delta delta^T, exact
   /// in exact arithmetic for any centre, and accurate in floating point when the centre is within a few standard
   /// deviations of the mean (e.g. the mean of the first few draws).
-  /// 	hrows std::invalid_argument if there is no group, a group has a count below 1, the sums have another length
+  /// \throws std::invalid_argument if there is no group, a group has a count below 1, the sums have another length
   /// than `center` (the scatter: dim*dim for Full, dim for Diagonal) or a value is not finite.
   GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vector<MomentSums> groups);
 
@@ -111,7 +111,7 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// element b is bitwise GroupedMoments(draws[b], first, offsets, kind), but in a chain group the members exchange
   /// the sums of all sets together, two exchanges per call instead of two per set (every draws[b] must hold the same
   /// draws of the offsets, this member's share). Collective in a group.
-  /// 	hrows std::invalid_argument if `draws` is empty or the sets differ in shape, and as the constructor above.
+  /// \throws std::invalid_argument if `draws` is empty or the sets differ in shape, and as the constructor above.
   static std::vector<GroupedMoments> batch(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
                                            std::size_t first, const std::vector<std::size_t>& offsets, MomentKind kind);
 
