@@ -490,6 +490,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lanes_of_a_block_equal_single_chains_with_the_bloc
 
 namespace {
 
+// 3000 uniform sites of 0..n-1 with every seventh repeated at once (the same site twice in a row).
+std::vector<Index> random_sites(ChainEngine& rng, std::size_t n) {
+  std::vector<Index> sites;
+  for (std::size_t t = 0; t < 3000; ++t) {
+    const Index i = static_cast<Index>(uniform_below(rng, n));
+    sites.push_back(i);
+    if (t % 7 == 0) sites.push_back(i);
+  }
+  return sites;
+}
+
 // Runs the batched run_updates<W> of `k` on every update path this CPU has, with the CSR kernel's compact layouts
 // allowed and forced off (detail::set_compact_csr), and compares each with the loop over update<W>, bit for bit:
 // random interleaved state, a site sequence with repeats and back-to-back sites sharing a node (the store-to-load
@@ -501,12 +512,7 @@ void check_update_paths(const Kernel& k, const char* name) {
   ChainEngine rng = make_stream(77, W, StreamPurpose::Initial);
   std::vector<double> z(n * W), eps;
   for (double& v : z) v = standard_normal(rng);
-  std::vector<Index> sites;
-  for (std::size_t t = 0; t < 3000; ++t) {
-    const Index i = static_cast<Index>(uniform_below(rng, n));
-    sites.push_back(i);
-    if (t % 7 == 0) sites.push_back(i);  // the same site twice in a row
-  }
+  const std::vector<Index> sites = random_sites(rng, n);
   for (std::size_t t = 0; t < sites.size() * W; ++t) eps.push_back(standard_normal(rng));
   std::vector<double> tally(m * W, 0.0);
   k.template rebuild_tally<W>(z.data(), tally.data());
@@ -546,12 +552,7 @@ void check_relaxed_paths(const CsrKernel& k, const char* name) {
   ChainEngine rng = make_stream(78, W, StreamPurpose::Initial);
   std::vector<double> z(n * W), eps;
   for (double& v : z) v = standard_normal(rng);
-  std::vector<Index> sites;
-  for (std::size_t t = 0; t < 3000; ++t) {
-    const Index i = static_cast<Index>(uniform_below(rng, n));
-    sites.push_back(i);
-    if (t % 7 == 0) sites.push_back(i);
-  }
+  const std::vector<Index> sites = random_sites(rng, n);
   for (std::size_t t = 0; t < sites.size() * W; ++t) eps.push_back(standard_normal(rng));
   for (const double omega : {1.45, 0.7}) {
     const double scale = 0.83;

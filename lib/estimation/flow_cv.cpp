@@ -418,14 +418,8 @@ void residual_block_plain(const CsrView& q, int k, const Chebyshev& c, Index wid
 // sums, when not null, gets res^2 added. k >= 1.
 void residual_block(const SparseMatrix& matrix, int k, const Chebyshev& c, Index width, double* res, double* d,
                     double* dn, double* sums) {
-  SparseMatrix compressed;
-  const SparseMatrix* qp = &matrix;
-  if (!matrix.isCompressed()) {
-    compressed = matrix;
-    compressed.makeCompressed();
-    qp = &compressed;
-  }
-  const SparseMatrix& qm = *qp;
+  SparseMatrix copy;
+  const SparseMatrix& qm = compressed(matrix, copy);
   const CsrView q{qm.outerIndexPtr(), qm.innerIndexPtr(), qm.valuePtr(), static_cast<Index>(qm.rows())};
   const std::size_t size = static_cast<std::size_t>(q.rows) * static_cast<std::size_t>(width);
   for (std::size_t e = 0; e < size; ++e) d[e] = res[e] / c.theta;

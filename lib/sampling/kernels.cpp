@@ -29,14 +29,8 @@ CsrKernel::CsrKernel(const SparseMatrix& precision_in, SpdCheck check) {
     throw std::invalid_argument("CsrKernel: the precision is " + std::to_string(precision_in.rows()) + " x " +
                                 std::to_string(precision_in.cols()) + ", not square");
   if (precision_in.rows() < 1) throw std::invalid_argument("CsrKernel: the precision is empty (0 x 0)");
-  SparseMatrix compressed;
-  const SparseMatrix* mp = &precision_in;
-  if (!precision_in.isCompressed()) {
-    compressed = precision_in;
-    compressed.makeCompressed();
-    mp = &compressed;
-  }
-  const SparseMatrix& M = *mp;
+  SparseMatrix copy;
+  const SparseMatrix& M = compressed(precision_in, copy);
   m_n = static_cast<Index>(M.rows());
   const auto n = static_cast<std::size_t>(m_n);
   m_diag.assign(n, 0.0);

@@ -21,14 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// CHOLMOD and the checks read the compressed arrays: a compressed copy if needed (Eigen's insert() leaves a
-// matrix uncompressed, with gaps in its arrays).
-const SparseMatrix& compressed(const SparseMatrix& m, SparseMatrix& copy) {
-  if (m.isCompressed()) return m;
-  copy = m;
-  copy.makeCompressed();
-  return copy;
-}
+// CHOLMOD and the checks read the compressed arrays: `compressed` (model.hpp) makes a copy where needed.
 
 }  // namespace
 

@@ -32,6 +32,16 @@ namespace dualgibbs {
 /// CSR sparse matrix: row-major, 32-bit indices, full symmetric storage.
 using SparseMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 
+/// `m` itself when it is compressed, else `copy` made a compressed copy of it. Code that reads the CSR arrays
+/// directly (outerIndexPtr, innerIndexPtr, valuePtr) needs this: Eigen's insert() leaves a matrix uncompressed, with
+/// gaps in its arrays. The result refers to `m` or `copy`, so both must outlive it.
+inline const SparseMatrix& compressed(const SparseMatrix& m, SparseMatrix& copy) {
+  if (m.isCompressed()) return m;
+  copy = m;
+  copy.makeCompressed();
+  return copy;
+}
+
 /// The two domains of the paper: the primal over nodes (x, precision Q) and the dual over edges (y~, precision R).
 enum class Domain { Primal, Dual };
 
