@@ -46,6 +46,14 @@ std::vector<Case> cases() {
   return out;
 }
 
+// s_u in [0.7, 1.3] and sigma_e in [0.15, 0.35], varying over nodes and edges (deterministic).
+Model heterogeneous(const Graph& g) {
+  std::vector<double> s(static_cast<std::size_t>(g.num_nodes())), sigma(static_cast<std::size_t>(g.num_edges()));
+  for (std::size_t u = 0; u < s.size(); ++u) s[u] = 0.7 + 0.6 * static_cast<double>((u * 37) % 101) / 100.0;
+  for (std::size_t e = 0; e < sigma.size(); ++e) sigma[e] = 0.15 + 0.2 * static_cast<double>((e * 53) % 97) / 96.0;
+  return Model(g, s, sigma);
+}
+
 // V = diag(Q^-1), dense.
 VectorXd exact_variances(const Model& m) { return MatrixXd(m.primal_precision()).inverse().diagonal(); }
 
@@ -82,10 +90,12 @@ MatrixXd exact_primal_draws(const Model& m, Eigen::Index count, std::uint64_t se
 BOOST_AUTO_TEST_SUITE(precomputation)
 
 BOOST_AUTO_TEST_CASE(local_equals_dense) {
-  // The small families, and a 4-regular expander of 300 nodes whose balls grow fast enough for the local
-  // precomputation's branch-free support append (it switches on when a node's new sites exceed 40% of its pushes).
+  // The small families, and 4-regular expanders of 300 nodes whose balls grow fast enough for the local
+  // precomputation's branch-free append (it switches on when a node's new sites exceed 60% of the incidences it
+  // translated), one with a weight per edge (the local lists then carry the weights).
   std::vector<Case> all = cases();
   all.push_back({"kregular:300,4 sigma 0.25", Model(make_random_regular(300, 4, 3), 1.0, 0.25)});
+  all.push_back({"kregular:300,4 heterogeneous", heterogeneous(make_random_regular(300, 4, 5))});
   for (const Case& c : all)
     for (int k : {1, 3, 5, 8}) {
       FlowCvOptions o;
@@ -245,6 +255,31 @@ BOOST_AUTO_TEST_CASE(a_degree_probe_agrees_with_the_full_precomputation) {
                         testing::message_has({"5 rows"}));
   BOOST_CHECK_EXCEPTION(chebyshev_residual(m.primal_precision(), 2, 2.0, 1.0, MatrixXd::Ones(64, 1)),
                         std::invalid_argument, testing::message_has({"0 < alpha < beta"}));
+}
+
+// A node's E_v and l_v do not depend on which nodes were computed before it: the local precomputation reuses its work
+// arrays and map from one node to the next and chooses its append (branch-free or not) from the previous node, and
+// none of that may change a bit. The probe computes every 7th node after the kappa search; the full precomputation
+// every node in order. On a lattice (the branching append), an expander (branch-free) and a heterogeneous
+// expander, at degrees below and beyond the graph's diameter.
+BOOST_AUTO_TEST_CASE(each_node_is_computed_alone) {
+  const std::vector<Case> models = {{"torus:9x11", Model(make_torus(9, 11), 1.0, 0.25)},
+                                    {"kregular:400,4", Model(make_random_regular(400, 4, 11), 1.0, 0.25)},
+                                    {"kregular:400,5 heterogeneous", heterogeneous(make_random_regular(400, 5, 2))}};
+  for (const Case& c : models)
+    for (int k : {2, 5, 12}) {
+      const FlowDegreeProbe p = probe_flow_degree(c.model, k, c.model.num_nodes() / 7);
+      FlowCvOptions o;
+      o.degree = k;
+      o.kappa = p.kappa;
+      o.beta = p.beta;
+      const FlowControlVariate cv(c.model, o);
+      for (std::size_t t = 0; t < p.nodes.size(); ++t) {
+        const auto te = static_cast<Eigen::Index>(t);
+        BOOST_TEST(p.energy[te] == cv.flow_energy()[p.nodes[t]], c.name << ", k = " << k << ", node " << p.nodes[t]);
+        BOOST_TEST(p.lower[te] == cv.lower_bound()[p.nodes[t]], c.name << ", k = " << k << ", node " << p.nodes[t]);
+      }
+    }
 }
 
 // The probe's residual rows are the tuning nodes' rows of r_k(Q) as chebyshev_residual (the whole-graph map, a
