@@ -58,7 +58,10 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
   const Model m = common.posterior_model(&observed);
   const auto t0 = Clock::now();
   const SparseMatrix q = m.primal_precision();
-  const CholeskyFactor f(q, ordering);
+  CholeskyFactor f(ordering);
+  f.plan_selected_inversion();  // a factor whose selected inverse will not fit is refused before factorizing
+  f.analyze(q);
+  f.factorize(q);
   const FactorStats& st = f.stats();
   const double logdet = f.log_determinant();
 

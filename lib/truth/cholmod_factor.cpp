@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace dualgibbs::detail {
 
@@ -92,13 +93,8 @@ void check_memory_fits(double bytes, const std::string& what) {
 
 namespace {
 
-// A supernodal factor needs its values (xsize doubles) at once, and CHOLMOD allocates them in one block: on a
-// graph whose factor fills in (an expander of 10^5 nodes needs tens of GB) that allocation can succeed under
-// Linux's overcommit and then drive the machine into swap or the OOM killer. Refuse it beforehand with the size.
-void check_factor_fits(double values, Index n) {
-  check_memory_fits(8.0 * values, "CHOLMOD factorize: the factor of this " + std::to_string(n) + " x " +
-                                      std::to_string(n) + " matrix (its values)");
-}
+// Bytes as GiB in messages.
+std::string gib(double bytes) { return number_text(bytes / (1 << 30), 3) + " GiB"; }
 
 // Sets the fill-reducing ordering of the next analysis (supernodal LL^T, weighted postorder).
 void set_ordering(cholmod_common* c, Ordering ordering) {
@@ -247,8 +243,18 @@ void CholmodFactor::factorize(const SparseMatrix& values, bool pivot_check) {
                                 std::to_string(m_n) + " x " + std::to_string(m_n) + ", " + std::to_string(m_i.size()) +
                                 " non-zeros)");
   m_factorized = false;
-  check_factor_fits(m_factor->is_super && m_factor->xsize > 0 ? static_cast<double>(m_factor->xsize) : m_stats.nnz_L,
-                    m_n);
+  // A supernodal factor needs its values (xsize doubles) at once, and CHOLMOD allocates them in one block: on a
+  // graph whose factor fills in (an expander of 10^5 nodes needs tens of GB) that allocation can succeed under
+  // Linux's overcommit and then drive the machine into swap or the OOM killer. Refuse it beforehand with the size,
+  // together with everything else the factorization (and a planned selected inversion) will allocate: under a
+  // limit that the factor alone fits (torus3:50 under ulimit -v 6 GiB) the method otherwise failed with CHOLMOD's
+  // bare "out of memory" after 81 s of factorization, or after it for the inverse.
+  const PeakEstimate peak = peak_estimate();
+  std::string parts =
+      "its values " + gib(peak.factor) + " with the numeric factorization's workspace " + gib(peak.factorize_workspace);
+  if (m_plan_inverse) parts += ", then with the selected inverse and its workspace " + gib(peak.inverse);
+  check_memory_fits(peak.total(), "CHOLMOD factorize: the factor of this " + std::to_string(m_n) + " x " +
+                                      std::to_string(m_n) + " matrix (" + parts + ")");
   cholmod_sparse a = view_of(values);
   const auto t0 = Clock::now();
   {
@@ -266,6 +272,48 @@ void CholmodFactor::factorize(const SparseMatrix& values, bool pivot_check) {
   m_stats.supernodes = static_cast<std::int64_t>(m_factor->nsuper);
   m_stats.stored_L = static_cast<std::int64_t>(m_factor->xsize);
   m_factorized = true;
+}
+
+CholmodFactor::PeakEstimate CholmodFactor::peak_estimate() const {
+  if (!m_factor) throw std::logic_error("CholmodFactor::peak_estimate: no pattern analyzed");
+  const cholmod_factor* L = m_factor;
+  const double n = static_cast<double>(m_n), nnz = static_cast<double>(m_i.size());
+  PeakEstimate e;
+  if (!L->is_super) {  // not reached with CHOLMOD_SUPERNODAL; the simplicial factor's values and pattern
+    e.factor = 16.0 * m_stats.nnz_L;
+    e.factorize_workspace = 8.0 * 4 * n;
+    if (m_plan_inverse) e.inverse = 8.0 * m_stats.nnz_L;
+    return e;
+  }
+  const double nsuper = static_cast<double>(L->nsuper);
+  e.factor = 8.0 * static_cast<double>(L->xsize);
+  // cholmod_super_numeric (SuiteSparse's Supernodal/cholmod_super_numeric.c): the update matrix C (maxcsize
+  // doubles), the permuted upper triangle S = A(p,p)' (cholmod_ptranspose: nnz values and indices, n + 1 column
+  // pointers) and the integer workspace (Iwork: 2 n + 5 nsuper; Map, Head, Flag: n each).
+  e.factorize_workspace =
+      8.0 * static_cast<double>(L->maxcsize) + 16.0 * nnz + 8.0 * (n + 1) + 8.0 * (5 * n + 5 * nsuper);
+  if (m_plan_inverse) {
+    // selected_inverse (selected_inversion.cpp): z with the factor's xsize values, the owner and parent maps and
+    // the tree's labels, and the dense blocks of the largest supernode: s (nr x nr), lt (nr x nc) and pos (nr),
+    // with nr its rows below the diagonal block. The peak (PeakEstimate::total) against the measured peak resident
+    // set of `dualgibbs exact` (2 hardware threads, process about 34 MiB before the factor): torus3:30 estimate
+    // 455 MiB, measured 505; kregular:8000,12 estimate 680 MiB, measured 716; torus3:50 estimate 6.25 GiB,
+    // measured 6.4 GiB. check_memory_fits leaves 10% beside it.
+    const auto* super = static_cast<const std::int64_t*>(L->super);
+    const auto* pi = static_cast<const std::int64_t*>(L->pi);
+    double max_nr = 0, max_lt = 0;
+    for (std::size_t J = 0; J < L->nsuper; ++J) {
+      const double nc = static_cast<double>(super[J + 1] - super[J]);
+      const double nr = static_cast<double>(pi[J + 1] - pi[J]) - nc;
+      max_nr = std::max(max_nr, nr);
+      max_lt = std::max(max_lt, nr * nc);
+    }
+    // One set of blocks per worker thread (SelectedInversionOptions::threads = 0: one per hardware thread).
+    const double workers = std::max(1u, std::thread::hardware_concurrency());
+    e.inverse = 8.0 * static_cast<double>(L->xsize) + 8.0 * (n + 3 * nsuper) +
+                workers * 8.0 * (max_nr * max_nr + max_lt + max_nr);
+  }
+  return e;
 }
 
 SupernodalFactor CholmodFactor::view() const {

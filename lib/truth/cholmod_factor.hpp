@@ -46,6 +46,19 @@ class CholmodFactor {
 
   /// OpenBLAS threads during factorize() (as in the constructor).
   void set_blas_threads(int threads) noexcept { m_blas_threads = threads; }
+  /// Whether a selected inversion of the factor will follow (its memory then counts in factorize()'s check, so
+  /// that a method that cannot finish is refused before the numeric factorization instead of after it).
+  void plan_selected_inversion(bool planned) noexcept { m_plan_inverse = planned; }
+  /// The memory that factorize() (and, when planned, the selected inversion after it) will allocate, estimated
+  /// from the analysis: bytes of the factor's values, of the numeric factorization's workspace, and of the selected
+  /// inverse with its workspace (0 unless planned). \throws std::logic_error before analyze().
+  struct PeakEstimate {
+    double factor = 0, factorize_workspace = 0, inverse = 0;
+    /// The peak: the factor's values with the larger of the two others (the workspace is freed before the
+    /// selected inversion).
+    double total() const noexcept { return factor + (factorize_workspace > inverse ? factorize_workspace : inverse); }
+  };
+  PeakEstimate peak_estimate() const;
   bool analyzed() const noexcept { return m_factor != nullptr; }
   bool factorized() const noexcept { return m_factorized; }
   Index size() const noexcept { return m_n; }
@@ -82,6 +95,7 @@ class CholmodFactor {
   int m_blas_threads;
   Index m_n = 0;
   bool m_factorized = false;
+  bool m_plan_inverse = false;
   FactorStats m_stats;
 };
 

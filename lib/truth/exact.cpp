@@ -103,6 +103,8 @@ void CholeskyFactor::factorize(const SparseMatrix& spd) {
   m_impl->factorize_checked(m);
 }
 
+void CholeskyFactor::plan_selected_inversion(bool planned) noexcept { m_impl->factor.plan_selected_inversion(planned); }
+
 void CholeskyFactor::set_blas_threads(int threads) {
   if (threads < 0)
     throw std::invalid_argument("CholeskyFactor::set_blas_threads: " + std::to_string(threads) + " threads");
@@ -220,6 +222,19 @@ void check_has_edges(const Model& m, const char* what) {
     throw std::invalid_argument(std::string(what) + ": the graph has no edges, the dual domain is empty");
 }
 
+// A factor of `m` for a selected inversion: its memory is checked with the inverse's before the numeric
+// factorization (CholeskyFactor::plan_selected_inversion).
+CholeskyFactor factor_to_invert(const SparseMatrix& matrix, Ordering ordering) {
+  SparseMatrix copy;
+  const SparseMatrix& m = compressed(matrix, copy);
+  detail::check_symmetric(m, "CholeskyFactor");  // before the analysis, as the factorizing constructor does
+  CholeskyFactor f(ordering);
+  f.plan_selected_inversion();
+  f.analyze(m);
+  f.factorize(m);
+  return f;
+}
+
 }  // namespace
 
 Eigen::MatrixXd covariance_primal(const Model& model) {
@@ -257,14 +272,14 @@ Eigen::MatrixXd covariance_primal_edges(const Model& model) {
 Eigen::VectorXd marginal_variances(const Model& model, Domain domain, Ordering ordering) {
   if (domain == Domain::Dual) {
     check_has_edges(model, "marginal_variances");
-    return CholeskyFactor(model.dual_precision(), ordering).marginal_variances();
+    return factor_to_invert(model.dual_precision(), ordering).marginal_variances();
   }
-  return CholeskyFactor(model.primal_precision(), ordering).marginal_variances();
+  return factor_to_invert(model.primal_precision(), ordering).marginal_variances();
 }
 
 Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ordering) {
   const SparseMatrix q = model.primal_precision();
-  const SparseMatrix z = CholeskyFactor(q, ordering).selected_inverse(q);
+  const SparseMatrix z = factor_to_invert(q, ordering).selected_inverse(q);
   const Index n = model.num_nodes();
   Eigen::VectorXd diag(n);
   for (Index v = 0; v < n; ++v) diag[v] = z.coeff(v, v);
@@ -307,7 +322,7 @@ Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering order
   Eigen::VectorXd out = Eigen::VectorXd::Zero(model.num_nodes());
   if (model.num_edges() == 0) return out;
   const SparseMatrix r = model.dual_precision();
-  const SparseMatrix z = CholeskyFactor(r, ordering).selected_inverse(r);
+  const SparseMatrix z = factor_to_invert(r, ordering).selected_inverse(r);
   const auto& off = g.incidence_offsets();
   const auto& edges = g.incidence_edges();
   const auto& signs = g.incidence_signs();

@@ -121,8 +121,16 @@ class DUALGIBBS_EXPORT CholeskyFactor {
   /// Numeric factorization of `spd`, which must have the analyzed pattern; calling it again refactorizes with
   /// the new values (the analysis is kept). On failure the object keeps its analysis but has no factor.
   /// \throws std::invalid_argument if nothing was analyzed, the pattern differs, or `spd` is not symmetric or has
-  ///         non-finite entries; NotPositiveDefinite and FactorizationError as for the constructor.
+  ///         non-finite entries; NotPositiveDefinite and FactorizationError as for the constructor; FactorizationError
+  ///         before allocating when the factorization (and a planned selected inversion, plan_selected_inversion())
+  ///         will not fit in the available memory, naming the estimate and the memory available.
   void factorize(const SparseMatrix& spd);
+  /// Announces that marginal_variances() or selected_inverse() will follow (as many values as the factor again):
+  /// factorize() then refuses, before allocating anything, when the factor, its workspace and the selected inverse
+  /// together do not fit in the available memory (the estimate from the analysis, against MemAvailable or the room
+  /// under `ulimit -v`), instead of failing after the factorization. Without it only the factorization's own memory
+  /// is checked.
+  void plan_selected_inversion(bool planned = true) noexcept;
   /// OpenBLAS threads during factorize(): 1 (the default, see the class documentation) or more; 0 leaves
   /// OpenBLAS's own thread count. \throws std::invalid_argument if negative.
   void set_blas_threads(int threads);
