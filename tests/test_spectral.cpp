@@ -176,6 +176,50 @@ BOOST_DATA_TEST_CASE(lambda2_matches_dense_per_component, bdata::make(kFamilies)
   }
 }
 
+// Both ends of the Laplacian spectrum from one run (the burn-in's lambda_2 and the control variate's interval top in
+// `marginals`), against the dense oracle, for every connected family and method: complete:12 (every non-zero
+// eigenvalue 12, so the Lanczos operator is 12 I) and hypercube:5 (multiplicities 5, 10, ...) are the degenerate cases.
+BOOST_DATA_TEST_CASE(laplacian_spectrum_ends_match_dense, bdata::make(kFamilies), family) {
+  const Graph g = family.make();
+  if (g.num_components() != 1) {
+    BOOST_CHECK_THROW(laplacian_spectrum_ends(g), std::invalid_argument);
+    return;
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(oracle_laplacian(g), Eigen::EigenvaluesOnly);
+  const double l2 = es.eigenvalues()[1], top = es.eigenvalues()[g.num_nodes() - 1];
+  for (SpectralMethod m : kMethods) {
+    BOOST_TEST_CONTEXT(family.name << ", method " << to_string(m)) {
+      const LaplacianEnds ends = laplacian_spectrum_ends(g, with(m));
+      BOOST_TEST(close_rel(ends.lambda2, l2, 1e-9), std::setprecision(17) << ends.lambda2 << " vs " << l2);
+      BOOST_TEST(close_rel(ends.lambda_max, top, 1e-9), std::setprecision(17) << ends.lambda_max << " vs " << top);
+      BOOST_TEST(ends.lambda_max_residual <= 1e-9);
+      BOOST_TEST((ends.method != SpectralMethod::Auto));
+    }
+  }
+}
+
+// The loose tolerance `marginals` uses (5e-2) on an expander: the Ritz values never leave the spectrum (lambda2 not
+// below lambda_2, so the burn-in's lambda2 (1 - tol) is a lower bound), both within the tolerance, and the reported
+// residual is the pair's true one (recomputed here from the dense spectrum's bound: an eigenvalue lies within it).
+BOOST_AUTO_TEST_CASE(laplacian_spectrum_ends_loose_tolerance_on_expander) {
+  const Graph g = make_random_regular(400, 4, 5);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(oracle_laplacian(g), Eigen::EigenvaluesOnly);
+  const double l2 = es.eigenvalues()[1], top = es.eigenvalues()[g.num_nodes() - 1];
+  SpectralOptions o = with(SpectralMethod::Lanczos);
+  o.tolerance = 5e-2;
+  const LaplacianEnds ends = laplacian_spectrum_ends(g, o);
+  BOOST_TEST(ends.lambda2 >= l2 * (1 - 1e-12));
+  BOOST_TEST(ends.lambda2 * (1 - o.tolerance) <= l2);
+  BOOST_TEST(ends.lambda_max <= top * (1 + 1e-12));
+  BOOST_TEST(ends.lambda_max >= top * (1 - o.tolerance));
+  BOOST_TEST(ends.lambda_max_residual <= o.tolerance);
+  double nearest = std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < es.eigenvalues().size(); ++i)
+    nearest = std::min(nearest, std::abs(es.eigenvalues()[i] - ends.lambda_max));
+  BOOST_TEST(nearest <= ends.lambda_max_residual * ends.lambda_max * (1 + 1e-9));
+  BOOST_CHECK_THROW(laplacian_spectrum_ends(Graph(1, {})), std::invalid_argument);
+}
+
 BOOST_DATA_TEST_CASE(lambda_max_A_matches_dense_general_eigensolver, bdata::make(kFamilies), family) {
   const Graph g = family.make();
   const Parameters params[] = {homogeneous(g, 1.0, 0.25), homogeneous(g, 1.0, 0.01), homogeneous(g, 0.5, 3.0),

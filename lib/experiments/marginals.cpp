@@ -79,7 +79,14 @@ void check_options(const MarginalOptions& o) {
 // improbable, as for any tolerance). A looser lambda_2 only lengthens the burn-in, by the factor
 // (sigma^2 + s^2 lambda_2) / (sigma^2 + s^2 lambda_2 (1 - tol)) at most: on kregular:10000,4 (s/sigma = 4) 17 sweeps
 // instead of 16, for a third of the Lanczos run's cost (10 ms instead of 32 ms, about a tenth of the whole run).
-std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, const SchemeOptions& scheme) {
+//
+// On a connected graph the same Krylov run also finds lambda_max(L) (laplacian_spectrum_ends: Lanczos from both ends,
+// at the cost of lambda_2 alone), and then *beta receives the control variate's interval top as FlowControlVariate
+// would compute it, lambda_max(Q) = 1/s^2 + lambda_max(L)/sigma^2 (homogeneous) raised by 2% and at most the
+// Gershgorin bound 1/s^2 + 2 Delta/sigma^2, provided its Ritz pair meets the tolerance of that run (relative residual
+// 1e-2); else *beta is left alone and the first probe computes it (interval_top). Beta affects only the variance.
+std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, const SchemeOptions& scheme,
+                        double* beta = nullptr) {
   double rate = std::numeric_limits<double>::quiet_NaN(), factor = 1e4;
   if (scheme.kind == SchemeKind::ChebyshevSsor) {
     rate = chebyshev_ssor_rate(scheme.spectrum);
@@ -97,8 +104,19 @@ std::size_t burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, c
       SpectralOptions lo = so;
       lo.tolerance = kLambda2Tolerance;
       double lambda = std::numeric_limits<double>::infinity();
-      for (double l2 : algebraic_connectivity_per_component(g, lo))
-        if (std::isfinite(l2) && l2 > 0) lambda = std::min(lambda, l2);
+      if (g.num_components() == 1) {
+        const LaplacianEnds ends = laplacian_spectrum_ends(g, lo);
+        lambda = ends.lambda2;
+        constexpr double kBetaResidual = 1e-2;  // interval_top's tolerance (lib/estimation/flow_cv.cpp)
+        if (beta && ends.lambda_max_residual <= kBetaResidual) {
+          const double inv_s2 = 1 / (m.s() * m.s()), inv_sigma2 = 1 / (m.sigma() * m.sigma());
+          *beta = std::min(inv_s2 + 2 * static_cast<double>(g.max_degree()) * inv_sigma2,
+                           1.02 * (inv_s2 + ends.lambda_max * inv_sigma2));
+        }
+      } else {
+        for (double l2 : algebraic_connectivity_per_component(g, lo))
+          if (std::isfinite(l2) && l2 > 0) lambda = std::min(lambda, l2);
+      }
       if (std::isfinite(lambda))
         rate = prop5_effective_dual_rate(lambda * (1 - kLambda2Tolerance), m.s(), m.sigma(),
                                          static_cast<double>(g.num_edges()));
@@ -163,13 +181,16 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
 // counted, not timed, so that the choice, and the result of a seed, does not depend on the machine's load; the
 // constants are nanoseconds measured on an AMD EPYC Zen 4 on a graph that fits in its caches (a ratio of them is all
 // that matters). The search stops when the precomputation alone, or the next probe, would exceed the best total. No
-// truth is used.
-constexpr double kNsPerVisit = 3.5;   // one site or incidence of the local precomputation (push from the j-hop ball)
-constexpr double kNsPerUpdate = 7.0;  // one site update of one chain (random scan, lockstep 1)
-// The same in lock-step blocks of 8 or 16 (one vector update per site and block; `dualgibbs bench` on
-// kregular:10000,4: 4.5 ns dual, 4.1 to 4.5 ns primal, against 7.6 and 9.3 ns at lockstep 1, loaded machine).
-constexpr double kNsPerUpdateBlock = 4.3;
-constexpr double kNsPerNnz = 0.9;  // one non-zero of Q times one sample in the residual map (0.3 to 2.3)
+// truth is used. Re-measured (kregular:1000,4 at s = 1, sigma = 0.25, 16 chains, k = 5: its work arrays fit
+// in the 1 MiB L2; CPU time by std::clock over 3 repetitions, machine loaded with load average 3.4; kregular:10000,4
+// gave the same to 15%) after the fused residual map (was 0.9 per non-zero) and the lock-step kernels (were 7.0 and
+// 4.3): the ratio of the map's to the sampler's constant halved, which weighs the evaluations' maps less against the
+// sweeps and the precomputation.
+constexpr double kNsPerVisit = 2.2;   // one site or incidence of the local precomputation (1.9 to 2.5)
+constexpr double kNsPerUpdate = 4.2;  // one site update of one chain (random scan, lockstep 1: 3.8 to 4.5)
+// The same in lock-step blocks of 8 or 16 (one vector update per site and block: 2.4 to 2.6 ns, primal and dual).
+constexpr double kNsPerUpdateBlock = 2.55;
+constexpr double kNsPerNnz = 0.29;  // one non-zero of Q times one sample in the residual map (0.27 to 0.31)
 
 struct DegreeChoice {
   int degree = 0;
@@ -183,7 +204,8 @@ constexpr Index kProbeNodes = 50;  // tuning nodes of each probe
 constexpr int kAutoDegrees[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64};
 
 DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::MatrixXd& pilot, std::size_t every,
-                           std::size_t chains, std::size_t lockstep, double target, const SchemeOptions& scheme) {
+                           std::size_t chains, std::size_t lockstep, double target, const SchemeOptions& scheme,
+                           double beta) {
   const SparseMatrix q = model.primal_precision();
   const Eigen::MatrixXd b =
       domain == Domain::Dual ? Eigen::MatrixXd(model.node_variances().asDiagonal() * pilot) : pilot;
@@ -195,8 +217,8 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
   const double map_ns = (static_cast<double>(q.nonZeros()) + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
   DegreeChoice best;
-  double kappa_hint = 0;   // the previous degree's kappa: the next one's search starts there
-  double beta = 0;         // the interval's top, computed by the first probe
+  double kappa_hint = 0;  // the previous degree's kappa: the next one's search starts there
+  // `beta`: the interval's top when the burn-in's spectrum gave it, else 0 and the first probe computes it
   double prev_visits = 0;  // the previous probe's visits per node, and its degree
   int prev_degree = 0;
   for (std::size_t i = 0; i < std::size(kAutoDegrees); ++i) {
@@ -321,17 +343,19 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   // two evaluations after the burn-in when it is automatic (choose_degree).
   std::unique_ptr<FlowControlVariate> cv;
   std::unique_ptr<MarginalVarianceCv> acc;
-  auto build = [&](int degree, double kappa, double beta) {
+  auto build = [&](int degree, double kappa, double top) {
     FlowCvOptions fo;
     fo.degree = degree;
     fo.kappa = kappa;
-    fo.beta = beta;
+    fo.beta = top;
     cv = std::make_unique<FlowControlVariate>(model, fo);
     acc = std::make_unique<MarginalVarianceCv>(*cv, domain, o.chains);
     r.degree = cv->degree();
   };
   const bool automatic = with_cv && o.degree < 0;
-  if (!automatic) build(with_cv ? o.degree : 0, 0, 0);
+  double beta = 0;  // the control variate's interval top, when the burn-in's spectrum gives it (burn_in_for)
+  r.burn_in = o.burn_in ? o.burn_in : burn_in_for(model, domain, o.max_sweeps, o.scheme, with_cv ? &beta : nullptr);
+  if (!automatic) build(with_cv ? o.degree : 0, 0, beta);
   // The pilot keeps all chains when that is small (then its evaluations count), else the first columns only.
   const auto n_nodes = static_cast<std::size_t>(model.num_nodes());
   const std::size_t pilot_columns = std::clamp<std::size_t>(kPilotValues / std::max<std::size_t>(1, 2 * n_nodes),
@@ -339,7 +363,6 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   Eigen::MatrixXd pilot;
   std::vector<Eigen::MatrixXd> pilot_full;
 
-  r.burn_in = o.burn_in ? o.burn_in : burn_in_for(model, domain, o.max_sweeps, o.scheme);
   EnsembleOptions eo;
   eo.chains = o.chains;
   eo.sweeps = std::max(o.max_sweeps, r.burn_in + o.every);
@@ -369,7 +392,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
                 cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
             if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
             const DegreeChoice choice =
-                choose_degree(model, domain, pilot, o.every, o.chains, o.lockstep, o.rel_rmse, o.scheme);
+                choose_degree(model, domain, pilot, o.every, o.chains, o.lockstep, o.rel_rmse, o.scheme, beta);
             pilot.resize(0, 0);
             build(choice.degree, choice.kappa, choice.beta);
             r.pilot_gap_ratio = choice.gap_ratio;

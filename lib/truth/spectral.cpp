@@ -395,6 +395,91 @@ Outcome lambda2_connected(const Graph& g, Plan& plan, const SpectralOptions& o) 
   throw std::logic_error("lambda2_connected: unresolved method");
 }
 
+// Both ends of a connected graph's Laplacian spectrum. Lanczos: one run of Spectra's BothEnds (the two Ritz values
+// converge together: on kregular:10000,4 at tolerance 5e-2, 56 operator applications with a Krylov dimension of 16
+// against 49 for lambda_2 alone with 32, and about 25 more for a separate lambda_max run) on L + (c/n) 11^T with c =
+// n delta_min / (n - 1): Fiedler's bound lambda_2 <= c and c <= delta_min + 1 <= Delta + 1 <= lambda_max (a graph
+// with an edge) put the constant vector's eigenvalue c inside [lambda_2, lambda_max], so the operator's extreme
+// eigenvalues are exactly lambda_2 and lambda_max (K_n: all three equal n).
+constexpr int kBothEndsKrylov = 16;
+
+// ||A x - theta x|| / (|theta| ||x||): Spectra's convergence measure of a Ritz pair, for the caller to judge.
+template <class Op>
+double relative_residual(const Op& op, const Eigen::VectorXd& x, double theta) {
+  Eigen::VectorXd ax(x.size());
+  op.perform_op(x.data(), ax.data());
+  return (ax - theta * x).norm() / (std::abs(theta) * x.norm());
+}
+
+DeflatedLaplacian both_ends_operator(const Graph& g) {
+  DeflatedLaplacian op;
+  op.n = g.num_nodes();
+  op.g = &g;
+  Index min_degree = g.degree(0);
+  for (Index v = 1; v < g.num_nodes(); ++v) min_degree = std::min(min_degree, g.degree(v));
+  op.c = static_cast<double>(op.n) * static_cast<double>(min_degree) / static_cast<double>(op.n - 1);
+  return op;
+}
+
+LaplacianEnds laplacian_ends_connected(const Graph& g, Plan& plan, const SpectralOptions& o) {
+  const Index n = g.num_nodes();
+  const SpectralMethod method = plan.resolve(o.method, n);
+  constexpr const char* problem = "lambda_2(L) and lambda_max(L)";
+  LaplacianEnds out;
+  out.method = method;
+  switch (method) {
+    case SpectralMethod::Dense: {
+      check_dense_size(n, problem);
+      Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n, n);
+      for (const Edge& e : g.edges()) {
+        L(e.head, e.head) += 1.0;
+        L(e.tail, e.tail) += 1.0;
+        L(e.head, e.tail) -= 1.0;
+        L(e.tail, e.head) -= 1.0;
+      }
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(L, Eigen::EigenvaluesOnly);
+      if (es.info() != Eigen::Success)
+        throw EigensolverError(std::string(problem) + " by dense: Eigen's SelfAdjointEigenSolver did not converge",
+                               EigensolverError::Status::NotConverging, SpectralMethod::Dense, 0, 0);
+      out.lambda2 = es.eigenvalues()[1];
+      out.lambda_max = es.eigenvalues()[n - 1];
+      return out;
+    }
+    case SpectralMethod::ShiftInvert: {
+      // lambda_2 by shift-invert as algebraic_connectivity; the top by Lanczos on the operator below.
+      out.lambda2 = lambda2_grounded(g, plan.cholesky_for_shift_invert(problem), o);
+      DeflatedLaplacian op = both_ends_operator(g);
+      Eigen::VectorXd x;
+      out.lambda_max = run_spectra(op, Spectra::SortRule::LargestAlge, o, kLanczosKrylov, method, problem, &x);
+      out.lambda_max_residual = relative_residual(op, x, out.lambda_max);
+      return out;
+    }
+    case SpectralMethod::Lanczos: {
+      DeflatedLaplacian op = both_ends_operator(g);
+      const Eigen::Index ncv = std::min<Eigen::Index>(o.krylov_dimension > 0 ? o.krylov_dimension : kBothEndsKrylov, n);
+      Spectra::SymEigsSolver<DeflatedLaplacian> solver(op, 2, ncv);
+      solver.init();  // Spectra's fixed-seed random start: results are reproducible
+      solver.compute(Spectra::SortRule::BothEnds, o.max_restarts, o.tolerance, Spectra::SortRule::SmallestAlge);
+      if (solver.info() != Spectra::CompInfo::Successful)
+        throw EigensolverError(
+            std::string(problem) + " by lanczos: Spectra did not converge after " +
+                std::to_string(solver.num_iterations()) + " restarts and " + std::to_string(solver.num_operations()) +
+                " operator applications (tolerance " + number_text(o.tolerance) + ", Krylov dimension " +
+                std::to_string(ncv) + ")",
+            solver.info() == Spectra::CompInfo::NumericalIssue ? EigensolverError::Status::NumericalIssue
+                                                               : EigensolverError::Status::NotConverging,
+            method, static_cast<long>(solver.num_iterations()), static_cast<long>(solver.num_operations()));
+      out.lambda2 = solver.eigenvalues()[0];
+      out.lambda_max = solver.eigenvalues()[1];
+      out.lambda_max_residual = relative_residual(op, solver.eigenvectors(2).col(1), out.lambda_max);
+      return out;
+    }
+    case SpectralMethod::Auto:
+      break;
+  }
+  throw std::logic_error("laplacian_ends_connected: unresolved method");
+}
+
 // The connected components as graphs of their own, nodes renumbered in increasing order.
 std::vector<Graph> component_graphs(const Graph& g) {
   const Index k = g.num_components();
@@ -816,6 +901,16 @@ std::vector<double> algebraic_connectivity_per_component(const Graph& g, const S
   std::vector<double> out;
   for (const Outcome& r : lambda2_components(g, plan, options)) out.push_back(r.value);
   return out;
+}
+
+LaplacianEnds laplacian_spectrum_ends(const Graph& g, const SpectralOptions& options) {
+  check_options(options);
+  if (g.num_nodes() < 2 || g.num_components() != 1)
+    throw std::invalid_argument("laplacian_spectrum_ends: the graph has " + std::to_string(g.num_nodes()) +
+                                " node(s) and " + std::to_string(g.num_components()) +
+                                " connected component(s); a connected graph of at least 2 nodes is needed");
+  Plan plan(g);
+  return laplacian_ends_connected(g, plan, options);
 }
 
 // ---- lambda_max(A) and rates ----------------------------------------------------------------------------

@@ -126,6 +126,26 @@ DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const 
 DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const Graph& g,
                                                                           const SpectralOptions& options);
 
+/// Both ends of a connected graph's Laplacian spectrum (laplacian_spectrum_ends()).
+struct LaplacianEnds {
+  double lambda2 = 0;     ///< lambda_2(L), the algebraic connectivity
+  double lambda_max = 0;  ///< lambda_max(L)
+  /// ||L x - lambda_max x|| / (lambda_max ||x||) of the computed pair (0 when dense): Spectra stops when the slower
+  /// end meets the tolerance, so the top is often far more accurate than asked, and a caller can check it here.
+  double lambda_max_residual = 0;
+  SpectralMethod method = SpectralMethod::Auto;  ///< the method that computed lambda_2 (Auto resolved)
+};
+
+/// lambda_2(L) and lambda_max(L) of a connected graph of at least 2 nodes, the method chosen as
+/// algebraic_connectivity() does. Lanczos finds both in one run (Spectra's BothEnds on L + (c/n) 11^T with c = n
+/// delta_min / (n - 1), which lies in [lambda_2, lambda_max]; Krylov dimension 16 unless options say); Dense from
+/// one eigen-decomposition; ShiftInvert computes lambda_2 as algebraic_connectivity() and lambda_max by Lanczos on
+/// the same shifted operator. Both values meet options.tolerance as Spectra tests it (residual <= tolerance x |Ritz
+/// value|), and neither lies outside the spectrum (interlacing): lambda2 >= lambda_2(L) and lambda_max <= lambda_max(L)
+/// up to rounding. \throws std::invalid_argument for a disconnected graph or one of fewer than 2 nodes. \throws
+/// EigensolverError if an iterative solve does not converge.
+DUALGIBBS_EXPORT LaplacianEnds laplacian_spectrum_ends(const Graph& g, const SpectralOptions& options = {});
+
 /// lambda_max(A) of the Gibbs iteration matrix A = I - diag(M)^-1 M of a domain (M = Q primal, M = R dual),
 /// computed as 1 - lambda_min(D^-1/2 M D^-1/2) [eqn:AGen, eqn:AD]. In [0, 1): a computed value outside [0, 1]
 /// is rounding (e.g. lambda_min(S) ~ 1e-601 at s / sigma = 1e150) and is clamped to it.
