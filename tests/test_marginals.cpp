@@ -138,6 +138,33 @@ BOOST_AUTO_TEST_CASE(automatic_degree_is_reproducible_and_reported) {
   }
 }
 
+// The automatic degree's pilot starts after a shorter burn-in (the decay to 1e-5 instead of 1e-4: a control variate's
+// bias from the transient is its gap ratio times the transient), which stands only when the pilot measures a gap
+// ratio of at most 0.1; otherwise its evaluations are dropped and the run burns in as with a given degree. torus:10,
+// sigma 0.1 has both: dual-cv's ratio is about 0.09, primal-cv's about 0.8.
+BOOST_AUTO_TEST_CASE(pilot_burn_in_stands_only_for_a_small_gap_ratio) {
+  const Model m(make_torus(10, 10), 1.0, 0.1);
+  for (MarginalMethod method : {MarginalMethod::DualCv, MarginalMethod::PrimalCv}) {
+    BOOST_TEST_CONTEXT(to_string(method)) {
+      MarginalOptions o;
+      o.method = method;
+      o.rel_rmse = 0.05;
+      o.seed = 5;
+      const MarginalResult a = estimate_marginal_variances(m, o);
+      o.degree = a.degree;
+      const MarginalResult fixed = estimate_marginal_variances(m, o);
+      if (method == MarginalMethod::DualCv) {
+        BOOST_TEST_REQUIRE(a.pilot_gap_ratio <= 0.1);
+        BOOST_TEST(a.burn_in < fixed.burn_in);
+        BOOST_TEST(a.burn_in >= 4u);
+      } else {
+        BOOST_TEST_REQUIRE(a.pilot_gap_ratio > 0.1);
+        BOOST_TEST(a.burn_in == fixed.burn_in);
+      }
+    }
+  }
+}
+
 // time_to_accuracy: the table's shape, the truth row, and the achieved error of a run that reached its target.
 // The achieved relative RMSE (RMS over 3 replicates) of an honest 5% stopping rule exceeds 3 x 5% with a
 // probability far below 1e-6 (it would need the standard-error estimate to be off by 3x on every replicate).
