@@ -217,18 +217,21 @@ struct DegreeChoice {
 constexpr Index kProbeNodes = 50;  // tuning nodes of each probe
 constexpr int kAutoDegrees[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64};
 
-DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::MatrixXd& pilot, std::size_t every,
-                           std::size_t chains, std::size_t lockstep, double target, const SchemeOptions& scheme,
-                           double beta) {
-  const SparseMatrix q = model.primal_precision();
-  const Eigen::MatrixXd b =
-      domain == Domain::Dual ? Eigen::MatrixXd(model.node_variances().asDiagonal() * pilot) : pilot;
+// `pilot`: the pilot's evaluations (nodes x columns each), used in place (copies of them cost page faults: a tenth of
+// the process's faults on kregular:10000,4).
+DegreeChoice choose_degree(const Model& model, Domain domain, const std::vector<Eigen::MatrixXd>& pilot,
+                           std::size_t every, std::size_t chains, std::size_t lockstep, double target,
+                           const SchemeOptions& scheme, double beta) {
   const double n = static_cast<double>(model.num_nodes());
+  // Q's non-zeros, |V| + 2|E| (fewer with parallel edges, which the cost model need not see), without forming Q.
+  const double nnz_q = n + 2 * static_cast<double>(model.num_edges());
+  Eigen::Index pilot_columns = 0;
+  for (const Eigen::MatrixXd& p : pilot) pilot_columns += p.cols();
   const Index dim = domain == Domain::Dual ? model.num_edges() : model.num_nodes();
   const auto sites = static_cast<double>(site_updates_per_sweep(scheme, dim));  // 2n per SSOR iteration
   const double update_ns = lockstep >= 8 ? kNsPerUpdateBlock : kNsPerUpdate;
   const double sweep_ns = static_cast<double>(every) * sites * static_cast<double>(chains) * update_ns;
-  const double map_ns = (static_cast<double>(q.nonZeros()) + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
+  const double map_ns = (nnz_q + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
   DegreeChoice best;
   double kappa_hint = 0;  // the previous degree's kappa: the next one's search starts there
@@ -242,12 +245,17 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
     beta = probe.beta;
     const double pre = n * probe.visits_per_node * kNsPerVisit;
     if (pre >= best.predicted_ns) break;  // the precomputation alone costs more, and it grows with k
-    // The tuning nodes' terms (r_k(Q) b)_v from their rows of r_k(Q): no map over all nodes.
-    const Eigen::MatrixXd u = probe.residual_rows * b;
+    // The tuning nodes' terms (r_k(Q) b)_v from their rows of r_k(Q): no map over all nodes. b = D_s x~ (dual) or x
+    // (primal): the scaling goes into the rows.
+    const SparseMatrix rows = domain == Domain::Dual
+                                  ? SparseMatrix(probe.residual_rows * model.node_variances().asDiagonal())
+                                  : probe.residual_rows;
+    Eigen::VectorXd squares = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(probe.nodes.size()));
+    for (const Eigen::MatrixXd& p : pilot) squares += Eigen::MatrixXd(rows * p).rowwise().squaredNorm();
     double sum = 0;
     for (std::size_t t = 0; t < probe.nodes.size(); ++t) {
       const auto te = static_cast<Eigen::Index>(t);
-      const double gap = u.row(te).squaredNorm() / static_cast<double>(u.cols());
+      const double gap = squares[te] / static_cast<double>(pilot_columns);
       const double v = domain == Domain::Dual ? probe.energy[te] - gap : probe.lower[te] + gap;
       sum += v > 0 ? (gap / v) * (gap / v) : std::numeric_limits<double>::infinity();
     }
@@ -263,7 +271,7 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const Eigen::Matri
     if (i + 1 < std::size(kAutoDegrees) && prev_visits > 0) {
       const int next = kAutoDegrees[i + 1];
       const double growth = std::max(1.0, probe.visits_per_node / prev_visits);
-      const double whole = static_cast<double>(next) * (n + static_cast<double>(q.nonZeros()));
+      const double whole = static_cast<double>(next) * nnz_q;
       // Geometric growth (an expander's ball) or polynomial growth (a lattice's: visits ~ k^p with p from the same two
       // probes), whichever predicts less: the geometric one alone overestimated a 3-D lattice's next ball (torus3:50,
       // k = 6 to 8: 3.0x predicted, about 2.4x actual) and stopped the search at k = 6, which then needed 6.6x the
@@ -377,8 +385,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   const auto n_nodes = static_cast<std::size_t>(model.num_nodes());
   const std::size_t pilot_columns = std::clamp<std::size_t>(kPilotValues / std::max<std::size_t>(1, 2 * n_nodes),
                                                             std::min<std::size_t>(8, o.chains), o.chains);
-  Eigen::MatrixXd pilot;
-  std::vector<Eigen::MatrixXd> pilot_full;
+  std::vector<Eigen::MatrixXd> pilot;  // its two evaluations
 
   EnsembleOptions eo;
   eo.chains = o.chains;
@@ -398,30 +405,21 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
             return;
           }
           if (!acc) {  // the automatic degree's pilot: two evaluations
-            if (pilot.size() == 0) {
-              pilot.resize(cp.states.rows(), static_cast<Eigen::Index>(2 * pilot_columns));
-              pilot.leftCols(static_cast<Eigen::Index>(pilot_columns)) =
-                  cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
-              if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
-              return;
-            }
-            pilot.rightCols(static_cast<Eigen::Index>(pilot_columns)) =
-                cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns));
-            if (pilot_columns == o.chains) pilot_full.emplace_back(cp.states);
+            pilot.emplace_back(cp.states.leftCols(static_cast<Eigen::Index>(pilot_columns)));
+            if (pilot.size() < 2) return;
             const DegreeChoice choice =
                 choose_degree(model, domain, pilot, o.every, o.chains, o.lockstep, o.rel_rmse, o.scheme, beta);
-            pilot.resize(0, 0);
             build(choice.degree, choice.kappa, choice.beta);
             r.pilot_gap_ratio = choice.gap_ratio;
-            if (choice.gap_ratio <= kCvBiasRatio || r.burn_in >= burn_in.full) {
-              for (const Eigen::MatrixXd& states : pilot_full) {
+            if (choice.gap_ratio > kCvBiasRatio && r.burn_in < burn_in.full) {
+              r.burn_in = burn_in.full;  // burn_in_for: the ratio is too large for the short burn-in; drop the pilot
+            } else if (pilot_columns == o.chains) {  // the pilot's evaluations count when it kept every chain
+              for (const Eigen::MatrixXd& states : pilot) {
                 acc->add(states);
                 r.samples += o.chains;
               }
-            } else {
-              r.burn_in = std::max(r.burn_in, burn_in.full);  // burn_in_for: the ratio is too large for the short one
             }
-            pilot_full.clear();
+            pilot.clear();
             if (acc->evaluations() >= 2 && stop.done(*acc, rel)) throw StopSampling{};
             return;
           }
