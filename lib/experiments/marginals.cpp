@@ -200,11 +200,20 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
 // gave the same to 15%) after the fused residual map (was 0.9 per non-zero) and the lock-step kernels (were 7.0 and
 // 4.3): the ratio of the map's to the sampler's constant halved, which weighs the evaluations' maps less against the
 // sweeps and the precomputation.
+// The sampler's random scan is the one cost that grows when its state leaves the caches: on torus3:50 (state 48 MB)
+// 5.2 to 6.4 ns per update in blocks and 10.6 to 12.5 ns at lockstep 1, while the map (0.31 to 0.33 ns, rows in
+// order) and the visits (1.4 ns, lattice-local balls) did not grow. With the in-cache constants alone the search chose
+// k = 6 there (15.6 s of CPU) instead of 8 (8.9 s): the sweeps it traded for precomputation cost twice the count.
 constexpr double kNsPerVisit = 2.2;   // one site or incidence of the local precomputation (1.9 to 2.5)
 constexpr double kNsPerUpdate = 4.2;  // one site update of one chain (random scan, lockstep 1: 3.8 to 4.5)
 // The same in lock-step blocks of 8 or 16 (one vector update per site and block: 2.4 to 2.6 ns, primal and dual).
 constexpr double kNsPerUpdateBlock = 2.55;
 constexpr double kNsPerNnz = 0.29;  // one non-zero of Q times one sample in the residual map (0.27 to 0.31)
+// Beyond kCacheBytes of chain state (sites and the dual's tally, 8 bytes per chain each; the L3 of the machine that
+// measured these) an update costs these instead (torus3:50, above).
+constexpr double kCacheBytes = 32.0 * 1024 * 1024;
+constexpr double kNsPerUpdateMemory = 11.5;
+constexpr double kNsPerUpdateBlockMemory = 5.3;
 
 struct DegreeChoice {
   int degree = 0;
@@ -229,7 +238,11 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const std::vector<
   for (const Eigen::MatrixXd& p : pilot) pilot_columns += p.cols();
   const Index dim = domain == Domain::Dual ? model.num_edges() : model.num_nodes();
   const auto sites = static_cast<double>(site_updates_per_sweep(scheme, dim));  // 2n per SSOR iteration
-  const double update_ns = lockstep >= 8 ? kNsPerUpdateBlock : kNsPerUpdate;
+  const double state_bytes =
+      8.0 * static_cast<double>(chains) * (static_cast<double>(dim) + (domain == Domain::Dual ? n : 0.0));
+  const bool in_cache = state_bytes <= kCacheBytes;
+  const double update_ns = lockstep >= 8 ? (in_cache ? kNsPerUpdateBlock : kNsPerUpdateBlockMemory)
+                                         : (in_cache ? kNsPerUpdate : kNsPerUpdateMemory);
   const double sweep_ns = static_cast<double>(every) * sites * static_cast<double>(chains) * update_ns;
   const double map_ns = (nnz_q + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
