@@ -232,7 +232,7 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const std::vector<
                            std::size_t every, std::size_t chains, std::size_t lockstep, double target,
                            const SchemeOptions& scheme, double beta) {
   const double n = static_cast<double>(model.num_nodes());
-  // Q's non-zeros, |V| + 2|E| (fewer with parallel edges, which the cost model need not see), without forming Q.
+  // Q's non-zeros, |V| + 2|E| (graphs have no parallel edges or self-loops), without forming Q.
   const double nnz_q = n + 2 * static_cast<double>(model.num_edges());
   Eigen::Index pilot_columns = 0;
   for (const Eigen::MatrixXd& p : pilot) pilot_columns += p.cols();
