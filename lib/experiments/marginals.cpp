@@ -204,7 +204,14 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
 // 5.2 to 6.4 ns per update in blocks and 10.6 to 12.5 ns at lockstep 1, while the map (0.31 to 0.33 ns, rows in
 // order) and the visits (1.4 ns, lattice-local balls) did not grow. With the in-cache constants alone the search chose
 // k = 6 there (15.6 s of CPU) instead of 8 (8.9 s): the sweeps it traded for precomputation cost twice the count.
-constexpr double kNsPerVisit = 2.2;   // one site or incidence of the local precomputation (1.9 to 2.5)
+// The precomputation of one node: kNsPerVisit per visit (a site or incidence of the pushes) plus kNsPerBallSite per
+// site of its k-hop ball (joining the ball: the local numbering and the neighbour list translated once). Fitted by
+// least squares to the per-node CPU time of 10 (graph, k) pairs (kregular:1000,4 k = 3, 4, 5; kregular:2000,8 k = 3;
+// torus:100 k = 5, 10; torus:30 k = 8; torus3:20 k = 5, 8; complete:50 k = 3): within 13% on each, where one constant
+// per visit (2.2 ns) was off by up to 2.3x between expanders and lattices (a lattice's balls are small for their
+// visits) and chose k = 8 on torus:100 (0.43 s of CPU) instead of 10 (0.33 s).
+constexpr double kNsPerVisit = 0.82;
+constexpr double kNsPerBallSite = 4.1;
 constexpr double kNsPerUpdate = 4.2;  // one site update of one chain (random scan, lockstep 1: 3.8 to 4.5)
 // The same in lock-step blocks of 8 or 16 (one vector update per site and block: 2.4 to 2.6 ns, primal and dual).
 constexpr double kNsPerUpdateBlock = 2.55;
@@ -256,7 +263,10 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const std::vector<
     const FlowDegreeProbe probe = probe_flow_degree(model, k, kProbeNodes, kappa_hint, beta);
     kappa_hint = probe.kappa;
     beta = probe.beta;
-    const double pre = n * probe.visits_per_node * kNsPerVisit;
+    // The ball of a tuning node is its row's support in r_k(Q) (the k-hop ball).
+    const double ball = static_cast<double>(probe.residual_rows.nonZeros()) / static_cast<double>(probe.nodes.size());
+    const double node_ns = probe.visits_per_node * kNsPerVisit + ball * kNsPerBallSite;
+    const double pre = n * node_ns;
     if (pre >= best.predicted_ns) break;  // the precomputation alone costs more, and it grows with k
     // The tuning nodes' terms (r_k(Q) b)_v from their rows of r_k(Q): no map over all nodes. b = D_s x~ (dual) or x
     // (primal): the scaling goes into the rows.
@@ -296,13 +306,15 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const std::vector<
       // Every degree's cost includes at least two evaluations (n_eval >= 2), so this is a lower bound on the next
       // degree's predicted total: on kregular:10000,4 it skips the k = 6 probe that the precomputation alone did not
       // (predicted 197 ms of precomputation against 199 ms in total at k = 5).
-      if (n * next_visits * kNsPerVisit + 2 * (sweep_ns + next * map_ns) >= best.predicted_ns) break;
+      // The ball grows with the visits (their ratio is the ball's mean degree within it).
+      const double next_node_ns = node_ns * next_visits / probe.visits_per_node;
+      if (n * next_node_ns + 2 * (sweep_ns + next * map_ns) >= best.predicted_ns) break;
     }
     prev_visits = probe.visits_per_node;
     prev_degree = k;
     // A probe runs its flows on about 5 intervals (the kappa descent and the final one): the next, on a larger
     // ball, would itself cost more than the best run.
-    const double probe_ns = 5 * static_cast<double>(probe.nodes.size()) * probe.visits_per_node * kNsPerVisit;
+    const double probe_ns = 5 * static_cast<double>(probe.nodes.size()) * node_ns;
     if (probe_ns >= best.predicted_ns) break;
   }
   return best;
