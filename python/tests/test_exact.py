@@ -132,9 +132,13 @@ def test_marginals_exact_and_bracket():
     assert cv["method"] == "dual-cv" and cv["reached_target"] and cv["gap_ratio_rms"] > 0
     # The control variate's bracket is certified (docs/accuracy.md): l_v <= V_v <= E_v, no sampling involved.
     assert (cv["lower"] <= exact * (1 + 1e-10)).all() and (exact <= cv["upper"] * (1 + 1e-10)).all()
-    # The estimate against the exact values with its own standard errors: |z| > 6 has probability 2e-9 per node for
-    # a normal estimate; the standard errors are estimated, so this bound is approximate.
-    assert (np.abs(cv["estimate"] - exact) < 6 * cv["std_error"]).all()
+    # The estimate against the exact values with its own standard errors, which come from 16 independent chains: a
+    # Student-t bound with 15 degrees of freedom, Bonferroni over the nodes (false-failure probability <= 1e-6 for
+    # normal estimates, as tests/test_marginals.cpp; the per-chain means of u_v^2 are skewed, so it is approximate).
+    # The earlier bound |z| < 6 ignored the estimated standard errors' 15 degrees of freedom: over 40 seeds of this
+    # model with a fixed degree 5 and burn-ins of 84, 112 or 300 sweeps the largest |z| was 8.3, 8.5 and 6.6.
+    z_max = st.t.isf(1e-6 / (2 * len(exact)), cv["chains"] - 1)
+    assert (np.abs(cv["estimate"] - exact) < z_max * cv["std_error"]).all()
 
 
 def test_quick_figure_runs():
