@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -232,6 +233,44 @@ BOOST_AUTO_TEST_CASE(checkpoints_and_estimators_match_one_process) {
           }
         }
       }
+}
+
+BOOST_AUTO_TEST_CASE(all_to_all_over_ranks) {
+  // mpi::Group's own all-to-all (MPI_Ialltoallv of items): with uneven counts, some zero, every rank must receive
+  // from every rank, in rank order, exactly the items addressed to it; then a failure settled inside it (one rank
+  // passes an error) ends every rank with that message.
+  using namespace dualgibbs;
+  mpi::Group group(MPI_COMM_WORLD);
+  const int k = group.size(), me = group.rank();
+  const auto ku = static_cast<std::size_t>(k);
+  auto value = [](int from, int to, std::size_t i, std::size_t c) {
+    return 1000000.0 * from + 10000.0 * to + 10.0 * static_cast<double>(i) + static_cast<double>(c);
+  };
+  std::vector<std::size_t> counts(ku * ku);
+  for (std::size_t r = 0; r < ku; ++r)
+    for (std::size_t t = 0; t < ku; ++t) counts[r * ku + t] = (r + 2 * t + 1) % 3;
+  constexpr std::size_t unit = 4;
+  std::vector<double> send, expected;
+  for (int t = 0; t < k; ++t)
+    for (std::size_t i = 0; i < counts[static_cast<std::size_t>(me) * ku + static_cast<std::size_t>(t)]; ++i)
+      for (std::size_t c = 0; c < unit; ++c) send.push_back(value(me, t, i, c));
+  for (int r = 0; r < k; ++r)
+    for (std::size_t i = 0; i < counts[static_cast<std::size_t>(r) * ku + static_cast<std::size_t>(me)]; ++i)
+      for (std::size_t c = 0; c < unit; ++c) expected.push_back(value(r, me, i, c));
+  std::vector<double> recv(expected.size() + 1, -1.0);
+  expected.push_back(-1.0);  // the guard past the end stays
+  send.push_back(0.0);       // never empty, so data() is valid
+  group.all_to_all(nullptr, send.data(), recv.data(), counts, unit);
+  BOOST_TEST(recv == expected, boost::test_tools::per_element());
+  const int culprit = k > 1 ? 1 : 0;
+  std::exception_ptr error;
+  if (me == culprit) error = std::make_exception_ptr(std::invalid_argument("planted before the all-to-all"));
+  try {
+    group.all_to_all(error, send.data(), recv.data(), counts, unit);
+    BOOST_ERROR("no exception on rank " << me);
+  } catch (const std::invalid_argument& e) {
+    BOOST_CHECK(std::string(e.what()).find("planted before the all-to-all") != std::string::npos);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(error_on_one_rank_ends_every_rank) {

@@ -375,6 +375,111 @@ BOOST_AUTO_TEST_CASE(a_batch_scored_over_members_matches_one_process) {
     }
 }
 
+// The value of component c of item i that member `from` sends to member `to` (exact in double).
+double a2a_value(int from, int to, std::size_t i, std::size_t c) {
+  return 1000000.0 * from + 10000.0 * to + 10.0 * static_cast<double>(i) + static_cast<double>(c);
+}
+
+BOOST_AUTO_TEST_CASE(all_to_all_delivers_each_members_blocks) {
+  // ChainGroup::all_to_all through its default transport (every send buffer gathered, the blocks for this member
+  // kept): over 1 to 4 members with uneven counts, some zero, member `to` must receive from every member, in rank
+  // order, exactly the items that member addressed to it.
+  for (int k = 1; k <= 4; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    std::vector<std::size_t> counts(ku * ku);
+    for (std::size_t r = 0; r < ku; ++r)
+      for (std::size_t t = 0; t < ku; ++t) counts[r * ku + t] = (r + 2 * t) % 3;  // 0, 1 or 2 items
+    constexpr std::size_t unit = 3;
+    std::vector<std::vector<double>> got(ku);
+    std::vector<std::string> errors(ku);
+    on_members(k, [&](ThreadMember& m) {
+      const int me = m.rank();
+      std::vector<double> send;
+      for (int t = 0; t < k; ++t)
+        for (std::size_t i = 0; i < counts[static_cast<std::size_t>(me) * ku + static_cast<std::size_t>(t)]; ++i)
+          for (std::size_t c = 0; c < unit; ++c) send.push_back(a2a_value(me, t, i, c));
+      std::size_t incoming = 0;
+      for (std::size_t r = 0; r < ku; ++r) incoming += counts[r * ku + static_cast<std::size_t>(me)];
+      std::vector<double> recv(incoming * unit + 1, -1.0);  // one guard value past the end
+      try {
+        m.all_to_all(nullptr, send.data(), recv.data(), counts, unit);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(me)] = e.what();
+      }
+      got[static_cast<std::size_t>(me)] = recv;
+    });
+    for (int t = 0; t < k; ++t) {
+      BOOST_TEST_CONTEXT("member " << t << " of " << k) {
+        BOOST_TEST(errors[static_cast<std::size_t>(t)].empty());
+        std::vector<double> expected;
+        for (int r = 0; r < k; ++r)
+          for (std::size_t i = 0; i < counts[static_cast<std::size_t>(r) * ku + static_cast<std::size_t>(t)]; ++i)
+            for (std::size_t c = 0; c < unit; ++c) expected.push_back(a2a_value(r, t, i, c));
+        expected.push_back(-1.0);
+        BOOST_TEST(got[static_cast<std::size_t>(t)] == expected, boost::test_tools::per_element());
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(all_to_all_rejects_a_wrong_count_matrix) {
+  on_members(2, [&](ThreadMember& m) {
+    double x = 0;
+    BOOST_CHECK_THROW(m.all_to_all(nullptr, &x, &x, {1, 1, 1}, 1), std::invalid_argument);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(batch_share_is_each_members_part_of_batch) {
+  // GroupedMoments::batch_share over 1, 2, 3 and 5 members (5: more members than the 4 sets, one keeps none), each
+  // holding its share of 7 groups of 40 draws: member r's objects must be bitwise elements member_share(4, r, k)
+  // of batch() over all draws in one process (centre, every group's sums, the total), both kinds. Without a group,
+  // batch_share is batch.
+  using namespace dualgibbs;
+  const std::vector<std::size_t> offsets{0, 5, 11, 17, 20, 28, 33, 40};
+  const std::size_t groups = offsets.size() - 1;
+  std::vector<Eigen::MatrixXd> all;
+  for (int b = 0; b < 4; ++b)
+    all.push_back(Eigen::MatrixXd::Random(6, 40) * (b + 1.0) + Eigen::MatrixXd::Constant(6, 40, b));
+  const std::vector<Eigen::Ref<const Eigen::MatrixXd>> all_refs(all.begin(), all.end());
+  auto same = [](const GroupedMoments& a, const GroupedMoments& b) {
+    bool ok = a.num_groups() == b.num_groups() && same_bits(a.center(), b.center()) && a.count() == b.count() &&
+              same_bits(a.total().sum, b.total().sum) && same_bits(a.total().scatter, b.total().scatter);
+    for (std::size_t g = 0; ok && g < a.num_groups(); ++g)
+      ok = a.group(g).count == b.group(g).count && same_bits(a.group(g).sum, b.group(g).sum) &&
+           same_bits(a.group(g).scatter, b.group(g).scatter);
+    return ok;
+  };
+  for (MomentKind kind : {MomentKind::Full, MomentKind::Diagonal}) {
+    const std::vector<GroupedMoments> one = GroupedMoments::batch(all_refs, 0, offsets, kind);
+    const std::vector<GroupedMoments> alone = GroupedMoments::batch_share(all_refs, 0, offsets, kind);
+    BOOST_REQUIRE_EQUAL(alone.size(), one.size());
+    for (std::size_t b = 0; b < one.size(); ++b) BOOST_CHECK(same(alone[b], one[b]));
+    for (int k : {1, 2, 3, 5}) {
+      std::vector<std::vector<GroupedMoments>> got(static_cast<std::size_t>(k));
+      std::vector<std::string> errors(static_cast<std::size_t>(k));
+      on_members(k, [&](ThreadMember& m) {
+        const auto [g_lo, g_hi] = member_share(groups, m.rank(), k);
+        std::vector<Eigen::Ref<const Eigen::MatrixXd>> mine;
+        for (const auto& d : all)
+          mine.emplace_back(d.middleCols(static_cast<Eigen::Index>(offsets[g_lo]),
+                                         static_cast<Eigen::Index>(offsets[g_hi] - offsets[g_lo])));
+        try {
+          got[static_cast<std::size_t>(m.rank())] = GroupedMoments::batch_share(mine, offsets[g_lo], offsets, kind);
+        } catch (const std::exception& e) {
+          errors[static_cast<std::size_t>(m.rank())] = e.what();
+        }
+      });
+      for (int r = 0; r < k; ++r) BOOST_TEST_CONTEXT(to_string(kind) << ", member " << r << " of " << k) {
+          BOOST_TEST(errors[static_cast<std::size_t>(r)].empty());
+          const auto [lo, hi] = member_share(one.size(), r, k);
+          const std::vector<GroupedMoments>& mine = got[static_cast<std::size_t>(r)];
+          BOOST_REQUIRE_EQUAL(mine.size(), hi - lo);
+          for (std::size_t b = lo; b < hi; ++b) BOOST_CHECK(same(mine[b - lo], one[b]));
+        }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(an_error_on_one_member_ends_local_observation_everywhere) {
   // Member 1 throws at sweep 2 before its tracker; the others are inside theirs (the group sums' exchange) when
   // they learn of it. A share that is not the member's own is refused on every member.

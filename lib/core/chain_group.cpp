@@ -5,6 +5,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dualgibbs {
 
@@ -59,6 +60,40 @@ void ChainGroup::all_gather(const std::exception_ptr& error, const double* mine,
                                 std::to_string(size()) + " members");
   settle(error);
   gather_items(mine, all, counts, unit);
+}
+
+void ChainGroup::all_to_all(const std::exception_ptr& error, const double* send, double* recv,
+                            const std::vector<std::size_t>& counts, std::size_t unit) {
+  const auto k = static_cast<std::size_t>(size());
+  if (counts.size() != k * k)
+    throw std::invalid_argument("ChainGroup::all_to_all: " + std::to_string(counts.size()) + " counts for " +
+                                std::to_string(k) + " x " + std::to_string(k) + " members");
+  settle(error);
+  exchange_items(send, recv, counts, unit);
+}
+
+void ChainGroup::exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts,
+                                std::size_t unit) {
+  const auto k = static_cast<std::size_t>(size()), me = static_cast<std::size_t>(rank());
+  // Every member's whole send buffer (row r of counts) to every member, in rank order.
+  std::vector<std::size_t> rows(k, 0);
+  for (std::size_t r = 0; r < k; ++r)
+    for (std::size_t s = 0; s < k; ++s) rows[r] += counts[r * k + s];
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < k; ++r) total += rows[r];
+  std::vector<double> all(total * unit);
+  gather_items(send, all.data(), rows, unit);
+  // Keep the block each member sent here: in member r's buffer, after its blocks for members 0 .. me - 1.
+  std::size_t row_start = 0, out = 0;
+  for (std::size_t r = 0; r < k; ++r) {
+    std::size_t at = row_start;
+    for (std::size_t s = 0; s < me; ++s) at += counts[r * k + s];
+    const std::size_t n = counts[r * k + me];
+    std::copy(all.begin() + static_cast<std::ptrdiff_t>(at * unit),
+              all.begin() + static_cast<std::ptrdiff_t>((at + n) * unit), recv + out * unit);
+    out += n;
+    row_start += rows[r];
+  }
 }
 
 void ChainGroup::run(const std::function<void()>& work) {

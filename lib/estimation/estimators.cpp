@@ -127,15 +127,17 @@ void mirror_lower(double* p, Eigen::Index dim) {
   }
 }
 
-// The diagonal kind's sums of `block` about `center`: O(n dim), no BLAS.
-void diagonal_sums(const Eigen::Ref<const Eigen::MatrixXd>& block, const Eigen::VectorXd& center, MomentSums& s) {
-  s.scatter.setZero(center.size());
+// The diagonal kind's sums of `block` about `center` into sum and scatter (dim doubles each, sum already zero):
+// O(n dim), no BLAS.
+void diagonal_sums(const Eigen::Ref<const Eigen::MatrixXd>& block, const Eigen::VectorXd& center, double* sum,
+                   double* scatter) {
+  std::fill(scatter, scatter + center.size(), 0.0);
   for (Eigen::Index k = 0; k < block.cols(); ++k) {
     const double* x = block.col(k).data();
     for (Eigen::Index i = 0; i < center.size(); ++i) {
       const double c = x[i] - center(i);
-      s.sum(i) += c;
-      s.scatter(i) += c * c;
+      sum[i] += c;
+      scatter[i] += c * c;
     }
   }
 }
@@ -178,7 +180,7 @@ GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, s
                                const std::vector<std::size_t>& offsets, MomentKind kind)
     : m_kind(kind) {
   std::vector<GroupedMoments*> out{this};
-  build_all({draws}, first, offsets, out);
+  build_all({draws}, first, offsets, kind, out);
 }
 
 std::vector<GroupedMoments> GroupedMoments::batch(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
@@ -194,7 +196,27 @@ std::vector<GroupedMoments> GroupedMoments::batch(const std::vector<Eigen::Ref<c
                                         std::to_string(draws[0].rows()) + " x " + std::to_string(draws[0].cols()));
     out.push_back(&result[b]);
   }
-  build_all(draws, first, offsets, out);
+  build_all(draws, first, offsets, kind, out);
+  return result;
+}
+
+std::vector<GroupedMoments> GroupedMoments::batch_share(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
+                                                        std::size_t first, const std::vector<std::size_t>& offsets,
+                                                        MomentKind kind) {
+  if (draws.empty()) fail("GroupedMoments::batch_share", "no sets of draws");
+  for (std::size_t b = 0; b < draws.size(); ++b)
+    if (draws[b].rows() != draws[0].rows() || draws[b].cols() != draws[0].cols())
+      fail("GroupedMoments::batch_share",
+           "set " + std::to_string(b) + " of draws is " + std::to_string(draws[b].rows()) + " x " +
+               std::to_string(draws[b].cols()) + ", set 0 is " + std::to_string(draws[0].rows()) + " x " +
+               std::to_string(draws[0].cols()));
+  const ChainGroup* group = current_chain_group();
+  const auto [lo, hi] = group ? member_share(draws.size(), group->rank(), group->size())
+                              : std::pair<std::size_t, std::size_t>{0, draws.size()};
+  std::vector<GroupedMoments> result(hi - lo, GroupedMoments(kind));
+  std::vector<GroupedMoments*> out;
+  for (GroupedMoments& gm : result) out.push_back(&gm);
+  build_all(draws, first, offsets, kind, out, true);
   return result;
 }
 
@@ -204,14 +226,14 @@ void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const
   if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != n)
     fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws " + std::to_string(n));
   std::vector<GroupedMoments*> out{this};
-  build_all({draws}, 0, offsets, out);
+  build_all({draws}, 0, offsets, m_kind, out);
 }
 
 void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws, std::size_t first,
-                               const std::vector<std::size_t>& offsets, std::vector<GroupedMoments*>& out) {
+                               const std::vector<std::size_t>& offsets, MomentKind kind,
+                               std::vector<GroupedMoments*>& out, bool owners_only) {
   // Every set has the same shape (batch() checks it; the single-set callers have one).
   const std::size_t sets = draws.size();
-  const MomentKind kind = out.front()->m_kind;
   const Eigen::Index dim = draws.front().rows();
   if (offsets.size() < 2 || offsets.front() != 0)
     fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws");
@@ -237,6 +259,11 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
   // travels together: an exchanged item is one group's results for every set (group-major, then set).
   const bool holds_all = first == 0 && held == n;
   ChainGroup* const group = current_chain_group();
+  // The sets whose objects are built here (out[b - own_lo]): all, or with `owners_only` this member's share.
+  const bool to_owners = owners_only && group;
+  const auto [own_lo, own_hi] =
+      to_owners ? member_share(sets, group->rank(), group->size()) : std::pair<std::size_t, std::size_t>{0, sets};
+  if (out.size() != own_hi - own_lo) fail("GroupedMoments", "internal: objects for the wrong number of sets");
   auto columns = [&](std::size_t b, std::size_t g) {  // group g's columns in set b
     if (offsets[g] < first || offsets[g + 1] > first + held)
       fail("GroupedMoments", "group " + std::to_string(g) + " (draws [" + std::to_string(offsets[g]) + ", " +
@@ -273,14 +300,16 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
         for (Eigen::Index k = 0; k < block.cols(); ++k) acc += block.col(k);
       }
   });
+  std::vector<Eigen::VectorXd> centres(sets);
   for (std::size_t b = 0; b < sets; ++b) {
     for (std::size_t g = 0; share_centre && g < groups; ++g)
       column_sums[b].col(static_cast<Eigen::Index>(g)) =
           Eigen::Map<const Eigen::VectorXd>(packed.data() + (g * sets + b) * udim, dim);
     Eigen::VectorXd total = column_sums[b].col(0);
     for (std::size_t g = 1; g < groups; ++g) total += column_sums[b].col(static_cast<Eigen::Index>(g));
-    out[b]->m_center = total / static_cast<double>(n);
+    centres[b] = total / static_cast<double>(n);
   }
+  for (std::size_t b = own_lo; b < own_hi; ++b) out[b - own_lo]->m_center = centres[b];
 
   // Pass 2: each group's sums about the centre; the full scatter by one single-threaded BLAS symmetric rank-k
   // update per group (lower triangle, then mirrored), groups spread over the threads (run_tasks: the bits do
@@ -289,37 +318,94 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
   // copies, so the bits are those of one process.
   const Eigen::Index scatter_size = kind == MomentKind::Full ? dim * dim : dim;
   for (GroupedMoments* gm : out) gm->m_groups.assign(groups, MomentSums{});
-  auto one_group = [&](std::size_t b, std::size_t g) {
+  // Group g's sums of set b about its centre into count, sum (dim doubles) and scatter (scatter_size doubles).
+  auto group_sums = [&](std::size_t b, std::size_t g, double* count, double* sum, double* scatter) {
     const auto block = columns(b, g);
-    const Eigen::VectorXd& center = out[b]->m_center;
-    MomentSums& s = out[b]->m_groups[g];
-    s.count = static_cast<double>(block.cols());
-    s.sum.setZero(dim);
-    if (kind == MomentKind::Diagonal) return diagonal_sums(block, center, s);
+    const Eigen::VectorXd& center = centres[b];
+    *count = static_cast<double>(block.cols());
+    Eigen::Map<Eigen::VectorXd> acc(sum, dim);
+    acc.setZero();
+    if (kind == MomentKind::Diagonal) return diagonal_sums(block, center, sum, scatter);
     const Eigen::MatrixXd centred = block.colwise() - center;
-    for (Eigen::Index k = 0; k < centred.cols(); ++k) s.sum += centred.col(k);
-    s.scatter.resize(scatter_size);
+    for (Eigen::Index k = 0; k < centred.cols(); ++k) acc += centred.col(k);
     const int nd = static_cast<int>(dim), k = static_cast<int>(centred.cols());
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, s.scatter.data(), nd);
-    mirror_lower(s.scatter.data(), dim);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, scatter, nd);
+    mirror_lower(scatter, dim);
   };
   const detail::ScopedBlasThreads single_threaded_blas(1);
   // The diagonal kind is O(n dim): one thread, as the BLAS-free loop it is.
   const double flops =
       kind == MomentKind::Full ? static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(n) : 0.0;
-  const bool share_sums = group && (kind == MomentKind::Full || !holds_all);
   const auto unit = static_cast<std::size_t>(1 + dim + scatter_size);
+  if (to_owners) {
+    // Each member computes its groups' sums of every set straight into its send buffer, ordered by the member that
+    // keeps the set (then group, then set), and receives every group's sums of the sets it keeps: from member r its
+    // groups, so the received items run group-major over all groups, then over this member's sets.
+    const int members = group->size();
+    const auto k = static_cast<std::size_t>(members);
+    const auto [g_lo, g_hi] = member_share(groups, group->rank(), members);
+    std::vector<std::size_t> counts(k * k), set_lo(k), block_at(k);
+    std::vector<std::size_t> keeper(sets);
+    std::size_t at = 0;
+    for (int r = 0; r < members; ++r) {
+      const auto [gr_lo, gr_hi] = member_share(groups, r, members);
+      for (int t = 0; t < members; ++t) {
+        const auto [s_lo, s_hi] = member_share(sets, t, members);
+        counts[static_cast<std::size_t>(r) * k + static_cast<std::size_t>(t)] = (gr_hi - gr_lo) * (s_hi - s_lo);
+        if (r != group->rank()) continue;
+        set_lo[static_cast<std::size_t>(t)] = s_lo;
+        block_at[static_cast<std::size_t>(t)] = at;
+        at += (gr_hi - gr_lo) * (s_hi - s_lo);
+        for (std::size_t b = s_lo; b < s_hi; ++b) keeper[b] = static_cast<std::size_t>(t);
+      }
+    }
+    Eigen::VectorXd send(static_cast<Eigen::Index>(at * unit));
+    group->clear_settled();
+    std::exception_ptr error;
+    try {
+      const double task_flops = flops * static_cast<double>(sets) * static_cast<double>(g_hi - g_lo);
+      run_tasks((g_hi - g_lo) * sets, task_flops / static_cast<double>(groups), [&](std::size_t i) {
+        const std::size_t g = g_lo + i / sets, b = i % sets, t = keeper[b];
+        const std::size_t kept = t + 1 < k ? set_lo[t + 1] - set_lo[t] : sets - set_lo[t];
+        double* q = send.data() + (block_at[t] + (g - g_lo) * kept + (b - set_lo[t])) * unit;
+        group_sums(b, g, q, q + 1, q + 1 + dim);
+      });
+    } catch (...) {
+      if (group->failure_settled()) throw;
+      error = std::current_exception();
+    }
+    const std::size_t mine = own_hi - own_lo;
+    Eigen::VectorXd recv(static_cast<Eigen::Index>(groups * mine * unit));
+    group->all_to_all(error, send.data(), recv.data(), counts, unit);
+    for (std::size_t b = own_lo; b < own_hi; ++b) {
+      GroupedMoments& gm = *out[b - own_lo];
+      for (std::size_t g = 0; g < groups; ++g) {
+        const double* q = recv.data() + (g * mine + (b - own_lo)) * unit;
+        MomentSums& s = gm.m_groups[g];
+        s.count = q[0];
+        s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
+        s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
+      }
+      gm.m_total = gm.range(0, groups);
+    }
+    return;
+  }
+
+  // Otherwise every member gets every set's sums: computed here, or gathered in group order.
+  auto one_group = [&](std::size_t b, std::size_t g) {
+    MomentSums& s = out[b]->m_groups[g];
+    s.sum.resize(dim);
+    s.scatter.resize(scatter_size);
+    group_sums(b, g, &s.count, s.sum.data(), s.scatter.data());
+  };
+  const bool share_sums = group && (kind == MomentKind::Full || !holds_all);
   over_groups(share_sums, sets * unit, packed, [&](std::size_t lo, std::size_t hi) {
     const double task_flops = flops * static_cast<double>(sets) * static_cast<double>(hi - lo);
     run_tasks((hi - lo) * sets, task_flops / static_cast<double>(groups), [&](std::size_t i) {
       const std::size_t g = lo + i / sets, b = i % sets;
-      one_group(b, g);
-      if (!share_sums) return;
-      const MomentSums& s = out[b]->m_groups[g];
+      if (!share_sums) return one_group(b, g);
       double* q = packed.data() + (g * sets + b) * unit;
-      q[0] = s.count;
-      std::copy(s.sum.data(), s.sum.data() + dim, q + 1);
-      std::copy(s.scatter.data(), s.scatter.data() + scatter_size, q + 1 + dim);
+      group_sums(b, g, q, q + 1, q + 1 + dim);  // straight into the exchanged buffer
     });
   });
   // (Sending only the lower triangle of a full scatter halves the bytes but costs a strided mirror of every group
@@ -717,26 +803,31 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
   for (std::size_t c0 = 0; c0 < total_sets; c0 += chunk) {
     const std::size_t c1 = std::min(total_sets, c0 + chunk), sets = c1 - c0;
     const auto at = [c0](std::size_t b) { return static_cast<std::ptrdiff_t>(c0 + b); };
-    const std::vector<GroupedMoments> gms = GroupedMoments::batch(
-        std::vector<Eigen::Ref<const Eigen::MatrixXd>>(states.begin() + at(0), states.begin() + at(sets)), first,
-        offsets, m_kind);
+    const std::vector<Eigen::Ref<const Eigen::MatrixXd>> chunk_states(states.begin() + at(0),
+                                                                      states.begin() + at(sets));
+    const bool split = group && sets > 1;
+    // One checkpoint: every member gets every group's sums and scores it. Several: each member gets every group's
+    // sums of its share of the checkpoints only (GroupedMoments::batch_share).
+    const std::vector<GroupedMoments> gms = split ? GroupedMoments::batch_share(chunk_states, first, offsets, m_kind)
+                                                  : GroupedMoments::batch(chunk_states, first, offsets, m_kind);
     const std::vector<std::size_t> chunk_sweeps(sweeps.begin() + at(0), sweeps.begin() + at(sets));
     const std::vector<double> chunk_seconds(seconds.begin() + at(0), seconds.begin() + at(sets));
     std::vector<const GroupedMoments*> list;
     for (const GroupedMoments& gm : gms) list.push_back(&gm);
-    if (!group || sets == 1) {
+    if (!split) {
       score(chunk_sweeps, chunk_seconds, list);
     } else {
-      // Every member now holds every group's sums of every checkpoint. Rather than each member scoring every checkpoint
-      // (the halves' sums, the deviations, the jackknife's products: the same work on every member), each scores its
-      // share of the checkpoints alone, exactly as one process (its own jackknife replicates included), and the
-      // estimates are gathered in checkpoint order; the last checkpoint's estimate matrix comes from its scorer.
+      // Rather than each member scoring every checkpoint (the halves' sums, the deviations, the jackknife's products:
+      // the same work on every member), each scores its share of the checkpoints alone, exactly as one process (its
+      // own jackknife replicates included), from the sums it alone received, and the estimates are gathered in
+      // checkpoint order; the last checkpoint's estimate matrix comes from its scorer.
       static_assert(sizeof(ErrorEstimate) == sizeof(std::size_t) + 9 * sizeof(double),
                     "a new ErrorEstimate field must travel in the rows gathered below");
       constexpr std::size_t fields = 10;
       const std::size_t before = m_history.size();
       std::vector<double> packed(sets * fields);
       shared_items(sets, fields, packed.data(), [&](std::size_t lo, std::size_t hi) {
+        if (hi - lo != list.size()) fail(where, "internal: the shares of checkpoints differ");
         if (lo == hi) return;
         const ScopedLocalWork own_checkpoints;  // no exchange inside: this member scores these checkpoints alone
         try {
@@ -744,7 +835,7 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
                  chunk_sweeps.begin() + static_cast<std::ptrdiff_t>(hi)},
                 {chunk_seconds.begin() + static_cast<std::ptrdiff_t>(lo),
                  chunk_seconds.begin() + static_cast<std::ptrdiff_t>(hi)},
-                {list.begin() + static_cast<std::ptrdiff_t>(lo), list.begin() + static_cast<std::ptrdiff_t>(hi)});
+                list);  // list = checkpoints [lo, hi): batch_share's and shared_items' shares are the same
         } catch (...) {
           m_history.resize(before);  // the history stays the same on every member
           throw;

@@ -121,6 +121,42 @@ void Group::gather_items(const double* mine, double* all, const std::vector<std:
   check(status, "Iallgatherv");
 }
 
+void Group::exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts, std::size_t unit) {
+  // One MPI_Ialltoallv of items of `unit` doubles: each member receives only the blocks sent to it.
+  const auto k = static_cast<std::size_t>(m_size), me = static_cast<std::size_t>(m_rank);
+  std::vector<int> send_count(k), send_at(k), recv_count(k), recv_at(k);
+  std::size_t send_offset = 0, recv_offset = 0;
+  for (std::size_t r = 0; r < k; ++r) {
+    const std::size_t out = counts[me * k + r], in = counts[r * k + me];
+    if (out > INT_MAX || in > INT_MAX || send_offset > INT_MAX || recv_offset > INT_MAX)
+      throw std::invalid_argument("dualgibbs::mpi: more than 2^31 items in one all-to-all");
+    send_count[r] = static_cast<int>(out);
+    send_at[r] = static_cast<int>(send_offset);
+    recv_count[r] = static_cast<int>(in);
+    recv_at[r] = static_cast<int>(recv_offset);
+    send_offset += out;
+    recv_offset += in;
+  }
+  if (unit == 0) return;
+  if (unit > INT_MAX) throw std::invalid_argument("dualgibbs::mpi: an item of more than 2^31 doubles");
+  MPI_Datatype item;
+  check(MPI_Type_contiguous(static_cast<int>(unit), MPI_DOUBLE, &item), "Type_contiguous");
+  check(MPI_Type_commit(&item), "Type_commit");
+  MPI_Request request;
+  int status = MPI_Ialltoallv(send, send_count.data(), send_at.data(), item, recv, recv_count.data(), recv_at.data(),
+                              item, m_comm, &request);
+  if (status == MPI_SUCCESS) {
+    try {
+      complete(request, "Ialltoallv");
+    } catch (...) {
+      MPI_Type_free(&item);
+      throw;
+    }
+  }
+  MPI_Type_free(&item);
+  check(status, "Ialltoallv");
+}
+
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
                            const Observer& observe) {
   Group group(comm);

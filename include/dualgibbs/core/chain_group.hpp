@@ -34,7 +34,7 @@
 
 namespace dualgibbs {
 
-/// The members sharing an ensemble's chains: rank, size and the three collectives the library needs.
+/// The members sharing an ensemble's chains: rank, size and the collectives the library needs.
 class DUALGIBBS_EXPORT ChainGroup {
  public:
   ChainGroup() = default;
@@ -59,6 +59,14 @@ class DUALGIBBS_EXPORT ChainGroup {
   void all_gather(const std::exception_ptr& error, const double* mine, double* all,
                   const std::vector<std::size_t>& counts, std::size_t unit);
 
+  /// Collective: every member sends blocks of items of `unit` doubles to every member (an all-to-all).
+  /// counts[r * size() + s] is the number of items member r sends to member s (the same matrix on every member).
+  /// `send` holds this member's items for member 0, then for member 1, ...; on return `recv` holds the items sent
+  /// to this member by member 0, then by member 1, ... (the sum of column rank() of counts, times `unit` doubles).
+  /// Copies only. Settles this member's outcome `error` first, as all_gather() does.
+  /// \throws std::invalid_argument if counts.size() != size() * size(); whatever settle() throws.
+  void all_to_all(const std::exception_ptr& error, const double* send, double* recv,
+                  const std::vector<std::size_t>& counts, std::size_t unit);
   /// Collective: `error` is this member's outcome (null = success). Returns if no member failed. Otherwise a
   /// failed member rethrows its own exception and every other member throws the message of the lowest-numbered
   /// failed member, as std::invalid_argument if that member's exception was one, else as std::runtime_error.
@@ -82,6 +90,11 @@ class DUALGIBBS_EXPORT ChainGroup {
   /// Collective: as all_gather(), without the settlement.
   virtual void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts,
                             std::size_t unit) = 0;
+  /// Collective: as all_to_all(), without the settlement. The default gathers every member's whole send buffer to
+  /// every member (gather_items()) and keeps the blocks sent here: correct for any transport, but it moves size()
+  /// times the data; a transport with an all-to-all of its own overrides it (dualgibbs::mpi::Group).
+  virtual void exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts,
+                              std::size_t unit);
 
  private:
   bool m_unwinding = false;  // an exception settled by the last collective is propagating

@@ -115,6 +115,16 @@ class DUALGIBBS_EXPORT GroupedMoments {
   static std::vector<GroupedMoments> batch(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
                                            std::size_t first, const std::vector<std::size_t>& offsets, MomentKind kind);
 
+  /// This member's share of batch(draws, first, offsets, kind): its elements b in member_share(draws.size(), rank,
+  /// size), bitwise the same objects, in order (without a chain group: all of them, as batch()). The members compute
+  /// their groups' sums of every set as batch() does, but each receives only the sums of the sets it keeps (an
+  /// all-to-all instead of an all-gather), so it moves and unpacks the sums of about 1/K of the sets. A member may
+  /// keep no set (fewer sets than members). Collective in a group.
+  /// \throws std::invalid_argument as batch().
+  static std::vector<GroupedMoments> batch_share(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
+                                                 std::size_t first, const std::vector<std::size_t>& offsets,
+                                                 MomentKind kind);
+
   /// Full covariance or diagonal only, as constructed.
   MomentKind kind() const noexcept { return m_kind; }
   /// dim, the length of one draw (the number of rows of the draws).
@@ -154,9 +164,11 @@ class DUALGIBBS_EXPORT GroupedMoments {
  private:
   explicit GroupedMoments(MomentKind kind) : m_kind(kind) {}
   void build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets);
-  // Builds out[b] from draws[b] for every b (all cut at `offsets`, all holding draws [first, first + cols)).
+  // Builds out[b] from draws[b] for every b (all cut at `offsets`, all holding draws [first, first + cols)); with
+  // `owners_only` in a chain group, out holds only this member's share of the sets (member_share(sets, ...)).
   static void build_all(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws, std::size_t first,
-                        const std::vector<std::size_t>& offsets, std::vector<GroupedMoments*>& out);
+                        const std::vector<std::size_t>& offsets, MomentKind kind, std::vector<GroupedMoments*>& out,
+                        bool owners_only = false);
 
   MomentKind m_kind;
   Eigen::VectorXd m_center;

@@ -52,6 +52,8 @@ class Group final : public ChainGroup {
   int lowest_failure(bool failed) override;
   void broadcast(int root, int& code, std::string& text) override;
   void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts, std::size_t unit) override;
+  void exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts,
+                      std::size_t unit) override;
 
  private:
   MPI_Comm m_comm = MPI_COMM_NULL;
