@@ -90,6 +90,39 @@ BOOST_AUTO_TEST_CASE(same_seed_gives_bitwise_identical_checkpoints_for_1_2_and_7
       }
 }
 
+BOOST_AUTO_TEST_CASE(states_buffer_receives_the_same_states) {
+  // EnsembleOptions::states_buffer: at the sweeps where it returns a caller's matrix (of the wrong shape at first),
+  // the observer's states are that matrix, filled with bitwise the states of a run without it; where it returns
+  // nullptr, the run's own matrix. Both domains, 2 threads.
+  const Model model(make_torus(5, 4), 1.0, 0.3);
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    EnsembleOptions o;
+    o.chains = 9;
+    o.sweeps = 6;
+    o.seed = 3;
+    o.threads = 2;
+    o.init = InitialState::Random;
+    const auto plain = collect(model, d, o);
+    std::vector<MatrixXd> mine(3, MatrixXd(2, 2));
+    auto given = [&](std::size_t sweep) { return sweep % 2 == 0 && sweep / 2 < mine.size(); };  // 0, 2, 4
+    o.states_buffer = [&](std::size_t sweep) -> MatrixXd* { return given(sweep) ? &mine[sweep / 2] : nullptr; };
+    std::size_t seen = 0;
+    run_ensemble(model, d, o, [&](const Checkpoint& cp) {
+      ++seen;
+      const MatrixXd& want = plain.at(cp.sweep);
+      BOOST_TEST_CONTEXT(to_string(d) << " sweep " << cp.sweep) {
+        bool in_mine = false;
+        for (const MatrixXd& m : mine) in_mine = in_mine || cp.states.data() == m.data();
+        BOOST_TEST(in_mine == given(cp.sweep));
+        if (given(cp.sweep)) BOOST_TEST(cp.states.data() == mine[cp.sweep / 2].data());
+        BOOST_REQUIRE(cp.states.rows() == want.rows() && cp.states.cols() == want.cols());
+        BOOST_TEST((MatrixXd(cp.states).array() == want.array()).all());
+      }
+    });
+    BOOST_TEST(seen == 7u);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(dual_observer_sees_x_equal_B_y_and_stats_count_updates) {
   const Model model = oracle::small_model();
   EnsembleOptions o;

@@ -120,12 +120,13 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     std::vector<double> kept_seconds;
     std::vector<Eigen::MatrixXd> kept_states, kept_terms;
     std::size_t kept_first = 0;
-    auto keep = [](std::vector<Eigen::MatrixXd>& kept, std::size_t at, const Eigen::Ref<const Eigen::MatrixXd>& m) {
-      if (at < kept.size())
-        kept[at] = m;
-      else
-        kept.emplace_back(m);
+    // The next kept matrix of `kept` (reused, or a new one).
+    auto next_kept = [&](std::vector<Eigen::MatrixXd>& kept) -> Eigen::MatrixXd& {
+      if (kept_sweeps.size() == kept.size()) kept.emplace_back();
+      return kept[kept_sweeps.size()];
     };
+    // The ensemble gathers a checkpoint's states straight into the next kept matrix (no copy of them here).
+    if (batch > 1) o.states_buffer = [&](std::size_t) { return &next_kept(kept_states); };
     auto score_kept = [&] {
       if (kept_sweeps.empty()) return;
       auto refs = [&](const std::vector<Eigen::MatrixXd>& m) {
@@ -141,13 +142,15 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
         model, domain, o,
         [&](const Checkpoint& cp) {
           Eigen::MatrixXd w;
+          // The control variate's terms, into the next kept matrix when deferring.
+          Eigen::MatrixXd& terms = with_cv && batch > 1 ? next_kept(kept_terms) : w;
           if (with_cv) {
             const ScopedLocalWork own_chains;  // the terms of this member's chains, column by column
-            w = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states);
+            terms.noalias() = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states);
           }
           if (batch > 1) {
-            keep(kept_states, kept_sweeps.size(), cp.states);
-            if (with_cv) keep(kept_terms, kept_sweeps.size(), w);
+            if (cp.states.data() != kept_states[kept_sweeps.size()].data())
+              throw std::logic_error("measure_convergence: the states were not gathered into the kept matrix");
             kept_sweeps.push_back(cp.sweep);
             kept_seconds.push_back(cp.seconds);
             kept_first = cp.first_chain;

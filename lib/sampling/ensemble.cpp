@@ -239,19 +239,26 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   }
   auto checkpoint = [&](std::size_t sweep) {
     if (!observe) return;
+    Eigen::MatrixXd* target = &states;  // or the caller's matrix (EnsembleOptions::states_buffer)
     attempt([&] {
+      if (o.states_buffer) {
+        if (Eigen::MatrixXd* given = o.states_buffer(sweep)) {
+          given->resize(obs_dim, static_cast<Eigen::Index>(shown));
+          target = given;
+        }
+      }
       next = b_lo;
       pool.run([&](unsigned) {
-        for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->gather(states, first_chain, show_tally);
+        for (std::size_t b; (b = next.fetch_add(1)) < b_hi;) blocks[b]->gather(*target, first_chain, show_tally);
       });
     });
     if (group && !local) {
       const std::size_t first = block_start(spec, b_lo, o.chains);
-      group->all_gather(pending, states.data() + first * static_cast<std::size_t>(obs_dim), states.data(), columns,
+      group->all_gather(pending, target->data() + first * static_cast<std::size_t>(obs_dim), target->data(), columns,
                         static_cast<std::size_t>(obs_dim));
     }
     // The time is this member's (rank 0's is the one written): a timing, never a decision.
-    attempt([&] { observe(Checkpoint{sweep, seconds, Eigen::Ref<const Eigen::MatrixXd>(states), first_chain}); });
+    attempt([&] { observe(Checkpoint{sweep, seconds, Eigen::Ref<const Eigen::MatrixXd>(*target), first_chain}); });
   };
 
   checkpoint(0);

@@ -92,6 +92,12 @@ struct EnsembleOptions {
   /// and exchanges itself (CovarianceErrorTracker::observe with a first chain, GroupedMoments over a share). Without
   /// a group the cuts are only checked and the observer sees all chains.
   std::vector<std::size_t> local_cuts;
+  /// Where a checkpoint's states are gathered (optional): called with the checkpoint's sweep just before its states
+  /// are gathered; a matrix returned is resized to the states' shape and gathered into, and Checkpoint::states then
+  /// refers to it, so an observer that keeps the states (e.g. for deferred scoring) needs no copy of its own. The
+  /// matrix must stay valid and untouched until the observer returns. Empty, or returning nullptr: a matrix of the
+  /// run's own (reused from checkpoint to checkpoint). The states are the same either way.
+  std::function<Eigen::MatrixXd*(std::size_t sweep)> states_buffer;
 };
 
 /// What the observer is shown.
