@@ -449,6 +449,10 @@ BOOST_AUTO_TEST_CASE(batch_share_is_each_members_part_of_batch) {
            same_bits(a.group(g).scatter, b.group(g).scatter);
     return ok;
   };
+  // Bad input, as batch(): no sets, sets of different shapes.
+  BOOST_CHECK_THROW(GroupedMoments::batch_share({}, 0, offsets, MomentKind::Full), std::invalid_argument);
+  const Eigen::MatrixXd narrow = Eigen::MatrixXd::Ones(6, 39);
+  BOOST_CHECK_THROW(GroupedMoments::batch_share({all[0], narrow}, 0, offsets, MomentKind::Full), std::invalid_argument);
   for (MomentKind kind : {MomentKind::Full, MomentKind::Diagonal}) {
     const std::vector<GroupedMoments> one = GroupedMoments::batch(all_refs, 0, offsets, kind);
     const std::vector<GroupedMoments> alone = GroupedMoments::batch_share(all_refs, 0, offsets, kind);
