@@ -308,7 +308,9 @@ struct DeflatedLaplacian : OperatorBase {
   }
 };
 
-double lambda2_dense(const Graph& g) {
+// Every eigenvalue of the graph Laplacian, ascending, by a dense solve (the caller checks the size); `problem` names
+// the quantity in the error.
+Eigen::VectorXd laplacian_eigenvalues_dense(const Graph& g, const std::string& problem) {
   const Index n = g.num_nodes();
   Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n, n);
   for (const Edge& e : g.edges()) {
@@ -319,10 +321,12 @@ double lambda2_dense(const Graph& g) {
   }
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(L, Eigen::EigenvaluesOnly);
   if (es.info() != Eigen::Success)
-    throw EigensolverError("lambda_2(L) by dense: Eigen's SelfAdjointEigenSolver did not converge",
+    throw EigensolverError(problem + " by dense: Eigen's SelfAdjointEigenSolver did not converge",
                            EigensolverError::Status::NotConverging, SpectralMethod::Dense, 0, 0);
-  return es.eigenvalues()[1];
+  return es.eigenvalues();
 }
+
+double lambda2_dense(const Graph& g) { return laplacian_eigenvalues_dense(g, "lambda_2(L)")[1]; }
 
 // lambda_2 from the largest eigenvalue theta of P K^-1 P, K = d I + w L, when the dual factors K anyway (a
 // homogeneous model: its Woodbury core). The shift c = d/w moves the spectrum: the top eigenvalue's separation is
@@ -430,19 +434,9 @@ LaplacianEnds laplacian_ends_connected(const Graph& g, Plan& plan, const Spectra
   switch (method) {
     case SpectralMethod::Dense: {
       check_dense_size(n, problem);
-      Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n, n);
-      for (const Edge& e : g.edges()) {
-        L(e.head, e.head) += 1.0;
-        L(e.tail, e.tail) += 1.0;
-        L(e.head, e.tail) -= 1.0;
-        L(e.tail, e.head) -= 1.0;
-      }
-      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(L, Eigen::EigenvaluesOnly);
-      if (es.info() != Eigen::Success)
-        throw EigensolverError(std::string(problem) + " by dense: Eigen's SelfAdjointEigenSolver did not converge",
-                               EigensolverError::Status::NotConverging, SpectralMethod::Dense, 0, 0);
-      out.lambda2 = es.eigenvalues()[1];
-      out.lambda_max = es.eigenvalues()[n - 1];
+      const Eigen::VectorXd eigenvalues = laplacian_eigenvalues_dense(g, problem);
+      out.lambda2 = eigenvalues[1];
+      out.lambda_max = eigenvalues[n - 1];
       return out;
     }
     case SpectralMethod::ShiftInvert: {
