@@ -49,6 +49,27 @@ void complete(MPI_Request& request, const char* what) {
   }
 }
 
+// A contiguous datatype of `unit` doubles (one item of a gather or an all-to-all), freed at the end of its scope
+// whether the collective completes or throws.
+class ItemType {
+ public:
+  explicit ItemType(std::size_t unit) {
+    if (unit > INT_MAX) throw std::invalid_argument("dualgibbs::mpi: an item of more than 2^31 doubles");
+    check(MPI_Type_contiguous(static_cast<int>(unit), MPI_DOUBLE, &m_type), "Type_contiguous");
+    if (const int status = MPI_Type_commit(&m_type); status != MPI_SUCCESS) {
+      MPI_Type_free(&m_type);
+      check(status, "Type_commit");
+    }
+  }
+  ~ItemType() { MPI_Type_free(&m_type); }
+  ItemType(const ItemType&) = delete;
+  ItemType& operator=(const ItemType&) = delete;
+  MPI_Datatype get() const noexcept { return m_type; }
+
+ private:
+  MPI_Datatype m_type = MPI_DATATYPE_NULL;
+};
+
 }  // namespace
 
 Group::Group(MPI_Comm comm) {
@@ -100,25 +121,14 @@ void Group::gather_items(const double* mine, double* all, const std::vector<std:
     offset += counts[r];
   }
   if (offset == 0 || unit == 0) return;
-  if (unit > INT_MAX) throw std::invalid_argument("dualgibbs::mpi: an item of more than 2^31 doubles");
-  MPI_Datatype item;
-  check(MPI_Type_contiguous(static_cast<int>(unit), MPI_DOUBLE, &item), "Type_contiguous");
-  check(MPI_Type_commit(&item), "Type_commit");
+  const ItemType item(unit);
   const auto me = static_cast<std::size_t>(m_rank);
   const bool in_place = mine == all + static_cast<std::size_t>(displacement[me]) * unit;
   MPI_Request request;
-  int status = MPI_Iallgatherv(in_place ? MPI_IN_PLACE : mine, count[me], item, all, count.data(), displacement.data(),
-                               item, m_comm, &request);
-  if (status == MPI_SUCCESS) {
-    try {
-      complete(request, "Iallgatherv");
-    } catch (...) {
-      MPI_Type_free(&item);
-      throw;
-    }
-  }
-  MPI_Type_free(&item);
-  check(status, "Iallgatherv");
+  check(MPI_Iallgatherv(in_place ? MPI_IN_PLACE : mine, count[me], item.get(), all, count.data(), displacement.data(),
+                        item.get(), m_comm, &request),
+        "Iallgatherv");
+  complete(request, "Iallgatherv");
 }
 
 void Group::exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts, std::size_t unit) {
@@ -138,23 +148,12 @@ void Group::exchange_items(const double* send, double* recv, const std::vector<s
     recv_offset += in;
   }
   if (unit == 0) return;
-  if (unit > INT_MAX) throw std::invalid_argument("dualgibbs::mpi: an item of more than 2^31 doubles");
-  MPI_Datatype item;
-  check(MPI_Type_contiguous(static_cast<int>(unit), MPI_DOUBLE, &item), "Type_contiguous");
-  check(MPI_Type_commit(&item), "Type_commit");
+  const ItemType item(unit);
   MPI_Request request;
-  int status = MPI_Ialltoallv(send, send_count.data(), send_at.data(), item, recv, recv_count.data(), recv_at.data(),
-                              item, m_comm, &request);
-  if (status == MPI_SUCCESS) {
-    try {
-      complete(request, "Ialltoallv");
-    } catch (...) {
-      MPI_Type_free(&item);
-      throw;
-    }
-  }
-  MPI_Type_free(&item);
-  check(status, "Ialltoallv");
+  check(MPI_Ialltoallv(send, send_count.data(), send_at.data(), item.get(), recv, recv_count.data(), recv_at.data(),
+                       item.get(), m_comm, &request),
+        "Ialltoallv");
+  complete(request, "Ialltoallv");
 }
 
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
