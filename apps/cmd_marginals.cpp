@@ -176,7 +176,8 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
             "independent given their schedule, so the variances and their standard errors stay honest after the\n"
             "burn-in: docs/accuracy.md)")
       ->capture_default_str();
-  add_count(app, "--threads", c.threads, "sampler threads (0 = all cores)")->capture_default_str();
+  add_count(app, "--threads", c.threads, "threads of the samplers and estimators (0 = all cores)")
+      ->capture_default_str();
   app.add_option("--out,-o", c.out,
                  "CSV: v, estimate, std_error, lower, upper (and mean, the posterior mean, with --obs-file)\n"
                  "(JSON sidecar FILE.json; '-' = standard output, no sidecar then nor for a device or FIFO)");

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE estimators
 #include <boost/test/unit_test.hpp>
 
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/model/generators.hpp>
@@ -15,7 +16,11 @@
 
 #include <dlfcn.h>
 #include <cmath>
+#include <atomic>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -720,6 +725,81 @@ bool same_bits(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
          std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
 }
 }  // namespace
+
+namespace {
+// The process's thread count, from /proc/self/status ("Threads:"); 0 where it cannot be read.
+int process_threads() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return 0;
+}
+
+// The most threads the process had while `work` ran, polled by one extra thread (counted).
+template <class Work>
+int peak_threads_during(const Work& work) {
+  std::atomic<bool> done{false};
+  std::atomic<int> peak{0};
+  std::thread poller([&] {
+    while (!done.load()) peak = std::max(peak.load(), process_threads());
+  });
+  while (peak.load() == 0) std::this_thread::yield();  // the poller has read at least once
+  work();
+  done = true;
+  poller.join();
+  return peak.load();
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(scoped_thread_limit_nests_and_restores) {
+  BOOST_TEST(thread_limit() == 0u);
+  {
+    const ScopedThreadLimit a(3);
+    BOOST_TEST(thread_limit() == 3u);
+    {
+      const ScopedThreadLimit none(0);  // no change
+      BOOST_TEST(thread_limit() == 3u);
+      const ScopedThreadLimit larger(8);  // the smaller cap stays
+      BOOST_TEST(thread_limit() == 3u);
+      const ScopedThreadLimit smaller(1);
+      BOOST_TEST(thread_limit() == 1u);
+    }
+    BOOST_TEST(thread_limit() == 3u);
+    unsigned other = 99;
+    std::thread([&] { other = thread_limit(); }).join();  // per thread: another thread has no cap
+    BOOST_TEST(other == 0u);
+  }
+  BOOST_TEST(thread_limit() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(scoped_thread_limit_keeps_the_estimators_on_the_calling_thread) {
+  // GroupedMoments (Full) spreads its groups' rank-k updates over helper threads (run_tasks); under a cap of one
+  // thread the calling thread does them all. Observed from outside: the process's thread count, polled while it
+  // builds. The cap must not change the bits.
+  if (process_threads() == 0) {
+    BOOST_TEST_MESSAGE("skipped: /proc/self/status is not readable");
+    return;
+  }
+  boost::random::mt19937_64 rng(12);
+  boost::random::normal_distribution<double> normal;
+  Eigen::MatrixXd draws(300, 6000);  // 8 groups of 750 draws: 5.4e8 flops, far above run_tasks's 4e6
+  for (Eigen::Index j = 0; j < draws.cols(); ++j)
+    for (Eigen::Index i = 0; i < draws.rows(); ++i) draws(i, j) = normal(rng);
+  Eigen::MatrixXd capped, free;
+  const int before = process_threads() + 1;  // with the poller
+  const int peak_capped = peak_threads_during([&] {
+    const ScopedThreadLimit one(1);
+    capped = GroupedMoments(draws, 8, MomentKind::Full).moments().covariance;
+  });
+  BOOST_TEST(peak_capped == before);
+  const int peak_free =
+      peak_threads_during([&] { free = GroupedMoments(draws, 8, MomentKind::Full).moments().covariance; });
+  // Without a cap helpers appear on a machine with several hardware threads (not asserted: a poll can miss
+  // short-lived threads, and this shows only that the poller could have seen them).
+  BOOST_TEST_MESSAGE("threads: " << before << " before, " << peak_capped << " capped, " << peak_free << " free ("
+                                 << std::thread::hardware_concurrency() << " hardware threads)");
+  BOOST_TEST(same_bits(capped, free));
+}
 
 BOOST_AUTO_TEST_CASE(grouped_moments_and_bootstrap_do_not_depend_on_the_openblas_thread_count) {
   // GroupedMoments (Full) forms each group's scatter with cblas_dsyrk and the bootstrap its replicates with

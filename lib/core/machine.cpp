@@ -1,4 +1,4 @@
-// The CPU description and load average of core/machine.hpp, from /proc/cpuinfo and /proc/loadavg.
+// The CPU description and load average of core/machine.hpp, from /proc/cpuinfo and /proc/loadavg; the thread cap.
 #include <dualgibbs/core/machine.hpp>
 
 #include <fstream>
@@ -32,5 +32,17 @@ std::string load_average() {
   if (!(f >> a >> b >> c)) return "";
   return a + " " + b + " " + c;
 }
+
+namespace {
+thread_local unsigned t_thread_limit = 0;  // 0 = no cap
+}  // namespace
+
+ScopedThreadLimit::ScopedThreadLimit(unsigned threads) noexcept : m_previous(t_thread_limit) {
+  if (threads > 0 && (t_thread_limit == 0 || threads < t_thread_limit)) t_thread_limit = threads;
+}
+
+ScopedThreadLimit::~ScopedThreadLimit() { t_thread_limit = m_previous; }
+
+unsigned thread_limit() noexcept { return t_thread_limit; }
 
 }  // namespace dualgibbs

@@ -2,6 +2,7 @@
 // run_tasks(): fixed pieces of work spread over the hardware threads, shared by the estimators (private header).
 
 #include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/machine.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +13,8 @@
 
 namespace dualgibbs::detail {
 
-/// Runs task(i) for every i in [0, count), spread over the hardware threads (one thread if `flops` is small).
+/// Runs task(i) for every i in [0, count), spread over the hardware threads (one thread if `flops` is small), at
+/// most the calling thread's thread_limit() of them, the calling thread included.
 ///
 /// Why not let the BLAS thread its calls: OpenBLAS gives different bits for different thread counts (it
 /// partitions the output differently, and its edge kernels round differently; measured for dsyrk and dgemm of
@@ -25,8 +27,9 @@ template <class Task>
 void run_tasks(std::size_t count, double flops, const Task& task) {
   // The ranks of a chain group on this machine share its cores.
   const ChainGroup* group = current_chain_group();
-  const unsigned hw = std::max(
+  unsigned hw = std::max(
       1u, std::thread::hardware_concurrency() / static_cast<unsigned>(group ? std::max(1, group->local_size()) : 1));
+  if (const unsigned cap = thread_limit()) hw = std::min(hw, cap);
   const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : hw, count));
   if (threads <= 1) {
     for (std::size_t i = 0; i < count; ++i) task(i);

@@ -1,6 +1,7 @@
 // The primal-vs-dual convergence measurement of every experiment, `dualgibbs converge` and the default run:
 // the exact target, both samplers scored at every checkpoint, the paper's table (experiments.hpp).
 #include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
@@ -48,6 +49,7 @@ std::size_t deferred_batch(const ChainGroup& group, const std::vector<std::size_
 ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::MatrixXd& target,
                                       const ConvergenceSettings& settings, const ProgressFn& progress,
                                       const std::string& label) {
+  const ScopedThreadLimit cap(settings.threads);  // the estimators' helpers too (core/machine.hpp)
   // The covariance errors are of zero-mean draws: a model's mean is dropped (it does not change Q).
   std::optional<Model> zero_mean;
   if (model_in.has_mean()) zero_mean = model_in.without_mean();
@@ -225,6 +227,7 @@ Table convergence_table(const ConvergenceCurves& c) {
 ExperimentResult run_convergence(const Model& model, const std::string& name, const std::string& graph,
                                  const ConvergenceSettings& settings, Index max_full_nodes,
                                  const ProgressFn& progress) {
+  const ScopedThreadLimit cap(settings.threads);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = name;

@@ -2,6 +2,7 @@
 #include <dualgibbs/experiments/marginals.hpp>
 
 #include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
@@ -336,6 +337,7 @@ MarginalMethod default_marginal_method(const Model& model) {
 }
 
 MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& options) {
+  const ScopedThreadLimit cap(options.threads);  // the estimators' helpers too (core/machine.hpp)
   // The variances do not depend on the model's mean, and the estimators assume zero-mean draws (mean(x_v^2)):
   // sample the zero-mean fluctuation.
   std::optional<Model> zero_mean;

@@ -124,7 +124,7 @@ using ProgressFn = std::function<void(const std::string& stage, double fraction)
 struct ExperimentOptions {
   bool quick = false;      ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
   std::uint64_t seed = 1;  ///< master seed: every ensemble, random graph and parameter draw derives from it
-  unsigned threads = 0;    ///< sampler threads; 0 = all hardware threads
+  unsigned threads = 0;    ///< threads of the samplers and the estimators; 0 = all hardware threads
   /// Override the figure's number of chains (fig5: samples; rates: the mean fits' chains); 0 = the figure's
   /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
   std::size_t chains = 0;
