@@ -319,7 +319,8 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
   const Eigen::Index scatter_size = kind == MomentKind::Full ? dim * dim : dim;
   for (GroupedMoments* gm : out) gm->m_groups.assign(groups, MomentSums{});
   // Group g's sums of set b about its centre into count, sum (dim doubles) and scatter (scatter_size doubles).
-  auto group_sums = [&](std::size_t b, std::size_t g, double* count, double* sum, double* scatter) {
+  // `mirror` = false leaves the full scatter's upper triangle unwritten.
+  auto group_sums = [&](std::size_t b, std::size_t g, double* count, double* sum, double* scatter, bool mirror = true) {
     const auto block = columns(b, g);
     const Eigen::VectorXd& center = centres[b];
     *count = static_cast<double>(block.cols());
@@ -330,7 +331,7 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
     for (Eigen::Index k = 0; k < centred.cols(); ++k) acc += centred.col(k);
     const int nd = static_cast<int>(dim), k = static_cast<int>(centred.cols());
     cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nd, k, 1.0, centred.data(), nd, 0.0, scatter, nd);
-    mirror_lower(scatter, dim);
+    if (mirror) mirror_lower(scatter, dim);
   };
   const detail::ScopedBlasThreads single_threaded_blas(1);
   // The diagonal kind is O(n dim): one thread, as the BLAS-free loop it is.
@@ -340,7 +341,11 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
   if (to_owners) {
     // Each member computes its groups' sums of every set straight into its send buffer, ordered by the member that
     // keeps the set (then group, then set), and receives every group's sums of the sets it keeps: from member r its
-    // groups, so the received items run group-major over all groups, then over this member's sets.
+    // groups, so the received items run group-major over all groups, then over this member's sets. A full scatter
+    // travels as its lower triangle, column by column (half the bytes), and the keeper mirrors it, as one process
+    // does after its rank-k update: the same numbers.
+    const Eigen::Index tri = dim * (dim + 1) / 2;
+    const auto item = static_cast<std::size_t>(1 + dim + (kind == MomentKind::Full ? tri : scatter_size));
     const int members = group->size();
     const auto k = static_cast<std::size_t>(members);
     const auto [g_lo, g_hi] = member_share(groups, group->rank(), members);
@@ -359,7 +364,7 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
         for (std::size_t b = s_lo; b < s_hi; ++b) keeper[b] = static_cast<std::size_t>(t);
       }
     }
-    Eigen::VectorXd send(static_cast<Eigen::Index>(at * unit));
+    Eigen::VectorXd send(static_cast<Eigen::Index>(at * item));
     group->clear_settled();
     std::exception_ptr error;
     try {
@@ -367,24 +372,38 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
       run_tasks((g_hi - g_lo) * sets, task_flops / static_cast<double>(groups), [&](std::size_t i) {
         const std::size_t g = g_lo + i / sets, b = i % sets, t = keeper[b];
         const std::size_t kept = t + 1 < k ? set_lo[t + 1] - set_lo[t] : sets - set_lo[t];
-        double* q = send.data() + (block_at[t] + (g - g_lo) * kept + (b - set_lo[t])) * unit;
-        group_sums(b, g, q, q + 1, q + 1 + dim);
+        double* q = send.data() + (block_at[t] + (g - g_lo) * kept + (b - set_lo[t])) * item;
+        if (kind != MomentKind::Full) return group_sums(b, g, q, q + 1, q + 1 + dim);
+        thread_local std::vector<double> full;  // the rank-k update's dim x dim output, reused
+        full.resize(static_cast<std::size_t>(scatter_size));
+        group_sums(b, g, q, q + 1, full.data(), false);
+        double* lower = q + 1 + dim;
+        for (Eigen::Index j = 0; j < dim; lower += dim - j, ++j)
+          std::copy(full.data() + j * dim + j, full.data() + (j + 1) * dim, lower);
       });
     } catch (...) {
       if (group->failure_settled()) throw;
       error = std::current_exception();
     }
     const std::size_t mine = own_hi - own_lo;
-    Eigen::VectorXd recv(static_cast<Eigen::Index>(groups * mine * unit));
-    group->all_to_all(error, send.data(), recv.data(), counts, unit);
+    Eigen::VectorXd recv(static_cast<Eigen::Index>(groups * mine * item));
+    group->all_to_all(error, send.data(), recv.data(), counts, item);
     for (std::size_t b = own_lo; b < own_hi; ++b) {
       GroupedMoments& gm = *out[b - own_lo];
       for (std::size_t g = 0; g < groups; ++g) {
-        const double* q = recv.data() + (g * mine + (b - own_lo)) * unit;
+        const double* q = recv.data() + (g * mine + (b - own_lo)) * item;
         MomentSums& s = gm.m_groups[g];
         s.count = q[0];
         s.sum = Eigen::Map<const Eigen::VectorXd>(q + 1, dim);
-        s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
+        if (kind != MomentKind::Full) {
+          s.scatter = Eigen::Map<const Eigen::VectorXd>(q + 1 + dim, scatter_size);
+          continue;
+        }
+        s.scatter.resize(scatter_size);
+        const double* lower = q + 1 + dim;
+        for (Eigen::Index j = 0; j < dim; lower += dim - j, ++j)
+          std::copy(lower, lower + (dim - j), s.scatter.data() + j * dim + j);
+        mirror_lower(s.scatter.data(), dim);
       }
       gm.m_total = gm.range(0, groups);
     }
@@ -408,8 +427,9 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
       group_sums(b, g, q, q + 1, q + 1 + dim);  // straight into the exchanged buffer
     });
   });
-  // (Sending only the lower triangle of a full scatter halves the bytes but costs a strided mirror of every group
-  // on every member: measured slower.)
+  // (Here every member receives every set's sums: sending only the lower triangle of a full scatter halves the bytes
+  // but costs a strided mirror of every group on every member, measured slower. The keepers above mirror only the
+  // sets they keep, a mirror one process makes too.)
   for (std::size_t b = 0; b < sets; ++b) {
     for (std::size_t g = 0; share_sums && g < groups; ++g) {
       const double* q = packed.data() + (g * sets + b) * unit;
@@ -915,6 +935,21 @@ void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const
       fail("CovarianceErrorTracker::observe",
            "the group sums are not cut at group_offsets(" + std::to_string(offsets.back()) + ") (" +
                std::to_string(gm.num_groups()) + " groups, expected " + std::to_string(2 * g) + ")");
+  }
+
+  // Without an exchange (one process, or a member scoring its own share of a batch) the checkpoints are scored one
+  // at a time: each one's jackknife columns are then written in place and read back while in the cache, where a
+  // batch's columns would all be written to one buffer first and copied back checkpoint by checkpoint. The same
+  // numbers: a checkpoint's columns and products are its own. On an error the history is as before the call.
+  if (sets > 1 && !current_chain_group()) {
+    const std::size_t before = m_history.size();
+    try {
+      for (std::size_t b = 0; b < sets; ++b) score({sweeps[b]}, {seconds[b]}, {gms[b]});
+    } catch (...) {
+      m_history.resize(before);
+      throw;
+    }
+    return;
   }
 
   const Eigen::Index D = m_kind == MomentKind::Full ? dim * dim : dim;
