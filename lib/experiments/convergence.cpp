@@ -30,7 +30,7 @@ namespace {
 // its largest share of the states (twice with the control variate's terms) per checkpoint, after what scoring holds
 // at a time (CovarianceErrorTracker::observe_batch exchanges chunks of at most 24 MiB of sums: about 4 x 24 MiB with
 // their copies and the jackknife's replicates). The same number on every member (it depends on the sizes only), at
-// least 1.
+// least 1, and a multiple of the members where it can be.
 std::size_t deferred_batch(const ChainGroup& group, const std::vector<std::size_t>& cuts, Index dim,
                            bool control_variate, std::size_t bytes) {
   std::size_t share = 0;
@@ -41,7 +41,11 @@ std::size_t deferred_batch(const ChainGroup& group, const std::vector<std::size_
   const double per_checkpoint = 8.0 * static_cast<double>(dim) * static_cast<double>(share) * (control_variate ? 2 : 1);
   const double scoring = 4.0 * (24 << 20);
   const double fits = (static_cast<double>(bytes) - scoring) / std::max(per_checkpoint, 1.0);
-  return fits >= 2.0 ? static_cast<std::size_t>(fits) : 1;
+  if (!(fits >= 2.0)) return 1;
+  // A multiple of the members where it can be: each then scores the same number of the batch's checkpoints.
+  const auto k = static_cast<std::size_t>(group.size());
+  const auto batch = static_cast<std::size_t>(fits);
+  return batch >= k ? batch / k * k : batch;
 }
 
 }  // namespace
