@@ -15,16 +15,16 @@
 #include <Eigen/Dense>
 
 #include <dlfcn.h>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <fstream>
-#include <string>
-#include <thread>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 using namespace dualgibbs;

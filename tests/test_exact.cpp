@@ -13,7 +13,9 @@
 #include <Eigen/Dense>
 #include <boost/math/distributions/normal.hpp>
 
+#include <dlfcn.h>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -197,6 +199,32 @@ BOOST_DATA_TEST_CASE(entropy_matches_dense_and_respects_appendix_b_bounds,
     BOOST_TEST(std::abs(h.dual_lower / e - 0.5 * std::log(2 * M_PI * M_E / (sig2 + 2 * s2))) < 1e-12);
     BOOST_TEST(std::abs(h.dual_upper / e - 0.5 * std::log(2 * M_PI * M_E / sig2)) < 1e-12);
   }
+}
+
+BOOST_AUTO_TEST_CASE(dense_covariances_do_not_depend_on_the_openblas_thread_count) {
+  // covariance_primal solves with n right-hand sides: CHOLMOD's supernodal solve runs BLAS-3 blocks, whose last bits
+  // change with OpenBLAS's thread count (i.e. with the cores the process may use: an MPI rank bound to one core got
+  // other bits than a plain run, docs/mpi.md). The factor limits its BLAS threads while solving too. Compared
+  // bitwise with OpenBLAS set to 1, 2 and 3 threads around the call; skipped (with a message) on another BLAS.
+  using SetThreads = void (*)(int);
+  using GetThreads = int (*)();
+  const auto set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  const auto get_threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (!set_threads || !get_threads) {
+    BOOST_TEST_MESSAGE("skipped: the BLAS linked here is not OpenBLAS (no openblas_set_num_threads)");
+    return;
+  }
+  const int saved = get_threads();
+  const Model m(make_torus(40, 40), 1.0, 0.1);  // 1600 nodes: blocks well above OpenBLAS's threading thresholds
+  set_threads(1);
+  const Eigen::MatrixXd one = covariance_primal(m);
+  for (int threads : {2, 3}) {
+    set_threads(threads);
+    const Eigen::MatrixXd more = covariance_primal(m);
+    BOOST_TEST(std::memcmp(one.data(), more.data(), sizeof(double) * static_cast<std::size_t>(one.size())) == 0,
+               "covariance_primal with OpenBLAS at " << threads << " threads differs from 1 thread");
+  }
+  set_threads(saved);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

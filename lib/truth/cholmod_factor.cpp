@@ -353,7 +353,11 @@ Eigen::MatrixXd CholmodFactor::solve(int sys, const Eigen::MatrixXd& b) const {
   bv.xtype = CHOLMOD_REAL;
   bv.dtype = CHOLMOD_DOUBLE;
   auto& c = const_cast<cholmod_common&>(m_common);
+  // Several right-hand sides go through BLAS-3 blocks, whose last bits depend on OpenBLAS's thread count.
+  std::optional<ScopedBlasThreads> limit;
+  if (m_blas_threads > 0) limit.emplace(m_blas_threads);
   cholmod_dense* x = cholmod_l_solve(sys, m_factor, &bv, &c);
+  limit.reset();
   if (!x || c.status < CHOLMOD_OK) {
     cholmod_l_free_dense(&x, &c);
     const_cast<CholmodFactor*>(this)->check("solve");

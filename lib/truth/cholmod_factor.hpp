@@ -27,8 +27,8 @@ using CholmodInt = SuiteSparse_long;
 /// Owns cholmod_common, the factor and the solve workspace (RAII). Not copyable, not movable, not thread-safe.
 class CholmodFactor {
  public:
-  /// `blas_threads`: OpenBLAS threads while factorizing (1, the default, see core/blas_threads.hpp; 0 = leave
-  /// OpenBLAS's own count).
+  /// `blas_threads`: OpenBLAS threads while factorizing and solving with several right-hand sides (1, the default,
+  /// see core/blas_threads.hpp; 0 = leave OpenBLAS's own count).
   explicit CholmodFactor(Ordering ordering = Ordering::Amd, int blas_threads = 1);
   ~CholmodFactor();
   CholmodFactor(const CholmodFactor&) = delete;
@@ -44,7 +44,7 @@ class CholmodFactor {
   ///         failing column, original numbering); FactorizationError for any other CHOLMOD failure.
   void factorize(const SparseMatrix& values, bool pivot_check = true);
 
-  /// OpenBLAS threads during factorize() (as in the constructor).
+  /// OpenBLAS threads during factorize() and solve() (as in the constructor).
   void set_blas_threads(int threads) noexcept { m_blas_threads = threads; }
   /// Whether a selected inversion of the factor will follow (its memory then counts in factorize()'s check, so
   /// that a method that cannot finish is refused before the numeric factorization instead of after it).

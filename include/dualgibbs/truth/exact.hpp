@@ -92,9 +92,11 @@ struct FactorStats {
 ///   double logdet = f.log_determinant();
 /// }
 /// \endcode
-/// The dense kernels of the factorization and of the selected inversion run on the system BLAS (OpenBLAS on
-/// Debian with libopenblas0-pthread), limited to one thread while they run: on a machine whose cores are busy
-/// OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md).
+/// The dense kernels of the factorization, of the solves and of the selected inversion run on the system BLAS
+/// (OpenBLAS on Debian with libopenblas0-pthread), limited to one thread while they run: on a machine whose cores
+/// are busy OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md), and a
+/// threaded solve's last bits depend on the thread count, i.e. on the cores the process may use (an MPI rank
+/// bound to one core would get other bits than a plain run).
 /// Not thread-safe: use one factor per thread.
 class DUALGIBBS_EXPORT CholeskyFactor {
  public:
@@ -131,8 +133,8 @@ class DUALGIBBS_EXPORT CholeskyFactor {
   /// under `ulimit -v`), instead of failing after the factorization. Without it only the factorization's own memory
   /// is checked.
   void plan_selected_inversion(bool planned = true) noexcept;
-  /// OpenBLAS threads during factorize(): 1 (the default, see the class documentation) or more; 0 leaves
-  /// OpenBLAS's own thread count. \throws std::invalid_argument if negative.
+  /// OpenBLAS threads during factorize() and the solves: 1 (the default, see the class documentation) or more; 0
+  /// leaves OpenBLAS's own thread count. \throws std::invalid_argument if negative.
   void set_blas_threads(int threads);
   /// True after a successful analyze().
   bool analyzed() const noexcept;
