@@ -3,7 +3,7 @@
 # (3 oversubscribes a 2-core machine) write bit for bit the files of the plain command with the same seed
 # (the wall-clock columns of the convergence tables aside); errors end every rank with one message and the exit
 # code of the plain command: bad input (2) everywhere, a failure on rank 0 only, an out-of-memory failure on
-# rank 1 only (1). `timeout` turns a hang into a failure.
+# rank 1 only (1). `timeout` turns a hang into a failure. Also: ranks bound to one core each give the plain bits.
 set -u
 exe="$1"; shift
 mpiexec=("$@")  # the launcher and its flags
@@ -41,6 +41,17 @@ for k in 1 2 3; do
   cmp -s <(untimed "$tmp/plain/fig6.csv") <(untimed "$tmp/f$k/fig6.csv") && ok \
     || bad "reproduce fig6 -np $k: fig6.csv differs from the plain run"
 done
+# Each rank bound to one core (Open MPI's default with no more ranks than cores): the exact target's dense solve
+# (a 576-node torus: CHOLMOD's BLAS-3 blocks) must not depend on the cores a process may use (it did before the
+# solves ran with one BLAS thread: sweep 0's standard errors differed).
+bind=()
+"${mpiexec[0]}" --version 2>/dev/null | grep -q 'Open MPI' && bind=(--bind-to core:overload-allowed)
+target_args=(--quiet --graph torus:24 --sigma 0.1 converge --chains 60 --sweeps 1 --no-plot --threads 1)
+"$exe" "${target_args[@]}" --out "$tmp/t-plain" >/dev/null 2>"$tmp/err" || bad "plain torus:24: $(head -c 300 "$tmp/err")"
+run_np 2 "${bind[@]}" "$exe" "${target_args[@]}" --out "$tmp/t2" >/dev/null 2>"$tmp/err" \
+  || bad "torus:24 -np 2 ${bind[*]} exit $?: $(head -c 300 "$tmp/err")"
+cmp -s <(untimed "$tmp/t-plain/converge.csv") <(untimed "$tmp/t2/converge.csv") && ok \
+  || bad "converge torus:24 -np 2 ${bind[*]}: converge.csv differs from the plain run"
 head -1 "$tmp/plain/fig6.csv" | cut -d, -f6,7 | grep -qx 'time_primal,time_dual' && ok || bad "fig6.csv: columns 6, 7"
 head -1 "$tmp/plain/converge.csv" | cut -d, -f6,7 | grep -qx 'time_primal,time_dual' && ok || bad "converge.csv: columns 6, 7"
 # Only rank 0 wrote: no stray temporary files next to the outputs.
