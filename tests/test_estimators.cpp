@@ -14,7 +14,6 @@
 
 #include <Eigen/Dense>
 
-#include <dlfcn.h>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -806,15 +805,11 @@ BOOST_AUTO_TEST_CASE(grouped_moments_and_bootstrap_do_not_depend_on_the_openblas
   // cblas_dgemm. OpenBLAS splits those over threads by blocks of the output, so every entry should be the same
   // sum in the same order whatever the thread count; this checks it bitwise. openblas_set_num_threads is looked
   // up at run time, so the test builds against any BLAS and is skipped (with a message) on another one.
-  using SetThreads = void (*)(int);
-  using GetThreads = int (*)();
-  const auto set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  const auto get_threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-  if (!set_threads || !get_threads) {
+  const dualgibbs::testing::OpenBlasThreads blas;
+  if (!blas.available()) {
     BOOST_TEST_MESSAGE("skipped: the BLAS linked here is not OpenBLAS (no openblas_set_num_threads)");
     return;
   }
-  const int saved = get_threads();
   // Sizes well above OpenBLAS's threading thresholds: dsyrk of 300 x 300 from groups of 750 draws, dgemm of
   // 90000 x 64 x 4 per bootstrap batch.
   boost::random::mt19937_64 rng(11);
@@ -828,7 +823,7 @@ BOOST_AUTO_TEST_CASE(grouped_moments_and_bootstrap_do_not_depend_on_the_openblas
     std::vector<double> bootstrap;
   };
   auto compute = [&](int threads) {
-    set_threads(threads);
+    blas.set(threads);
     Result r;
     const GroupedMoments gm(draws, 4, MomentKind::Full);
     for (std::size_t g = 0; g < gm.num_groups(); ++g) r.scatters.push_back(gm.group(g).scatter);
@@ -839,7 +834,7 @@ BOOST_AUTO_TEST_CASE(grouped_moments_and_bootstrap_do_not_depend_on_the_openblas
   const Result one = compute(1);
   for (int threads : {2, 3}) {
     const Result other = compute(threads);
-    BOOST_TEST(get_threads() == threads);
+    BOOST_TEST(blas.get() == threads);
     for (std::size_t g = 0; g < one.scatters.size(); ++g)
       BOOST_TEST(same_bits(one.scatters[g], other.scatters[g]), "dsyrk, group " << g << ", " << threads << " threads");
     BOOST_TEST(same_bits(one.covariance, other.covariance), threads << " threads");
@@ -847,7 +842,6 @@ BOOST_AUTO_TEST_CASE(grouped_moments_and_bootstrap_do_not_depend_on_the_openblas
     BOOST_TEST(std::memcmp(one.bootstrap.data(), other.bootstrap.data(), sizeof(double) * one.bootstrap.size()) == 0,
                "dgemm (bootstrap), " << threads << " threads");
   }
-  set_threads(saved);
   // The data are not trivial: the covariance is not diagonal to the last bit, so a reordered sum would show.
   BOOST_TEST(one.covariance(0, 1) != 0.0);
 }

@@ -7,13 +7,13 @@
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
 
+#include "test_support.hpp"
 #include "truth/cholmod_factor.hpp"
 #include "truth/selected_inversion.hpp"
 
 #include <Eigen/Dense>
 #include <boost/math/distributions/normal.hpp>
 
-#include <dlfcn.h>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -206,25 +206,20 @@ BOOST_AUTO_TEST_CASE(dense_covariances_do_not_depend_on_the_openblas_thread_coun
   // change with OpenBLAS's thread count (i.e. with the cores the process may use: an MPI rank bound to one core got
   // other bits than a plain run, docs/mpi.md). The factor limits its BLAS threads while solving too. Compared
   // bitwise with OpenBLAS set to 1, 2 and 3 threads around the call; skipped (with a message) on another BLAS.
-  using SetThreads = void (*)(int);
-  using GetThreads = int (*)();
-  const auto set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  const auto get_threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-  if (!set_threads || !get_threads) {
+  const dualgibbs::testing::OpenBlasThreads blas;
+  if (!blas.available()) {
     BOOST_TEST_MESSAGE("skipped: the BLAS linked here is not OpenBLAS (no openblas_set_num_threads)");
     return;
   }
-  const int saved = get_threads();
   const Model m(make_torus(40, 40), 1.0, 0.1);  // 1600 nodes: blocks well above OpenBLAS's threading thresholds
-  set_threads(1);
+  blas.set(1);
   const Eigen::MatrixXd one = covariance_primal(m);
   for (int threads : {2, 3}) {
-    set_threads(threads);
+    blas.set(threads);
     const Eigen::MatrixXd more = covariance_primal(m);
     BOOST_TEST(std::memcmp(one.data(), more.data(), sizeof(double) * static_cast<std::size_t>(one.size())) == 0,
                "covariance_primal with OpenBLAS at " << threads << " threads differs from 1 thread");
   }
-  set_threads(saved);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -8,6 +8,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -34,6 +36,32 @@ struct MessageHas {
   }
 };
 inline MessageHas message_has(std::initializer_list<std::string> parts) { return MessageHas{parts}; }
+
+/// OpenBLAS's thread count, read and set through openblas_get_num_threads / openblas_set_num_threads looked up at
+/// run time, so the suites build against any BLAS (with another one available() is false and a test skips, saying
+/// so). The count at construction is restored at destruction.
+class OpenBlasThreads {
+ public:
+  OpenBlasThreads()
+      : m_set(reinterpret_cast<Set>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))),
+        m_get(reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))),
+        m_saved(available() ? m_get() : 0) {}
+  ~OpenBlasThreads() {
+    if (available()) m_set(m_saved);
+  }
+  OpenBlasThreads(const OpenBlasThreads&) = delete;
+  OpenBlasThreads& operator=(const OpenBlasThreads&) = delete;
+  bool available() const noexcept { return m_set && m_get; }
+  void set(int threads) const { m_set(threads); }
+  int get() const { return m_get(); }
+
+ private:
+  using Set = void (*)(int);
+  using Get = int (*)();
+  Set m_set;
+  Get m_get;
+  int m_saved;
+};
 
 /// A named small instance of a graph family.
 struct Family {
