@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -374,12 +375,13 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
         const std::size_t kept = t + 1 < k ? set_lo[t + 1] - set_lo[t] : sets - set_lo[t];
         double* q = send.data() + (block_at[t] + (g - g_lo) * kept + (b - set_lo[t])) * item;
         if (kind != MomentKind::Full) return group_sums(b, g, q, q + 1, q + 1 + dim);
-        thread_local std::vector<double> full;  // the rank-k update's dim x dim output, reused
-        full.resize(static_cast<std::size_t>(scatter_size));
-        group_sums(b, g, q, q + 1, full.data(), false);
+        // The rank-k update's dim x dim output (uninitialised: dsyrk with beta 0 writes the lower triangle without
+        // reading it, and only that is copied), then its lower triangle column by column.
+        const std::unique_ptr<double[]> full(new double[static_cast<std::size_t>(scatter_size)]);
+        group_sums(b, g, q, q + 1, full.get(), false);
         double* lower = q + 1 + dim;
         for (Eigen::Index j = 0; j < dim; lower += dim - j, ++j)
-          std::copy(full.data() + j * dim + j, full.data() + (j + 1) * dim, lower);
+          std::copy(full.get() + j * dim + j, full.get() + (j + 1) * dim, lower);
       });
     } catch (...) {
       if (group->failure_settled()) throw;
