@@ -40,7 +40,7 @@ int run_bench(const CommonOptions& common, const BenchOptions& bo) {
   EnsembleOptions o;
   o.scan = parse_scan(bo.scan);
   o.seed = common.seed;
-  o.threads = bo.threads ? bo.threads : std::max(1u, std::thread::hardware_concurrency());
+  o.threads = bo.threads ? bo.threads : available_threads();
   o.lockstep = bo.lockstep;
   // A block never spans the two halves of the chains (split-half estimates), so full-width blocks need
   // 2 x lockstep chains per thread.
@@ -112,7 +112,7 @@ std::function<int()> setup_bench(CLI::App& app, CommonOptions& common) {
   add_count(app, "--chains", opt.chains,
             "number of chains (default: 2 x lockstep x threads: two full blocks per thread)");
   add_count(app, "--sweeps", opt.sweeps, "sweeps per run (default: about 5e7 updates)");
-  add_count(app, "--threads", opt.threads, "threads (0 = all cores)")->capture_default_str();
+  add_count(app, "--threads", opt.threads, "threads (0 = the cores this process may use)")->capture_default_str();
   add_count(app, "--lockstep", opt.lockstep, "chains per shared-schedule block: 1, 2, 4, 8 or 16")
       ->capture_default_str();
   add_count(app, "--repeat", opt.repeat, "runs; the best is reported")->capture_default_str();

@@ -63,7 +63,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   app.add_option("--init", o.init, "initial state: constant | random")->capture_default_str();
   app.add_option("--init-value", o.init_value, "the constant of --init constant")->capture_default_str();
   app.add_option("--init-scale", o.init_scale, "--init random starts from N(0, K^2 diag(M)^-1)")->capture_default_str();
-  add_count(app, "--threads", o.threads, "threads of the samplers and estimators (0 = all hardware threads)")
+  add_count(app, "--threads", o.threads, "threads of the samplers and estimators (0 = the cores this process may use)")
       ->capture_default_str();
   app.add_option("--full-max", o.full_max, "full covariance up to this many nodes, marginal variances above")
       ->capture_default_str();

@@ -176,7 +176,7 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
             "independent given their schedule, so the variances and their standard errors stay honest after the\n"
             "burn-in: docs/accuracy.md)")
       ->capture_default_str();
-  add_count(app, "--threads", c.threads, "threads of the samplers and estimators (0 = all cores)")
+  add_count(app, "--threads", c.threads, "threads of the samplers and estimators (0 = the cores this process may use)")
       ->capture_default_str();
   app.add_option("--out,-o", c.out,
                  "CSV: v, estimate, std_error, lower, upper (and mean, the posterior mean, with --obs-file)\n"

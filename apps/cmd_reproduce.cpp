@@ -47,7 +47,7 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
   app.add_option("--out", o.out, "output directory (created if needed)")->capture_default_str();
   add_count(app, "--chains", o.chains, "override the figure's number of chains (fig5: samples)");
   add_count(app, "--sweeps", o.sweeps, "override the figure's number of sweeps (fig5: burn-in sweeps)");
-  add_count(app, "--threads", o.threads, "threads of the samplers and estimators (0 = all hardware threads)")
+  add_count(app, "--threads", o.threads, "threads of the samplers and estimators (0 = the cores this process may use)")
       ->capture_default_str();
   app.add_flag("--as-published", o.as_published,
                "the settings of the authors' published code and result files (starts, parameter ranges, sigma, "

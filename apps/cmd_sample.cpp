@@ -238,7 +238,8 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   add_count(app, "--sweeps", opt.sweeps, "sweeps per chain (a sweep = one update per coordinate on average)")
       ->capture_default_str();
   add_count(app, "--every", opt.every, "also write the draws every K sweeps (default: only after the last sweep)");
-  add_count(app, "--threads", opt.threads, "threads (0 = all cores); the output does not depend on it")
+  add_count(app, "--threads", opt.threads,
+            "threads (0 = the cores this process may use); the output does not depend on it")
       ->capture_default_str();
   add_count(app, "--lockstep", opt.lockstep,
             "chains per shared-schedule block: 1, 2, 4, 8 or 16 (faster, but chains of a block are dependent;\n"

@@ -2,6 +2,7 @@
 #include "output.hpp"
 #include "mpi_session.hpp"
 
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/version.hpp>
 
 #include <sys/stat.h>
@@ -49,11 +50,7 @@ nlohmann::json sidecar_base(const std::string& command, const CommonOptions& com
   return j;
 }
 
-unsigned resolved_threads(unsigned requested) {
-  if (requested > 0) return requested;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw ? hw : 1u;
-}
+unsigned resolved_threads(unsigned requested) { return requested > 0 ? requested : available_threads(); }
 
 void write_json(const std::string& path, const nlohmann::json& j) {
   write_atomically(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });

@@ -2,6 +2,7 @@
 // (cli.hpp).
 #include "cli.hpp"
 
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/number_text.hpp>
 
 #include <algorithm>
@@ -71,7 +72,7 @@ SchemeOptions resolve_scheme(const SchemeCli& cli, const std::string& scan, unsi
                                 " applies to --scheme gibbs (ssor and cheby-ssor sweep 0..n-1, n-1..0)");
   if (scan == "colored") {
     s.kind = SchemeKind::Colored;
-    s.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+    s.threads = threads ? threads : available_threads();
   }
   return s;
 }

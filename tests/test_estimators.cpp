@@ -14,6 +14,10 @@
 
 #include <Eigen/Dense>
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -769,6 +773,25 @@ BOOST_AUTO_TEST_CASE(scoped_thread_limit_nests_and_restores) {
     BOOST_TEST(other == 0u);
   }
   BOOST_TEST(thread_limit() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(available_threads_follow_the_affinity_mask) {
+  // threads = 0 means available_threads(): the CPUs the calling thread may run on (an MPI rank bound to one core gets
+  // 1, not the machine's count), at least 1. Checked by binding this thread to one of its CPUs and back.
+  cpu_set_t original;
+  BOOST_REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof original, &original) == 0);
+  const unsigned allowed = static_cast<unsigned>(CPU_COUNT(&original));
+  BOOST_TEST(available_threads() == std::min(allowed, std::max(1u, std::thread::hardware_concurrency())));
+  int first = 0;
+  while (!CPU_ISSET(first, &original)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  BOOST_REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+  const unsigned bound = available_threads();
+  BOOST_REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof original, &original) == 0);
+  BOOST_TEST(bound == 1u);
+  BOOST_TEST(available_threads() == std::min(allowed, std::max(1u, std::thread::hardware_concurrency())));
 }
 
 BOOST_AUTO_TEST_CASE(scoped_thread_limit_keeps_the_estimators_on_the_calling_thread) {

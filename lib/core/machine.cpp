@@ -1,8 +1,14 @@
 // The CPU description and load average of core/machine.hpp, from /proc/cpuinfo and /proc/loadavg; the thread cap.
 #include <dualgibbs/core/machine.hpp>
 
+#include <dualgibbs/core/chain_group.hpp>
+
+#include <sched.h>
+
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <thread>
 
 namespace dualgibbs {
 
@@ -31,6 +37,17 @@ std::string load_average() {
   std::string a, b, c;
   if (!(f >> a >> b >> c)) return "";
   return a + " " + b + " " + c;
+}
+
+unsigned available_threads() noexcept {
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  unsigned cpus = hardware;
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0)  // fails beyond 1024 CPUs: keep all
+    cpus = static_cast<unsigned>(CPU_COUNT(&mask));
+  if (const ChainGroup* group = current_chain_group())
+    cpus = std::min(cpus, hardware / static_cast<unsigned>(std::max(1, group->local_size())));
+  return std::max(1u, cpus);
 }
 
 namespace {

@@ -1,7 +1,6 @@
 #pragma once
-// run_tasks(): fixed pieces of work spread over the hardware threads, shared by the estimators (private header).
+// run_tasks(): fixed pieces of work spread over the available threads, shared by the estimators (private header).
 
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/machine.hpp>
 
 #include <algorithm>
@@ -13,7 +12,7 @@
 
 namespace dualgibbs::detail {
 
-/// Runs task(i) for every i in [0, count), spread over the hardware threads (one thread if `flops` is small), at
+/// Runs task(i) for every i in [0, count), spread over available_threads() (one thread if `flops` is small), at
 /// most the calling thread's thread_limit() of them, the calling thread included.
 ///
 /// Why not let the BLAS thread its calls: OpenBLAS gives different bits for different thread counts (it
@@ -25,10 +24,7 @@ namespace dualgibbs::detail {
 /// rethrown here after every thread has stopped.
 template <class Task>
 void run_tasks(std::size_t count, double flops, const Task& task) {
-  // The ranks of a chain group on this machine share its cores.
-  const ChainGroup* group = current_chain_group();
-  unsigned hw = std::max(
-      1u, std::thread::hardware_concurrency() / static_cast<unsigned>(group ? std::max(1, group->local_size()) : 1));
+  unsigned hw = available_threads();  // the cores this process may use (shared by a chain group's members)
   if (const unsigned cap = thread_limit()) hw = std::min(hw, cap);
   const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : hw, count));
   if (threads <= 1) {

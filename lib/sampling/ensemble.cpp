@@ -2,6 +2,7 @@
 #include <dualgibbs/sampling/ensemble.hpp>
 
 #include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/machine.hpp>
 
 #include "core/enum_names.hpp"
 #include "sampling/ensemble_pool.hpp"
@@ -213,7 +214,7 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   };
   std::vector<std::unique_ptr<detail::EnsembleBlock>> blocks(spec.size());
 
-  unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = o.threads ? o.threads : available_threads();
   threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, b_hi - b_lo)));
   detail::WorkerPool pool(threads);
   std::vector<SweepWorkspace> workspaces(pool.participants());

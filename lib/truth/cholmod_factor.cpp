@@ -1,5 +1,6 @@
 #include "truth/cholmod_factor.hpp"
 
+#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/number_text.hpp>
 
 #include "core/blas_threads.hpp"
@@ -308,8 +309,8 @@ CholmodFactor::PeakEstimate CholmodFactor::peak_estimate() const {
       max_nr = std::max(max_nr, nr);
       max_lt = std::max(max_lt, nr * nc);
     }
-    // One set of blocks per worker thread (SelectedInversionOptions::threads = 0: one per hardware thread).
-    const double workers = std::max(1u, std::thread::hardware_concurrency());
+    // One set of blocks per worker thread (SelectedInversionOptions::threads = 0: available_threads()).
+    const double workers = available_threads();
     e.inverse = 8.0 * static_cast<double>(L->xsize) + 8.0 * (n + 3 * nsuper) +
                 workers * 8.0 * (max_nr * max_nr + max_lt + max_nr);
   }

@@ -1,5 +1,7 @@
 #include "truth/selected_inversion.hpp"
 
+#include <dualgibbs/core/machine.hpp>
+
 #include "core/blas_threads.hpp"
 #include "truth/cholmod_factor.hpp"
 
@@ -243,8 +245,7 @@ std::vector<double> selected_inverse(const SupernodalFactor& L, const SelectedIn
     return w;
   };
 
-  const int threads =
-      options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = options.threads > 0 ? options.threads : static_cast<int>(available_threads());
   const std::vector<int> label = partition_tree(L, parent, L.nsuper >= 64 ? threads : 1);
   Workspace w0 = make_workspace();
   // The top of the tree first (label -1), on this thread; then each worker its subtrees, right to left, so that

@@ -30,7 +30,7 @@ struct SelectedInversionOptions {
   /// are done by Eigen (no call overhead). 0 = always BLAS; a huge value = always Eigen.
   double blas_threshold = 32.0 * 32.0 * 32.0;
   /// Worker threads over independent subtrees of the supernodal elimination tree (the top of the tree runs
-  /// first on the calling thread); 0 = std::thread::hardware_concurrency(). Each worker calls BLAS
+  /// first on the calling thread); 0 = available_threads() (core/machine.hpp). Each worker calls BLAS
   /// single-threaded. The result does not depend on the number of threads (each block is computed by the
   /// same operations in the same order, whichever thread does it).
   int threads = 0;

@@ -24,10 +24,16 @@ DUALGIBBS_EXPORT std::string cpu_description();
 /// not readable. A timing means something only on an idle machine: the benchmarks print it beside their numbers.
 DUALGIBBS_EXPORT std::string load_average();
 
+/// The threads `threads = 0` stands for throughout the library and the command: the CPUs the calling thread may
+/// run on (its affinity mask, so an MPI rank that Open MPI bound to one core gets 1), at most the machine's hardware
+/// threads divided by the chain group's members on this machine (chain_group.hpp: unbound ranks share the cores),
+/// and at least 1. std::thread::hardware_concurrency() alone would give every rank all the machine's threads.
+DUALGIBBS_EXPORT unsigned available_threads() noexcept;
+
 /// Caps the threads the library's estimators start on the calling thread (the helper threads of the moments'
 /// rank-k updates, the Woodbury products and the validation's lanes: estimation/) for the scope's lifetime; the
 /// previous cap is restored after. `threads` = 0 leaves the cap as it is; nested caps take the smaller. Without a
-/// cap the estimators use the hardware threads (divided among the chain group's members on this machine). The
+/// cap the estimators use available_threads(). The
 /// numbers do not depend on it: every task is a fixed piece of work. The experiments install their `threads`
 /// option this way, so `--threads 1` runs on one core (an MPI rank with `--threads 1` does not compete with its
 /// neighbour for the second core). The samplers' own threads are EnsembleOptions::threads.

@@ -124,7 +124,7 @@ using ProgressFn = std::function<void(const std::string& stage, double fraction)
 struct ExperimentOptions {
   bool quick = false;      ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
   std::uint64_t seed = 1;  ///< master seed: every ensemble, random graph and parameter draw derives from it
-  unsigned threads = 0;    ///< threads of the samplers and the estimators; 0 = all hardware threads
+  unsigned threads = 0;    ///< threads of the samplers and the estimators; 0 = available_threads() (core/machine.hpp)
   /// Override the figure's number of chains (fig5: samples; rates: the mean fits' chains); 0 = the figure's
   /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
   std::size_t chains = 0;
@@ -215,7 +215,7 @@ struct ConvergenceSettings {
   Eigen::VectorXd given_primal;                ///< InitialState::Given: the primal chains' state x (length |V|)
   Eigen::VectorXd given_dual;                  ///< InitialState::Given: the dual chains' state y~ (length |E|)
   std::uint64_t seed = 1;                      ///< the ensembles' seed (the results do not depend on the thread count)
-  unsigned threads = 0;                        ///< threads (0 = all hardware threads)
+  unsigned threads = 0;                        ///< threads (0 = available_threads(), core/machine.hpp)
   std::size_t jackknife_groups = 16;           ///< jackknife groups per half, for the standard errors
   /// Also score the dual chains through the Chebyshev potential-flow control variate (estimation/flow_cv.hpp):
   /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full

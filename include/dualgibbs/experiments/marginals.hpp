@@ -86,7 +86,7 @@ struct MarginalOptions {
   /// errors still come from the spread over all chains. Blocks never straddle chain L/2 (lockstep_blocks).
   std::size_t lockstep = 8;
   std::uint64_t seed = 1;  ///< determines every random number
-  unsigned threads = 0;    ///< threads of the samplers and the estimators (0 = all hardware threads)
+  unsigned threads = 0;    ///< threads of the samplers and the estimators (0 = available_threads(), core/machine.hpp)
   /// The sweep scheme of the primal methods (primal, primal-cv; accelerated.hpp): Gibbs with the random scan (the
   /// default), ssor, cheby-ssor (its spectrum required, as run_ensemble) or colored. A sweep of ssor and cheby-ssor is
   /// one iteration of 2n site updates: `every`, `burn_in` and `max_sweeps` count iterations. The dual methods run

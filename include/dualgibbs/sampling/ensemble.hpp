@@ -74,7 +74,7 @@ struct EnsembleOptions {
   std::size_t sweeps = 100;                    ///< sweeps per chain (a sweep = n coordinate updates)
   ScanOrder scan = ScanOrder::Random;          ///< order of the coordinate updates within a sweep
   std::uint64_t seed = 1;                      ///< with the chain index, determines every random number
-  unsigned threads = 0;                        ///< 0 = std::thread::hardware_concurrency()
+  unsigned threads = 0;                        ///< 0 = available_threads() (core/machine.hpp)
   std::size_t checkpoint_every = 1;            ///< observer at sweep 0, k, 2k, ... and always at the last sweep; k >= 1
   InitialState init = InitialState::Constant;  ///< how every chain starts
   double init_value = 1.0;                     ///< the constant of InitialState::Constant (paper: constant vector)
