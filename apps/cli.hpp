@@ -2,6 +2,8 @@
 // Shared plumbing of the dualgibbs command: the options every subcommand understands, and a registry so
 // that each subcommand lives in its own file (apps/cmd_NAME.cpp) and registers itself.
 
+#include <dualgibbs/api/common.hpp>
+#include <dualgibbs/api/scheme.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/accelerated.hpp>
@@ -17,23 +19,17 @@
 
 namespace dualgibbs::cli {
 
-/// Options of the top-level command, shared by all subcommands (given before or after the subcommand).
-struct CommonOptions {
-  std::string graph = "torus:10";
-  double s = 1.0;
-  double sigma = 0.1;
-  std::optional<std::string> node_file;
-  std::optional<std::string> obs_file;  ///< --obs-file: `v z_v` observations (the posterior model)
-  std::uint64_t seed = 1;
+/// Options of the top-level command, shared by all subcommands (given before or after the subcommand): the model's
+/// source (api::ModelSource: --graph, --s, --sigma, --node-file, --obs-file, --seed) and --quiet.
+struct CommonOptions : api::ModelSource {
   bool quiet = false;
   /// The parsed --graph spec (parsed on the first call). \throws std::invalid_argument for a bad spec.
   const GraphSpec& spec() const;
   /// Loads the model these options describe (the zero-mean prior: --obs-file is not read).
   /// \throws std::invalid_argument on bad input.
   Model model() const;
-  /// The model with the observations of --obs-file set (Model::set_observations; nodes without a line observe 0),
-  /// or the prior without --obs-file; `observed` (if given) receives the number of nodes with a line.
-  /// \throws std::invalid_argument on bad input.
+  /// The model with the observations of --obs-file set (api::load_model()), or the prior without --obs-file;
+  /// `observed` (if given) receives the number of nodes with a line. \throws std::invalid_argument on bad input.
   Model posterior_model(Index* observed = nullptr) const;
   /// Refuses --obs-file for a subcommand that does not use it: std::invalid_argument "COMMAND: --obs-file does not
   /// apply: WHY".
@@ -75,34 +71,31 @@ CLI::Option* add_count(CLI::App& app, const std::string& name, T& target, const 
           "COUNT"));
 }
 
-/// The sweep-scheme options of sample, converge, bench and marginals: --scheme, --omega, --lambda-min, --lambda-max.
-struct SchemeCli {
-  std::string scheme = "gibbs";
-  std::optional<double> omega;
-  std::optional<double> lambda_min;
-  std::optional<double> lambda_max;
-};
+/// The sweep-scheme options of sample, converge, bench and marginals: --scheme, --omega, --lambda-min, --lambda-max
+/// (the scan is each subcommand's --scan).
+using SchemeCli = api::SchemeChoice;
 
 /// Adds --scheme, --omega, --lambda-min and --lambda-max to a subcommand.
 void add_scheme_options(CLI::App& app, SchemeCli& target);
 
-/// The scheme the options describe for `domain` of `model`: the default omega (the spectral optimum up to
-/// kOptimalOmegaMaxDimension coordinates, else 1), and for cheby-ssor the spectrum bounds (given, or computed by
-/// ssor_spectrum). \throws std::invalid_argument for an unknown scheme, --omega or bounds with gibbs, bounds with
-/// ssor, only one of the two bounds, or omega outside (0, 2).
-SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain domain, const std::string& command);
+/// api::make_scheme() without the scan.
+inline SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain domain,
+                                    const std::string& command) {
+  return api::make_scheme(cli, model, domain, command);
+}
 
-/// resolve_scheme, and --scan colored: SchemeKind::Colored with `threads` threads per chain (0: all cores).
-/// \throws std::invalid_argument for --scan other than random with ssor or cheby-ssor, and as resolve_scheme.
-SchemeOptions resolve_scheme(const SchemeCli& cli, const std::string& scan, unsigned threads, const Model& model,
-                             Domain domain, const std::string& command);
+/// api::make_scheme() with the subcommand's --scan and --threads.
+inline SchemeOptions resolve_scheme(SchemeCli cli, const std::string& scan, unsigned threads, const Model& model,
+                                    Domain domain, const std::string& command) {
+  cli.scan = scan;
+  return api::make_scheme(cli, threads, model, domain, command);
+}
 
-/// parse_scan_order, with "colored" read as the (unused) random scan: the scheme then says how a sweep runs.
-ScanOrder parse_scan(const std::string& scan);
+/// api::scan_order().
+inline ScanOrder parse_scan(const std::string& scan) { return api::scan_order(scan); }
 
-/// Adds scheme, omega and (cheby-ssor) lambda_min, lambda_max, rate to a JSON record (nothing for gibbs: the
-/// default run's records are unchanged).
-void add_scheme_json(nlohmann::json& j, const SchemeOptions& scheme);
+/// api::add_scheme_record().
+inline void add_scheme_json(nlohmann::json& j, const SchemeOptions& scheme) { api::add_scheme_record(j, scheme); }
 
 /// Prints JSON on stdout, one object per line.
 void print_json(const nlohmann::json& j);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 namespace dualgibbs::cli {
 
@@ -25,22 +26,12 @@ const GraphSpec& CommonOptions::spec() const {
   return *m_spec;
 }
 
-Model CommonOptions::model() const {
-  check_standard_deviation(s, "s");  // the parameters before the spec, as load_model() checks them
-  check_standard_deviation(sigma, "sigma");
-  return load_model(spec(), s, sigma, node_file, seed);
-}
+Model CommonOptions::model() const { return api::load_model(*this, false).model; }
 
 Model CommonOptions::posterior_model(Index* observed) const {
-  Model m = model();
-  if (obs_file) {
-    Observations obs = read_observations(*obs_file, m.num_nodes());
-    if (observed) *observed = obs.observed;
-    m.set_observations(std::move(obs.z));
-  } else if (observed) {
-    *observed = 0;
-  }
-  return m;
+  api::LoadedModel loaded = api::load_model(*this, true);
+  if (observed) *observed = loaded.observed;
+  return std::move(loaded.model);
 }
 
 void CommonOptions::refuse_obs_file(const std::string& command, const std::string& why) const {

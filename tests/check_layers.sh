@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The layer rules of shared/DESIGN.md section 2, checked on every #include of the library and the benchmarks:
-#   core/ <- model/ <- sampling/, truth/, estimation/ <- experiments/
+#   core/ <- model/ <- sampling/, truth/, estimation/ <- experiments/ <- api/
 # (sampling/, truth/ and estimation/ never include one another; truth/ never reaches sampling/), the library
 # knows no command line, and the benchmarks use public headers only. Prints every violation; exit 1 if any.
 set -u
@@ -14,6 +14,7 @@ allowed() {  # allowed LAYER: the layers a file in LAYER may include
     truth) echo "core model truth" ;;
     estimation) echo "core model estimation" ;;
     experiments) echo "core model sampling truth estimation experiments" ;;
+    api) echo "core model sampling truth estimation experiments api" ;;
   esac
 }
 bad=0
@@ -26,7 +27,7 @@ for f in $(find include/dualgibbs lib -mindepth 2 -name '*.[ch]pp' | sort); do
   while IFS= read -r inc; do
     target=$(echo "$inc" | sed -E 's#.*[<"](dualgibbs/)?([a-z]+)/[a-z_]+\.hpp[>"].*#\2#')
     case " $ok " in *" $target "*) ;; *) echo "$f: layer '$layer' includes '$target': $inc"; bad=1 ;; esac
-  done < <(grep -E '^#include [<"](dualgibbs/)?(core|model|sampling|truth|estimation|experiments)/' "$f")
+  done < <(grep -E '^#include [<"](dualgibbs/)?(core|model|sampling|truth|estimation|experiments|api)/' "$f")
   if grep -qE '^#include [<"](CLI/|apps/|cli\.hpp|output\.hpp)' "$f"; then
     echo "$f: the library includes command-line code"; bad=1
   fi

@@ -33,3 +33,7 @@
 // experiments/: the paper's figures as tables
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
+// api/: one function per use case (the service layer under the command and the Python module)
+#include <dualgibbs/api/common.hpp>
+
+#include <dualgibbs/api/scheme.hpp>

@@ -1,0 +1,86 @@
+#pragma once
+/// \file common.hpp
+/// The service layer's shared pieces: where a use case's model comes from (ModelSource), how it runs (Execution)
+/// and what it returns (a Record beside typed results).
+///
+/// The service layer (`dualgibbs/api/`) has one function per use case: sample, exact, validate, marginals,
+/// converge, info, bench, reproduce. Each owns its checks, its defaults and its truth recipe, and returns one
+/// result: typed fields (vectors, tables) and a Record of the report's scalar fields. The command (apps/) and the
+/// Python module (python/) only map their arguments onto the options and print or convert the result, so both
+/// front ends run the same code with the same defaults and report the same fields.
+///
+/// \code
+/// dualgibbs::api::ModelSource source;
+/// source.graph = "torus:10";
+/// const dualgibbs::Model model = dualgibbs::api::load_model(source);
+/// \endcode
+
+#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/export.hpp>
+#include <dualgibbs/model/io.hpp>
+#include <dualgibbs/model/model.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace dualgibbs::api {
+
+/// A use case's report: one JSON object of named fields (keys in sorted order). The command writes it with one
+/// writer (write_record(), or `dump()` for `--json`); the Python module converts it to a dict with one function.
+/// Non-finite numbers are written as JSON null.
+using Record = nlohmann::json;
+
+/// The model of a use case as the command describes it: a graph spec with the standard deviations s and sigma,
+/// optionally per-node s (node_file) and observations (obs_file).
+struct ModelSource {
+  std::string graph = "torus:10";        ///< graph spec (parse_graph_spec())
+  double s = 1.0;                        ///< node standard deviation, for nodes without a value in node_file
+  double sigma = 0.1;                    ///< edge standard deviation, for edges without their own value
+  std::optional<std::string> node_file;  ///< `v s_v` lines
+  std::optional<std::string> obs_file;   ///< `v z_v` observations: the posterior model
+  std::uint64_t seed = 1;                ///< seed of random graph families given without one
+};
+
+/// A loaded model with what was read on the way.
+struct LoadedModel {
+  Model model;         ///< the prior, or the posterior when the source has observations and they were asked for
+  GraphSpec spec;      ///< the parsed graph spec (closed forms use the family)
+  Index observed = 0;  ///< nodes with a line in obs_file (0 without one)
+};
+
+/// Loads the model of `source`. With `observations` true and an obs_file, the observations are set
+/// (Model::set_observations(); nodes without a line observe 0); otherwise the zero-mean prior.
+/// \param source the graph spec and parameters
+/// \param observations whether obs_file is read
+/// \throws std::invalid_argument for a bad spec, bad parameters or a malformed file.
+DUALGIBBS_EXPORT LoadedModel load_model(const ModelSource& source, bool observations = true);
+
+/// How a use case runs: threads, the chain group of MPI ranks, progress.
+struct Execution {
+  /// Threads (0 = available_threads()). The numbers never depend on it.
+  unsigned threads = 0;
+  /// The processes sharing the chains (MPI ranks), or null for one process. A use case that samples installs it
+  /// for its run (ScopedChainGroup); its results are then bitwise those of one process.
+  ChainGroup* group = nullptr;
+  /// Progress of long runs: stage and fraction in [0, 1] (may be empty).
+  std::function<void(const std::string& stage, double fraction)> progress;
+};
+
+/// The thread count `threads` stands for (0: available_threads()).
+DUALGIBBS_EXPORT unsigned resolved_threads(unsigned threads) noexcept;
+
+/// Provenance fields of every result record: command, version, seed, threads (resolved), mpi_ranks,
+/// hardware_threads, graph, s, sigma, node_file and obs_file (when given).
+/// \param command the use case's name ("sample", "exact", ...)
+/// \param source the model's description
+/// \param execution how it ran
+DUALGIBBS_EXPORT Record provenance(const std::string& command, const ModelSource& source, const Execution& execution);
+
+/// `v` as a record value: the number, or null when it is not finite.
+DUALGIBBS_EXPORT Record number(double v);
+
+}  // namespace dualgibbs::api
