@@ -12,6 +12,8 @@
 // Errors: std::invalid_argument arrives as ValueError (pybind11's own translation, message unchanged); the library's
 // numerical failures (NotPositiveDefinite, FactorizationError, EigensolverError, SolverNotConverged) and a sampler
 // that reached a non-finite value arrive as dualgibbs.NumericalError or its subclasses, message unchanged.
+#include "record.hpp"
+
 #include <dualgibbs/dualgibbs.hpp>
 
 #include <pybind11/eigen.h>
