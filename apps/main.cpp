@@ -101,9 +101,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    code = app.exit(e);
-    if (code != 0) error = std::current_exception();
-    return session.finish(code, error);
+    // --help and --version end here with exit 0; a usage error (an unknown option, a malformed number, a missing
+    // argument) is bad input like any other: one line and exit 2.
+    if (e.get_exit_code() == 0) return session.finish(app.exit(e), nullptr);
+    std::cerr << "dualgibbs: error: " << e.what() << " (--help lists the options)" << std::endl;
+    return session.finish(2, std::current_exception());
   }
   try {
     bool ran = false;

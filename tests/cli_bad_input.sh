@@ -25,12 +25,13 @@ expect_error() {
     bad "$* -> exit $rc, $lines stderr lines: $(head -c 400 "$tmp/err")"
   else ok; fi
 }
-# expect_usage_error ARGS...: a command-line parse error (CLI11's own message and exit code, 100 to 127; not a
-# run that failed later with exit 1 or 2), no crash.
+# expect_usage_error ARGS...: a command-line usage error (an unknown option or subcommand, a malformed number, a
+# missing argument) is bad input like any other: exit 2 and exactly one line on stderr, "dualgibbs: error: ...".
 expect_usage_error() {
   run "$@"
-  if [ $rc -lt 100 ] || [ $rc -eq 124 ] || [ $rc -ge 128 ] || [ ! -s "$tmp/err" ]; then
-    bad "$* -> exit $rc: $(head -c 300 "$tmp/err")"
+  local lines; lines=$(wc -l <"$tmp/err")
+  if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q "^dualgibbs: error: " "$tmp/err"; then
+    bad "$* -> exit $rc, $lines stderr lines: $(head -c 300 "$tmp/err")"
   else ok; fi
 }
 expect_ok() {
@@ -111,6 +112,15 @@ expect_usage_error info --no-such-option
 expect_usage_error info --seed -1
 expect_json "j[\"edges\"] == 0 and j[\"sigma\"] == 0.25" info --graph path:1 --sigma 0.25 --json
 expect_usage_error no-such-subcommand
+# Every subcommand: an unknown option and a malformed number are one-line usage errors with exit 2.
+for sub in bench converge exact info marginals reproduce sample validate; do
+  expect_usage_error $sub --bogus 1
+  expect_usage_error $sub --seed abc
+done
+expect_usage_error --graph
+run --help; [ $rc -eq 0 ] && grep -q "Subcommands:" "$tmp/out" && ok || bad "--help -> exit $rc"
+run sample --help; [ $rc -eq 0 ] && grep -q -- "--chains" "$tmp/out" && ok || bad "sample --help -> exit $rc"
+run --version; [ $rc -eq 0 ] && [ -s "$tmp/out" ] && ok || bad "--version -> exit $rc"
 
 # ---- bad edge lists ---------------------------------------------------------------------------------------------
 f="$tmp/g.txt"
