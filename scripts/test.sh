@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 build=${DUALGIBBS_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${DUALGIBBS_CMAKE_ARGS:-}
+# Everything on, also where the demo (scripts/demo.sh) configured the same build directory with the command alone.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDUALGIBBS_BUILD_TESTS=ON -DDUALGIBBS_BUILD_BENCH=ON \
+  -DDUALGIBBS_BUILD_PYTHON=ON -DDUALGIBBS_BUILD_APPS=ON ${DUALGIBBS_CMAKE_ARGS:-}
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" -LE long --output-on-failure -j "$(nproc)" --timeout 900
