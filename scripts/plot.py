@@ -4,7 +4,8 @@
     plot.py FIG DIR      reads DIR/FIG.csv (and DIR/FIG_*.csv, DIR/FIG.json), writes DIR/FIG.png and DIR/FIG.pdf
 
 FIG is fig5 ... fig11, accuracy, rates, accel, validate (`dualgibbs validate --out DIR`), or any convergence table with the
-columns of fig6 (the `converge` subcommand and the default run). Each output is written to a temporary name and then renamed.
+columns of fig6 (the `converge` subcommand and the default run). Each output is written to a new, exclusively created file with
+an unpredictable name and then renamed into place.
 Exit status: 0 on success, 3 if matplotlib/numpy are missing, 2 on bad arguments or unreadable input.
 """
 import csv
@@ -12,6 +13,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 
 try:
     import matplotlib
@@ -70,11 +72,22 @@ def symlog(ax, *arrays):
 
 
 def save(fig, out_dir, name):
+    """Writes DIR/NAME.png and DIR/NAME.pdf, each to a new file with an unpredictable name, created exclusively
+    (mkstemp: O_CREAT | O_EXCL, so a link planted in DIR is never followed), then renamed into place (rename replaces a
+    link at the final name itself, never its target). A failure removes the temporary file."""
     for ext in ("png", "pdf"):
         final = os.path.join(out_dir, f"{name}.{ext}")
-        tmp = os.path.join(out_dir, f".{name}.tmp{os.getpid()}.{ext}")
-        fig.savefig(tmp, dpi=110, bbox_inches="tight")
-        os.replace(tmp, final)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{ext}", dir=out_dir)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                fig.savefig(f, format=ext, dpi=110, bbox_inches="tight")
+            os.replace(tmp, final)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
     plt.close(fig)
 
 
