@@ -44,13 +44,19 @@ enum class MarginalMethod {
 };
 
 /// "primal", "dual", "dual-cv", "primal-cv", "cholesky" or "exact". \throws std::invalid_argument otherwise.
+/// \param name the method's name
+/// \return the method
 DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
 /// The name parse_marginal_method() accepts.
+/// \param method the method
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
 /// The default method for a model: Exact when the graph is lattice-like (at most 3e6 nodes, maximum degree <= 8 and
 /// mean degree <= 6: CHOLMOD's factor stays sparse and selected inversion is both exact and fastest), otherwise
 /// DualCv (expanders and dense graphs, where the factor fills in). A rule of thumb until the time-to-accuracy
 /// benchmark measures it.
+/// \param model the model
+/// \return Exact or DualCv
 DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
 
 /// Chains of the sampling methods when MarginalOptions::chains is 0.
@@ -125,6 +131,9 @@ struct MarginalResult {
 /// tree) for the dual ones [eqn:primalrate, eq:r_eff_final]; with cheby-ssor the iterations after which the
 /// Chebyshev envelope 2 r^t (r = chebyshev_ssor_rate) of the covariance error's factor is 1e-4, with ssor
 /// t = ln(1e4) / (2 (-ln ssor_rate)) when its spectrum is given (else r_p, per iteration).
+/// \param model the model
+/// \param options the method, the target or budget, and the sampler's settings
+/// \return the estimates, their errors and what the run did
 /// \throws std::invalid_argument for a non-finite or negative target or budget, neither of them set, chains = 1,
 ///         every = 0, a degree below -1, a lockstep other than 1, 2, 4, 8 or 16, a scheme other than Gibbs for a dual
 ///         method, a scheme that run_ensemble refuses, or a budget too short for two evaluations; NotPositiveDefinite
@@ -167,6 +176,10 @@ struct AccuracySettings {
 /// AccuracySettings::cheby_ssor): `M_cpu_seconds, M_reached, M_achieved_rel_rmse, M_estimated_rel_se, M_degree`
 /// (`M_reached` the fraction of replicates that reached the target; NaN where a method did not run). `notes`
 /// names every cell that failed or did not reach its target.
+/// \param settings the graphs, methods, targets, replicates and budget
+/// \param notes where the failed and short cells are named
+/// \param progress called with progress (may be empty)
+/// \return the table
 /// \throws std::invalid_argument for no graphs or methods, a target outside (0, 1), replicates < 2 or a budget
 /// <= 0; a graph spec that does not parse.
 DUALGIBBS_EXPORT Table time_to_accuracy(const AccuracySettings& settings, std::vector<std::string>& notes,
@@ -179,6 +192,8 @@ DUALGIBBS_EXPORT Table time_to_accuracy(const AccuracySettings& settings, std::v
 /// The full-size graphs of the accuracy issue (`torus:1000`, `kregular:100000,32`, `torus3:50`) are in
 /// bench/bench_accuracy. Summary: `speedup_dual_cv_over_primal_GRAPH` at the first target where both reached it,
 /// `dual_cv_worst_achieved_over_target`.
+/// \param options the shared options
+/// \return the table, summary, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_accuracy(const ExperimentOptions& options);
 
 }  // namespace dualgibbs
