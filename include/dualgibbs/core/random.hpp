@@ -154,11 +154,10 @@ DUALGIBBS_EXPORT double standard_normal(ChainEngine& rng) noexcept;
 /// u from sub-stream t mod 8 (`make_stream(seed, chain, Noise, t mod 8)`); when u takes the ziggurat's common
 /// branch (97.2% of draws) the deviate is Boost's for that word, otherwise Boost's continuation (the wedge test
 /// with its exp, the base-layer tail, a restart on rejection) draws all further words from the chain's tail stream
-/// (`make_stream(seed, chain, Noise, 8)`), deviate after deviate in order. The continuation's uniforms are
-/// independent of u and of every other deviate, so each deviate is exactly N(0, 1) and the deviates are
-/// independent, as with Boost's own loop; the sub-streams advance by exactly one word per deviate, so fill() can
-/// evaluate the common branch eight words at a time (AVX-512 or AVX2, chosen at run time; a portable scalar path
-/// otherwise) and finish the misses afterwards without holding up the next draw. Every path gives the same bits.
+/// (`make_stream(seed, chain, Noise, 8)`), deviate after deviate in order. Each deviate is exactly N(0, 1) and the
+/// deviates are independent, as with Boost's own loop. fill() evaluates the common branch eight words at a time
+/// (AVX-512 or AVX2, chosen at run time; a portable scalar path otherwise) and finishes the misses afterwards; every
+/// path gives the same bits. Why this is exact and how it vectorizes: docs/sampler.md, section 3.
 class DUALGIBBS_EXPORT NormalStream {
  public:
   static constexpr int kWays = 8;  ///< number of interleaved sub-streams

@@ -53,8 +53,7 @@ DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
 DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
 /// The default method for a model: Exact when the graph is lattice-like (at most 3e6 nodes, maximum degree <= 8 and
 /// mean degree <= 6: CHOLMOD's factor stays sparse and selected inversion is both exact and fastest), otherwise
-/// DualCv (expanders and dense graphs, where the factor fills in). A rule of thumb until the time-to-accuracy
-/// benchmark measures it.
+/// DualCv (expanders and dense graphs, where the factor fills in). Why: docs/accuracy.md, "`dualgibbs marginals`".
 /// \param model the model
 /// \return Exact or DualCv
 DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
@@ -70,12 +69,9 @@ struct MarginalOptions {
   double rel_rmse = 0.01;  ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
   double seconds = 0;      ///< stop after this much wall time (0: no budget); at least one of the two is set
   /// Independent chains (sampling methods) or draws per batch (cholesky): 0 (automatic) or >= 2. Automatic is
-  /// kAutoChains chains and kAutoCholeskyBatch draws per batch: every chain pays the whole burn-in, so once the
-  /// standard errors from the spread over the chains are reliable (15 degrees of freedom per node, RMS over nodes)
-  /// more chains only add CPU time (docs/accuracy.md, "Chains").
+  /// kAutoChains chains and kAutoCholeskyBatch draws per batch. Why 16: docs/accuracy.md, "`dualgibbs marginals`".
   std::size_t chains = 0;
-  /// Sweeps between evaluations (sampling methods); >= 1. Every 2 reached the 1% target with less CPU than every 4
-  /// for primal (4.3 s against 5.4 s) and dual-cv (0.18 s against 0.20 s) on kregular:10000,4 (docs/accuracy.md).
+  /// Sweeps between evaluations (sampling methods); >= 1. Why 2: docs/accuracy.md, "Lock-step blocks and `--every`".
   std::size_t every = 2;
   std::size_t burn_in = 0;           ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
   std::size_t max_sweeps = 1000000;  ///< the sampling methods stop here whatever the target
@@ -84,12 +80,10 @@ struct MarginalOptions {
   /// tuning nodes, probe_flow_degree) against the sampled gap ratio (docs/accuracy.md, "The degree").
   int degree = -1;
   /// Chains per shared-schedule block of the sampler (EnsembleOptions::lockstep: 1, 2, 4, 8 or 16; 1 = every chain
-  /// its own scan schedule). Blocks run one site update as a vector operation over their chains (about 1.7x
-  /// (dual) and 2.1x (primal) fewer nanoseconds per chain-update on kregular:10000,4, docs/accuracy.md). The
-  /// estimates stay honest: the estimators are means of squares of a zero-mean model, and given the shared
-  /// schedule S the chains of a block are independent, each N(0, Sigma_t(S)) with Sigma_t(S) -> Sigma for every S;
-  /// they depend on each other only through Sigma_t(S) - Sigma, the transient that the burn-in removes. The standard
-  /// errors still come from the spread over all chains. Blocks never straddle chain L/2 (lockstep_blocks).
+  /// its own scan schedule). Blocks run one site update as a vector operation over their chains. The estimates and
+  /// their standard errors (from the spread over all chains) stay honest with blocks after the burn-in. Blocks never
+  /// straddle chain L/2 (lockstep_blocks). Why 8, and why it is honest: docs/accuracy.md, "Lock-step blocks and
+  /// `--every`".
   std::size_t lockstep = 8;
   std::uint64_t seed = 1;  ///< determines every random number
   unsigned threads = 0;    ///< threads of the samplers and the estimators (0 = available_threads(), core/machine.hpp)

@@ -5,7 +5,7 @@
 /// Every reader validates its input and reports the source and line number of the first problem as
 /// std::invalid_argument.
 ///
-/// Formats (DESIGN.md section 3):
+/// Formats (docs/concepts.md, section 7):
 ///  - edge list: one edge a line, `u v [sigma_e]`, integer node ids from 0, `#` starts a comment, blank
 ///    lines ignored. The node count is 1 + the largest id. Duplicate edges (either orientation) and
 ///    self-loops are rejected with their line number.

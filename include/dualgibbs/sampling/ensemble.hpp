@@ -12,23 +12,15 @@
 /// `make_stream(seed, c, Schedule)`. A block's evolution depends on nothing else, and the states are gathered in
 /// chain order, so the same seed gives bitwise-identical checkpoints for any number of threads.
 ///
-/// **Lock-step blocks and what they cost** (`EnsembleOptions::lockstep` = B > 1). The chains of one block
-/// share their scan schedule (the sequence of sites visited) and differ only in their deviates; this lets one
-/// site update run as a vector operation over B chains (see sampler.hpp). Each chain on its own still follows
-/// the exact random-sweep law, so any quantity that is an average over chains of a function of *one* chain
-/// (means, marginal variances, E[x x^T]) is estimated without bias. Chains of one block are however *not*
-/// independent: given the shared schedule S, their states are i.i.d. with mean m(S) = E[x | S], and m(S)
-/// varies with S before the chain has converged. For the mean-subtracted sample covariance over L chains in
-/// blocks of B,
-///
-///   E[S_L] = Sigma_t - (B - 1) / (L - 1) Var_S(m(S)),
-///
-/// where Sigma_t is the true covariance at sweep t: a bias of relative order (B - 1) / L that vanishes as the
-/// chains converge (m(S) -> 0) but is not zero during the transient the paper's experiments measure. Hence the
-/// default lockstep = 1 (every chain its own schedule: exactly unbiased, the setting of the experiments);
-/// lock-step is a speed option for benchmarks and for users who need only per-chain (marginal-law) quantities.
-/// Blocks never straddle chain L/2, so the two halves of a split-half estimator [eq:unbiased_error] stay
-/// independent of each other whatever B is.
+/// **Lock-step blocks** (`EnsembleOptions::lockstep` = B > 1). The chains of one block share their scan schedule
+/// (the sequence of sites visited) and differ only in their deviates, so one site update runs as a vector operation
+/// over B chains (see sampler.hpp). Each chain on its own still follows the exact random-sweep law, so any average
+/// over chains of a function of *one* chain (means, marginal variances, E[x x^T]) is estimated without bias; but the
+/// chains of one block are *not* independent, and the mean-subtracted sample covariance over L chains has a bias of
+/// relative order (B - 1) / L until the chains have converged. The default is lockstep = 1 (every chain its own
+/// schedule: exactly unbiased, the setting of the experiments). Blocks never straddle chain L/2, so the two halves of
+/// a split-half estimator [eq:unbiased_error] stay independent of each other whatever B is.
+/// Why (the bias formula): docs/sampler.md, section 5.
 ///
 /// \code
 /// dualgibbs::Model model(dualgibbs::make_torus(10, 10), 1.0, 0.1);

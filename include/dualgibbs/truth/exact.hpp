@@ -51,10 +51,8 @@ class DUALGIBBS_EXPORT FactorizationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Fill-reducing orderings CHOLMOD can use.
-/// Fill-reducing orderings. Measured on the 1000 x 1000 torus (docs/exact.md): AMD analyzes in 0.6 s and gives
-/// nnz(L) = 5.8e7; METIS gives a 20% smaller factor but its analysis alone takes 5 s, more than it saves in
-/// factorization and selected inversion. Amd is the default.
+/// Fill-reducing orderings CHOLMOD can use; Amd is the default.
+/// Why AMD (measurements of every ordering): docs/exact.md, section 2, "Ordering".
 enum class Ordering {
   Amd,     ///< approximate minimum degree (fastest to compute; the default)
   Auto,    ///< CHOLMOD's default strategy (nmethods = 0): AMD, and METIS as well when AMD's factor is
@@ -100,10 +98,9 @@ struct FactorStats {
 /// }
 /// \endcode
 /// The dense kernels of the factorization, of the solves and of the selected inversion run on the system BLAS
-/// (OpenBLAS on Debian with libopenblas0-pthread), limited to one thread while they run: on a machine whose cores
-/// are busy OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md), and a
-/// threaded solve's last bits depend on the thread count, i.e. on the cores the process may use (an MPI rank
-/// bound to one core would get other bits than a plain run).
+/// (OpenBLAS on Debian with libopenblas0-pthread), limited to one thread while they run unless set_blas_threads()
+/// asks for more; with one thread their bits do not depend on the cores the process may use.
+/// Why one thread (speed on busy cores, bits): docs/exact.md, section 2, "BLAS".
 /// Not thread-safe: use one factor per thread.
 class DUALGIBBS_EXPORT CholeskyFactor {
  public:
