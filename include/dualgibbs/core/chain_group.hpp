@@ -43,19 +43,31 @@ class DUALGIBBS_EXPORT ChainGroup {
   ChainGroup& operator=(const ChainGroup&) = delete;
 
   /// This member's number, 0 <= rank() < size().
+  /// \return this member's rank
   virtual int rank() const noexcept = 0;
   /// Number of members K >= 1.
+  /// \return the group's size K
   virtual int size() const noexcept = 0;
   /// Number of members on this machine (they share its cores: the estimators' helper threads are the hardware
   /// threads divided by it). Default 1.
+  /// \return the members on this machine, >= 1
   virtual int local_size() const noexcept { return 1; }
 
   /// Collective: every member contributes counts[rank()] items of `unit` doubles at `mine`; on return `all` holds
   /// every member's items in rank order (sum of counts times `unit` doubles). `mine` may point at this member's own
   /// place inside `all`. Settles errors first (see settle()).
+  /// \param mine this member's counts[rank()] items
+  /// \param all where every member's items go, in rank order
+  /// \param counts the number of items of each member (size() entries)
+  /// \param unit doubles per item
   /// \throws std::invalid_argument if counts.size() != size(); whatever settle() throws.
   void all_gather(const double* mine, double* all, const std::vector<std::size_t>& counts, std::size_t unit);
   /// The same, settling this member's outcome `error` first (one settlement instead of settle() + all_gather()).
+  /// \param error this member's outcome (null = success)
+  /// \param mine this member's counts[rank()] items
+  /// \param all where every member's items go, in rank order
+  /// \param counts the number of items of each member (size() entries)
+  /// \param unit doubles per item
   void all_gather(const std::exception_ptr& error, const double* mine, double* all,
                   const std::vector<std::size_t>& counts, std::size_t unit);
 
@@ -64,35 +76,56 @@ class DUALGIBBS_EXPORT ChainGroup {
   /// `send` holds this member's items for member 0, then for member 1, ...; on return `recv` holds the items sent
   /// to this member by member 0, then by member 1, ... (the sum of column rank() of counts, times `unit` doubles).
   /// Copies only. Settles this member's outcome `error` first, as all_gather() does.
+  /// \param error this member's outcome (null = success)
+  /// \param send this member's items, grouped by destination member
+  /// \param recv where the items sent to this member go, grouped by source member
+  /// \param counts the size() x size() item counts, row = sender, column = receiver
+  /// \param unit doubles per item
   /// \throws std::invalid_argument if counts.size() != size() * size(); whatever settle() throws.
   void all_to_all(const std::exception_ptr& error, const double* send, double* recv,
                   const std::vector<std::size_t>& counts, std::size_t unit);
   /// Collective: `error` is this member's outcome (null = success). Returns if no member failed. Otherwise a
   /// failed member rethrows its own exception and every other member throws the message of the lowest-numbered
   /// failed member, as std::invalid_argument if that member's exception was one, else as std::runtime_error.
+  /// \param error this member's outcome (null = success)
   void settle(const std::exception_ptr& error);
 
   /// Collective: runs `work` and settles its outcome. An exception that a collective inside `work` already settled
   /// passes through without a second settlement (so nested sections stay matched across members).
+  /// \param work the section to run on every member
   void run(const std::function<void()>& work);
 
   /// True if the last collective settled a failure (every member is then unwinding the same error): a caller that
   /// catches it must not settle it again.
+  /// \return true while a settled failure propagates
   bool failure_settled() const noexcept { return m_unwinding; }
   /// Forgets a settled failure that the caller caught and handled (a section starts afresh).
   void clear_settled() noexcept { m_unwinding = false; }
 
  protected:
   /// Collective: the lowest rank of a member that passed failed = true, or size() if none did.
+  /// \param failed whether this member failed
+  /// \return the lowest failed rank, or size()
   virtual int lowest_failure(bool failed) = 0;
   /// Collective: member `root`'s `code` and `text` are copied to every member.
+  /// \param root the rank whose values are sent
+  /// \param code the code: sent from `root`, received on every other member
+  /// \param text the text: sent from `root`, received on every other member
   virtual void broadcast(int root, int& code, std::string& text) = 0;
   /// Collective: as all_gather(), without the settlement.
+  /// \param mine this member's counts[rank()] items
+  /// \param all where every member's items go, in rank order
+  /// \param counts the number of items of each member (size() entries)
+  /// \param unit doubles per item
   virtual void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts,
                             std::size_t unit) = 0;
   /// Collective: as all_to_all(), without the settlement. The default gathers every member's whole send buffer to
   /// every member (gather_items()) and keeps the blocks sent here: correct for any transport, but it moves size()
   /// times the data; a transport with an all-to-all of its own overrides it (dualgibbs::mpi::Group).
+  /// \param send this member's items, grouped by destination member
+  /// \param recv where the items sent to this member go, grouped by source member
+  /// \param counts the size() x size() item counts, row = sender, column = receiver
+  /// \param unit doubles per item
   virtual void exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts,
                               std::size_t unit);
 
@@ -104,6 +137,7 @@ class DUALGIBBS_EXPORT ChainGroup {
 class DUALGIBBS_EXPORT ScopedChainGroup {
  public:
   /// Makes `group` the calling thread's chain group.
+  /// \param group the group to install; it must outlive the scope
   explicit ScopedChainGroup(ChainGroup& group) noexcept;
   ~ScopedChainGroup();
   ScopedChainGroup(const ScopedChainGroup&) = delete;
@@ -129,16 +163,25 @@ class DUALGIBBS_EXPORT ScopedLocalWork {
 };
 
 /// The calling thread's chain group, or nullptr if none is installed or it has a single member.
+/// \return the installed group of two or more members, or nullptr
 DUALGIBBS_EXPORT ChainGroup* current_chain_group() noexcept;
 
 /// Member `rank`'s contiguous share [first, last) of `count` items split over `size` members, as evenly as
 /// possible (the first count % size members get one more). \throws std::invalid_argument unless
 /// 0 <= rank < size.
+/// \param count the number of items
+/// \param rank the member, 0 <= rank < size
+/// \param size the number of members
+/// \return the share's first and one-past-last item
 DUALGIBBS_EXPORT std::pair<std::size_t, std::size_t> member_share(std::size_t count, int rank, int size);
 
 /// Computes items [0, count) of `unit` doubles each into `out` (count x unit doubles, item-major): with a chain
 /// group installed each member computes its member_share() by `compute(first, last)` and the shares are gathered;
 /// without one, `compute(0, count)` runs here. Collective when a group is installed.
+/// \param count the number of items
+/// \param unit doubles per item
+/// \param out count x unit doubles, item-major: the items
+/// \param compute writes items [first, last) to out + first * unit
 DUALGIBBS_EXPORT void shared_items(std::size_t count, std::size_t unit, double* out,
                                    const std::function<void(std::size_t first, std::size_t last)>& compute);
 

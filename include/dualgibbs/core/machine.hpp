@@ -18,16 +18,19 @@ namespace dualgibbs {
 /// "model name (vendor, family F model M, widest vector ISA)" from /proc/cpuinfo's first processor: a virtual
 /// machine's model name can be as vague as "AMD EPYC", and family/model tell Zen 4 (25/17) from its neighbours.
 /// The ISA is "avx512f", "avx2" or "baseline" as the CPU reports it. "unknown" where /proc/cpuinfo is not readable.
+/// \return the description, or "unknown"
 DUALGIBBS_EXPORT std::string cpu_description();
 
 /// The 1, 5 and 15 minute load averages, "0.52 1.13 1.38" (/proc/loadavg's first three fields), or "" where it is
 /// not readable. A timing means something only on an idle machine: the benchmarks print it beside their numbers.
+/// \return the three load averages, or ""
 DUALGIBBS_EXPORT std::string load_average();
 
 /// The threads `threads = 0` stands for throughout the library and the command: the CPUs the calling thread may
 /// run on (its affinity mask, so an MPI rank that Open MPI bound to one core gets 1), at most the machine's hardware
 /// threads divided by the chain group's members on this machine (chain_group.hpp: unbound ranks share the cores),
 /// and at least 1. std::thread::hardware_concurrency() alone would give every rank all the machine's threads.
+/// \return the number of threads, >= 1
 DUALGIBBS_EXPORT unsigned available_threads() noexcept;
 
 /// Caps the threads the library's estimators start on the calling thread (the helper threads of the moments'
@@ -40,6 +43,7 @@ DUALGIBBS_EXPORT unsigned available_threads() noexcept;
 class DUALGIBBS_EXPORT ScopedThreadLimit {
  public:
   /// Caps the calling thread's helper threads at `threads` (0: no change).
+  /// \param threads the cap, 0 for none
   explicit ScopedThreadLimit(unsigned threads) noexcept;
   ~ScopedThreadLimit();
   ScopedThreadLimit(const ScopedThreadLimit&) = delete;
@@ -50,6 +54,7 @@ class DUALGIBBS_EXPORT ScopedThreadLimit {
 };
 
 /// The calling thread's cap on the threads an estimator may use, counting itself (ScopedThreadLimit); 0 = no cap.
+/// \return the cap, or 0 for none
 DUALGIBBS_EXPORT unsigned thread_limit() noexcept;
 
 }  // namespace dualgibbs

@@ -17,6 +17,9 @@ namespace dualgibbs {
 /// Text of x: with `significant_digits` = 0 the shortest text that reads back as x exactly ("0.1", not
 /// "0.10000000000000001"); otherwise printf's `%.Ng` with N = significant_digits (what an ostream with
 /// setprecision(N) writes). NaN and infinities are written "nan", "inf", "-inf" (or "-nan").
+/// \param x the number
+/// \param significant_digits 0 for the shortest exact text, else the digits of `%.Ng`
+/// \return the text
 inline std::string number_text(double x, int significant_digits = 0) {
   char buf[64];
   if (significant_digits <= 0) {

@@ -51,32 +51,50 @@ class DUALGIBBS_EXPORT Table {
  public:
   Table() = default;
   /// Numeric columns only. \throws std::invalid_argument for an empty or repeated column name.
+  /// \param columns the numeric columns' names
   explicit Table(std::vector<std::string> columns);
   /// A text column named `label_column` (non-empty) first, then the numeric columns.
+  /// \param label_column the text column's name
+  /// \param columns the numeric columns' names
   Table(std::string label_column, std::vector<std::string> columns);
 
   /// The numeric columns' names.
+  /// \return the names
   const std::vector<std::string>& columns() const noexcept { return m_columns; }
   /// The text column's name ("" if none).
+  /// \return the name, or ""
   const std::string& label_column() const noexcept { return m_label_column; }
   /// The number of rows.
+  /// \return the rows
   std::size_t num_rows() const noexcept { return m_rows.size(); }
   /// The numeric values, row by row (each row as long as columns()).
+  /// \return the rows' values
   const std::vector<std::vector<double>>& rows() const noexcept { return m_rows; }
   /// The text column's value of each row (empty if the table has no label column).
+  /// \return the labels
   const std::vector<std::string>& labels() const noexcept { return m_labels; }
   /// Appends a row. \throws std::invalid_argument if its length differs from the number of columns.
+  /// \param row one value per numeric column
   void add_row(std::vector<double> row);
   /// Appends a labelled row (tables with a label column).
+  /// \param label the row's text
+  /// \param row one value per numeric column
   void add_row(std::string label, std::vector<double> row);
   /// Index of a numeric column. \throws std::invalid_argument if there is no such column.
+  /// \param name the column's name
+  /// \return its index in columns()
   std::size_t column_index(const std::string& name) const;
   /// True if there is a numeric column called `name`.
+  /// \param name the column's name
+  /// \return true if it exists
   bool has_column(const std::string& name) const noexcept;
   /// All values of a numeric column.
+  /// \param name the column's name
+  /// \return its values, one per row
   std::vector<double> column(const std::string& name) const;
   /// CSV: a header line of column names, then one line per row, values with 10 significant digits
   /// (NaN written as `nan`; labels quoted if they contain a comma or a quote).
+  /// \param out where the CSV goes
   void write_csv(std::ostream& out) const;
 
  private:
@@ -95,6 +113,7 @@ struct RateComparison {
   double closed_form = std::numeric_limits<double>::quiet_NaN();  ///< -ln r from Prop. 1/4/5 (NaN if none applies)
   RateFit fit;                                                    ///< the measurement
   /// fitted / predicted - 1 (NaN without both).
+  /// \return fitted / predicted - 1
   double relative_disagreement() const noexcept { return fit.neg_log_rate / predicted - 1.0; }
 };
 
@@ -153,40 +172,65 @@ struct Figure {
 /// The figure table, in the paper's order (fig5, fig6, fig7, fig8, fig9, fig10, fig11, then accuracy, rates, accel):
 /// the one list from which experiment_names(), experiment_description(), run_experiment() and `dualgibbs reproduce`
 /// (its list, help and dispatch) come. Adding a figure means adding its run function and one entry here.
+/// \return the figure table
 DUALGIBBS_EXPORT const std::vector<Figure>& figures();
 /// The entry named `name`. \throws std::invalid_argument for an unknown name, listing the known ones.
+/// \param name the figure's name
+/// \return its entry
 DUALGIBBS_EXPORT const Figure& find_figure(const std::string& name);
 
 /// The names of figures(), in its order.
+/// \return the names
 DUALGIBBS_EXPORT std::vector<std::string> experiment_names();
 /// find_figure(name).description. \throws std::invalid_argument for an unknown name.
+/// \param name the figure's name
+/// \return its one-line description
 DUALGIBBS_EXPORT std::string experiment_description(const std::string& name);
 /// Runs the named experiment. \throws std::invalid_argument for an unknown name (listing the known ones)
 /// or bad options (every run_figN() checks its options the same way).
+/// \param name the figure's name
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_experiment(const std::string& name, const ExperimentOptions& options);
 
 /// Fig. 5: variance conservation [eq:cov_woodbury] on an 8x8 torus, s = 1, sigma = 0.3, from 10^5 dual
 /// samples (independent chains after a burn-in), 10^4 bootstrap replicates of ||Delta||_F / sqrt(|V|).
 /// Main table: `replicate, error`; extra table `matrices`: `i, j, primal, dual, residual`.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig5(const ExperimentOptions& options);
 /// Fig. 6: primal vs dual error against sweeps and time, 10x10 torus, s = 1, sigma = 0.1, 10^4 chains,
 /// 200 sweeps, full covariance every sweep.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig6(const ExperimentOptions& options);
 /// Fig. 7: 64 heterogeneous Watts–Strogatz graphs WS(64, 4, 0.3), s_v ~ U(0.8, 1.2), sigma_e ~ U(0.2, 0.3):
 /// mean and +-1 sd band of the normalised Eu.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig7(const ExperimentOptions& options);
 /// Fig. 8: scan orders (random, permutation, fixed) on the 10x10 torus, s = 1, sigma = 0.1.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig8(const ExperimentOptions& options);
 /// Fig. 9: random k-regular graphs, |V| = 64, s = 1, sigma = 0.25, k in {2, 4, 8, 16, 32}.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig9(const ExperimentOptions& options);
 /// Fig. 10: complete graph K5, -ln r against s/sigma (16 ratios from 0.01 to 100), primal and dual, with
 /// the spectral and asymptotic theory and the limit lambda_2 / 2 = 2.5.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig10(const ExperimentOptions& options);
 /// Fig. 11: 100x100 torus, s = 1, sigma = 0.25, 600 chains, 50 sweeps: marginal-variance error against the
 /// closed form [eq:torus_true_var].
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig11(const ExperimentOptions& options);
 /// Spectral-rate benchmark: for each family of the paper at two or three sizes and several s/sigma, the
 /// predicted r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_rates(const ExperimentOptions& options);
 /// Accelerated samplers (issue 13): on torus:100 (100 chains), torus:1000 (16 chains) and kregular:10000,4 (100
 /// chains), s = 1, sigma = 0.25 (quick: torus:16 and kregular:256,4, 40 chains), omega = 1.5, random-scan Gibbs, SSOR
@@ -199,6 +243,8 @@ DUALGIBBS_EXPORT ExperimentResult run_rates(const ExperimentOptions& options);
 /// sweep_equivalents, cpu_seconds, cov_error, cov_floor` with cov_error = 1 - sum_S var^ / sum_S Var over a fixed
 /// subset S of min(|V|, 2000) evenly spaced nodes (the ensemble's sample variance against selected inversion);
 /// `exact` (label `graph`): CHOLMOD's CPU seconds to factorize each domain's precision and per exact draw.
+/// \param options the shared options
+/// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_accel(const ExperimentOptions& options);
 
 // ---- building blocks (also used by `dualgibbs converge`) -----------------------------------------------
@@ -255,40 +301,67 @@ struct ConvergenceCurves {
 /// `label` prefixes progress messages. \throws std::invalid_argument for bad settings (fewer than
 /// kMinSplitHalfChains chains, zero sweeps, a target of the wrong size or with non-finite entries, a graph
 /// without edges, and every check of run_ensemble() and CovarianceErrorTracker).
+/// \param model the model
+/// \param target the exact Cov(X) (|V| x |V|) or marginal variances (|V| x 1)
+/// \param settings chains, sweeps, starts, schemes, seed, threads
+/// \param progress called with progress (may be empty)
+/// \param label prefix of the progress messages
+/// \return both domains' error curves
 DUALGIBBS_EXPORT ConvergenceCurves measure_convergence(const Model& model, const Eigen::MatrixXd& target,
                                                        const ConvergenceSettings& settings,
                                                        const ProgressFn& progress = {}, const std::string& label = "");
 
 /// The exact target for a model: Cov(X) (dense) if |V| <= max_full_nodes, else diag(Q^-1) by selected
 /// inversion (a |V| x 1 matrix); max_full_nodes <= 0 always gives the marginal variances.
+/// \param model the model
+/// \param max_full_nodes the largest |V| for a full covariance
+/// \return Cov(X) or diag(Q^-1)
 DUALGIBBS_EXPORT Eigen::MatrixXd exact_target(const Model& model, Index max_full_nodes = 2000);
 
 /// The paper's convergence table of one model (with `Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv` after
 /// the other columns when the curves have the control variate): `sweep, Eb_primal, Eu_primal, Eb_dual, Eu_dual,
 /// time_primal, time_dual`, then the uncertainty and mean columns `Eb_floor_*`, `Eb_se_*`, `Eu_se_*`,
 /// `mean_*`, `mean_floor_*` and the normalised `Eu_norm_*` (Eu divided by its sweep-0 value).
+/// \param curves both domains' error curves
+/// \return the table
 DUALGIBBS_EXPORT Table convergence_table(const ConvergenceCurves& curves);
 
 /// Predicted-vs-fitted rows for both domains of one model: fits of Eu (exponent 2) and of the mean
 /// (exponent 1), compared with r_p (primal) and r_d^eff (dual x~; r_d where r_d^eff is undefined).
 /// `prefix` is prepended to the labels.
+/// \param model the model
+/// \param curves both domains' error curves
+/// \param prefix prepended to the labels
+/// \return the rows
 DUALGIBBS_EXPORT std::vector<RateComparison> compare_rates(const Model& model, const ConvergenceCurves& curves,
                                                            const std::string& prefix = "");
 
 /// Replaces the predictions of the rows of compare_rates() whose domain runs an accelerated scheme by that scheme's
 /// predicted factor per iteration (ssor_rate, chebyshev_ssor_rate; predicted_by "ssor" or "cheby-ssor", no closed
 /// form; NaN for ssor without a computed spectrum). Rows of Gibbs domains are unchanged.
+/// \param rows the rows of compare_rates(), updated in place
+/// \param primal the primal chains' scheme
+/// \param dual the dual chains' scheme
 DUALGIBBS_EXPORT void predict_scheme_rates(std::vector<RateComparison>& rows, const SchemeOptions& primal,
                                            const SchemeOptions& dual);
 
 /// A primal-vs-dual convergence experiment on any model (`dualgibbs converge`, the default run): the exact
 /// target exact_target(model, max_full_nodes), measure_convergence(), convergence_table() and
 /// compare_rates(), as an ExperimentResult named `name`. `graph` describes the graph for the record.
+/// \param model the model
+/// \param name the result's name
+/// \param graph the graph's description, for the record
+/// \param settings chains, sweeps, starts, schemes, seed, threads
+/// \param max_full_nodes the largest |V| for a full covariance target
+/// \param progress called with progress (may be empty)
+/// \return the table, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_convergence(const Model& model, const std::string& name, const std::string& graph,
                                                   const ConvergenceSettings& settings, Index max_full_nodes = 2000,
                                                   const ProgressFn& progress = {});
 
 /// A fixed-width text table of rate comparisons (predicted, closed form, fitted, window, disagreement).
+/// \param rates the rows
+/// \return the text table
 DUALGIBBS_EXPORT std::string format_rate_table(const std::vector<RateComparison>& rates);
 
 }  // namespace dualgibbs

@@ -44,13 +44,18 @@ enum class MarginalMethod {
 };
 
 /// "primal", "dual", "dual-cv", "primal-cv", "cholesky" or "exact". \throws std::invalid_argument otherwise.
+/// \param name the method's name
+/// \return the method
 DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
 /// The name parse_marginal_method() accepts.
+/// \param method the method
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
 /// The default method for a model: Exact when the graph is lattice-like (at most 3e6 nodes, maximum degree <= 8 and
 /// mean degree <= 6: CHOLMOD's factor stays sparse and selected inversion is both exact and fastest), otherwise
-/// DualCv (expanders and dense graphs, where the factor fills in). A rule of thumb until the time-to-accuracy
-/// benchmark measures it.
+/// DualCv (expanders and dense graphs, where the factor fills in). Why: docs/accuracy.md, "`dualgibbs marginals`".
+/// \param model the model
+/// \return Exact or DualCv
 DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
 
 /// Chains of the sampling methods when MarginalOptions::chains is 0.
@@ -64,12 +69,9 @@ struct MarginalOptions {
   double rel_rmse = 0.01;  ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
   double seconds = 0;      ///< stop after this much wall time (0: no budget); at least one of the two is set
   /// Independent chains (sampling methods) or draws per batch (cholesky): 0 (automatic) or >= 2. Automatic is
-  /// kAutoChains chains and kAutoCholeskyBatch draws per batch: every chain pays the whole burn-in, so once the
-  /// standard errors from the spread over the chains are reliable (15 degrees of freedom per node, RMS over nodes)
-  /// more chains only add CPU time (docs/accuracy.md, "Chains").
+  /// kAutoChains chains and kAutoCholeskyBatch draws per batch. Why 16: docs/accuracy.md, "`dualgibbs marginals`".
   std::size_t chains = 0;
-  /// Sweeps between evaluations (sampling methods); >= 1. Every 2 reached the 1% target with less CPU than every 4
-  /// for primal (4.3 s against 5.4 s) and dual-cv (0.18 s against 0.20 s) on kregular:10000,4 (docs/accuracy.md).
+  /// Sweeps between evaluations (sampling methods); >= 1. Why 2: docs/accuracy.md, "Lock-step blocks and `--every`".
   std::size_t every = 2;
   std::size_t burn_in = 0;           ///< sweeps discarded first; 0 = from the model's convergence rate (see below)
   std::size_t max_sweeps = 1000000;  ///< the sampling methods stop here whatever the target
@@ -78,12 +80,10 @@ struct MarginalOptions {
   /// tuning nodes, probe_flow_degree) against the sampled gap ratio (docs/accuracy.md, "The degree").
   int degree = -1;
   /// Chains per shared-schedule block of the sampler (EnsembleOptions::lockstep: 1, 2, 4, 8 or 16; 1 = every chain
-  /// its own scan schedule). Blocks run one site update as a vector operation over their chains (about 1.7x
-  /// (dual) and 2.1x (primal) fewer nanoseconds per chain-update on kregular:10000,4, docs/accuracy.md). The
-  /// estimates stay honest: the estimators are means of squares of a zero-mean model, and given the shared
-  /// schedule S the chains of a block are independent, each N(0, Sigma_t(S)) with Sigma_t(S) -> Sigma for every S;
-  /// they depend on each other only through Sigma_t(S) - Sigma, the transient that the burn-in removes. The standard
-  /// errors still come from the spread over all chains. Blocks never straddle chain L/2 (lockstep_blocks).
+  /// its own scan schedule). Blocks run one site update as a vector operation over their chains. The estimates and
+  /// their standard errors (from the spread over all chains) stay honest with blocks after the burn-in. Blocks never
+  /// straddle chain L/2 (lockstep_blocks). Why 8, and why it is honest: docs/accuracy.md, "Lock-step blocks and
+  /// `--every`".
   std::size_t lockstep = 8;
   std::uint64_t seed = 1;  ///< determines every random number
   unsigned threads = 0;    ///< threads of the samplers and the estimators (0 = available_threads(), core/machine.hpp)
@@ -125,6 +125,9 @@ struct MarginalResult {
 /// tree) for the dual ones [eqn:primalrate, eq:r_eff_final]; with cheby-ssor the iterations after which the
 /// Chebyshev envelope 2 r^t (r = chebyshev_ssor_rate) of the covariance error's factor is 1e-4, with ssor
 /// t = ln(1e4) / (2 (-ln ssor_rate)) when its spectrum is given (else r_p, per iteration).
+/// \param model the model
+/// \param options the method, the target or budget, and the sampler's settings
+/// \return the estimates, their errors and what the run did
 /// \throws std::invalid_argument for a non-finite or negative target or budget, neither of them set, chains = 1,
 ///         every = 0, a degree below -1, a lockstep other than 1, 2, 4, 8 or 16, a scheme other than Gibbs for a dual
 ///         method, a scheme that run_ensemble refuses, or a budget too short for two evaluations; NotPositiveDefinite
@@ -167,6 +170,10 @@ struct AccuracySettings {
 /// AccuracySettings::cheby_ssor): `M_cpu_seconds, M_reached, M_achieved_rel_rmse, M_estimated_rel_se, M_degree`
 /// (`M_reached` the fraction of replicates that reached the target; NaN where a method did not run). `notes`
 /// names every cell that failed or did not reach its target.
+/// \param settings the graphs, methods, targets, replicates and budget
+/// \param notes where the failed and short cells are named
+/// \param progress called with progress (may be empty)
+/// \return the table
 /// \throws std::invalid_argument for no graphs or methods, a target outside (0, 1), replicates < 2 or a budget
 /// <= 0; a graph spec that does not parse.
 DUALGIBBS_EXPORT Table time_to_accuracy(const AccuracySettings& settings, std::vector<std::string>& notes,
@@ -179,6 +186,8 @@ DUALGIBBS_EXPORT Table time_to_accuracy(const AccuracySettings& settings, std::v
 /// The full-size graphs of the accuracy issue (`torus:1000`, `kregular:100000,32`, `torus3:50`) are in
 /// bench/bench_accuracy. Summary: `speedup_dual_cv_over_primal_GRAPH` at the first target where both reached it,
 /// `dual_cv_worst_achieved_over_target`.
+/// \param options the shared options
+/// \return the table, summary, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_accuracy(const ExperimentOptions& options);
 
 }  // namespace dualgibbs

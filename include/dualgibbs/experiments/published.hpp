@@ -28,6 +28,11 @@ namespace dualgibbs {
 /// numbered in the order networkx's `G.edges()` lists them (its adjacency insertion order). CPython's
 /// Mersenne Twister seeding (`init_by_array` of the seed's 32-bit words), `random()` (53 bits from two words)
 /// and `choice` (`_randbelow` by rejection on `getrandbits`) are reproduced exactly.
+/// \param n number of nodes
+/// \param k neighbours per node in the ring lattice
+/// \param p rewiring probability
+/// \param seed networkx's integer seed
+/// \return the graph
 /// \throws std::invalid_argument for k >= n, odd k, n < 3, or p outside [0, 1].
 DUALGIBBS_EXPORT Graph networkx_watts_strogatz(Index n, Index k, double p, std::uint32_t seed);
 
@@ -35,11 +40,17 @@ DUALGIBBS_EXPORT Graph networkx_watts_strogatz(Index n, Index k, double p, std::
 class DUALGIBBS_EXPORT NumpyLegacyRandom {
  public:
   /// `np.random.seed(seed)`.
+  /// \param seed numpy's seed
   explicit NumpyLegacyRandom(std::uint32_t seed) : m_engine(seed) {}
   /// `np.random.random_sample()`: (a >> 5, b >> 6) of two words, 53 bits.
+  /// \return a uniform double in [0, 1)
   double uniform();
   /// `lo + (hi - lo) * np.random.beta(1, 1, count)`: Johnk's algorithm of numpy's legacy_beta for a, b <= 1
   /// (two uniforms U, V per try, accepted when U + V <= 1, value U / (U + V)).
+  /// \param count the number of values
+  /// \param lo the range's bottom
+  /// \param hi the range's top
+  /// \return the count values
   std::vector<double> beta11(std::size_t count, double lo, double hi);
 
  private:

@@ -5,7 +5,7 @@
 /// Every reader validates its input and reports the source and line number of the first problem as
 /// std::invalid_argument.
 ///
-/// Formats (DESIGN.md section 3):
+/// Formats (docs/concepts.md, section 7):
 ///  - edge list: one edge a line, `u v [sigma_e]`, integer node ids from 0, `#` starts a comment, blank
 ///    lines ignored. The node count is 1 + the largest id. Duplicate edges (either orientation) and
 ///    self-loops are rejected with their line number.
@@ -43,12 +43,24 @@ struct LoadedGraph {
 };
 
 /// Reads an edge list. `source` names the input in error messages.
+/// \param in the text to read
+/// \param source the input's name in error messages
+/// \param limits caps on nodes and edges
+/// \return the graph and its per-edge sigma
 DUALGIBBS_EXPORT LoadedGraph read_edge_list(std::istream& in, const std::string& source = "edge list",
                                             const ReadLimits& limits = {});
 /// Reads a node file for a graph of `num_nodes` nodes: returns s_v per node, NaN where not given.
+/// \param in the text to read
+/// \param num_nodes |V| of the graph
+/// \param source the input's name in error messages
+/// \return s_v per node, NaN where not given
 DUALGIBBS_EXPORT std::vector<double> read_node_file(std::istream& in, Index num_nodes,
                                                     const std::string& source = "node file");
 /// Reads an observation file for a graph of `num_nodes` nodes: returns z_v per node, NaN where not given.
+/// \param in the text to read
+/// \param num_nodes |V| of the graph
+/// \param source the input's name in error messages
+/// \return z_v per node, NaN where not given
 /// \throws std::invalid_argument naming `source` and the line for a malformed line, a node id out of range or
 ///         given twice, or a z_v that is not a finite number.
 DUALGIBBS_EXPORT std::vector<double> read_observation_file(std::istream& in, Index num_nodes,
@@ -61,9 +73,16 @@ struct Observations {
 };
 /// Opens `path` and reads it with read_observation_file(). \throws std::invalid_argument if the file cannot be
 /// opened or is malformed.
+/// \param path the observation file
+/// \param num_nodes |V| of the graph
+/// \return z (0 where not given) and the number of observed nodes
 DUALGIBBS_EXPORT Observations read_observations(const std::string& path, Index num_nodes);
 
 /// Reads a Matrix Market file; its off-diagonal pattern is the graph (no edge sigmas).
+/// \param in the text to read
+/// \param source the input's name in error messages
+/// \param limits caps on nodes and edges
+/// \return the graph, edge sigmas all NaN
 DUALGIBBS_EXPORT LoadedGraph read_matrix_market(std::istream& in, const std::string& source = "matrix market",
                                                 const ReadLimits& limits = {});
 
@@ -87,6 +106,8 @@ enum class GraphFamily {
 
 /// The spec's name of a family: "torus", "grid", "path", "cycle", "complete", "bipartite", "star", "kregular",
 /// "ws", "er", "ba", "hypercube", "torus3", "file".
+/// \param family the family
+/// \return its name in a spec
 DUALGIBBS_EXPORT const char* to_string(GraphFamily family) noexcept;
 
 /// A parsed graph spec: the family and its arguments, checked against the limits (parse_graph_spec()); the one
@@ -112,6 +133,9 @@ struct GraphSpec {
 /// `star:N`, `kregular:N,K[,SEED]`, `ws:N,K,P[,SEED]`, `er:N,P[,SEED]`, `ba:N,M[,SEED]`, `hypercube:D`,
 /// `file:PATH`. Node and edge counts are checked against `limits` and the 32-bit index here, before anything
 /// is allocated; the file is not opened.
+/// \param spec the spec text
+/// \param limits caps on nodes and edges
+/// \return the parsed spec
 /// \throws std::invalid_argument for unknown families, a wrong number of arguments, malformed numbers, sizes
 ///         out of range or over the limits (the message names the spec).
 DUALGIBBS_EXPORT GraphSpec parse_graph_spec(const std::string& spec, const ReadLimits& limits = {});
@@ -119,20 +143,42 @@ DUALGIBBS_EXPORT GraphSpec parse_graph_spec(const std::string& spec, const ReadL
 /// Builds the graph of a parsed spec; `file:PATH` is a Matrix Market file if PATH ends in `.mtx` or the file
 /// starts with the `%%MatrixMarket` banner, an edge list otherwise. `default_seed` is used by random
 /// families given without a seed.
+/// \param spec the parsed spec
+/// \param default_seed the seed of a random family given without one
+/// \param limits caps on nodes and edges
+/// \return the graph and its per-edge sigma
 /// \throws std::invalid_argument for sizes the family's generator rejects, unreadable or malformed files and
 ///         files over the limits.
 DUALGIBBS_EXPORT LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed = 1,
                                         const ReadLimits& limits = {});
 /// load_graph(parse_graph_spec(spec, limits), default_seed, limits).
+/// \param spec the spec text
+/// \param default_seed the seed of a random family given without one
+/// \param limits caps on nodes and edges
+/// \return the graph and its per-edge sigma
 DUALGIBBS_EXPORT LoadedGraph load_graph(const std::string& spec, std::uint64_t default_seed = 1,
                                         const ReadLimits& limits = {});
 
 /// Builds a model from a parsed spec and parameters: `s` for every node without a value in `node_file`
 /// (if given), `sigma` for every edge without its own value in the edge list.
+/// \param spec the parsed spec
+/// \param s the node standard deviation where the node file gives none
+/// \param sigma the edge standard deviation where the edge list gives none
+/// \param node_file path of a node file with per-node s_v, if any
+/// \param default_seed the seed of a random family given without one
+/// \param limits caps on nodes and edges
+/// \return the model
 DUALGIBBS_EXPORT Model load_model(const GraphSpec& spec, double s, double sigma,
                                   const std::optional<std::string>& node_file = std::nullopt,
                                   std::uint64_t default_seed = 1, const ReadLimits& limits = {});
 /// load_model(parse_graph_spec(spec, limits), ...).
+/// \param spec the spec text
+/// \param s the node standard deviation where the node file gives none
+/// \param sigma the edge standard deviation where the edge list gives none
+/// \param node_file path of a node file with per-node s_v, if any
+/// \param default_seed the seed of a random family given without one
+/// \param limits caps on nodes and edges
+/// \return the model
 DUALGIBBS_EXPORT Model load_model(const std::string& spec, double s, double sigma,
                                   const std::optional<std::string>& node_file = std::nullopt,
                                   std::uint64_t default_seed = 1, const ReadLimits& limits = {});

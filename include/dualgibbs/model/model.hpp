@@ -35,6 +35,9 @@ using SparseMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 /// `m` itself when it is compressed, else `copy` made a compressed copy of it. Code that reads the CSR arrays
 /// directly (outerIndexPtr, innerIndexPtr, valuePtr) needs this: Eigen's insert() leaves a matrix uncompressed, with
 /// gaps in its arrays. The result refers to `m` or `copy`, so both must outlive it.
+/// \param m the matrix
+/// \param copy where a compressed copy goes if `m` is not compressed
+/// \return `m` or `copy`
 inline const SparseMatrix& compressed(const SparseMatrix& m, SparseMatrix& copy) {
   if (m.isCompressed()) return m;
   copy = m;
@@ -46,13 +49,19 @@ inline const SparseMatrix& compressed(const SparseMatrix& m, SparseMatrix& copy)
 enum class Domain { Primal, Dual };
 
 /// "primal" or "dual".
+/// \param d the domain
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(Domain d) noexcept;
 /// Parses "primal" / "dual". \throws std::invalid_argument otherwise.
+/// \param name "primal" or "dual"
+/// \return the domain
 DUALGIBBS_EXPORT Domain parse_domain(const std::string& name);
 
 class DualPrecisionOperator;
 
 /// Checks that a standard deviation, its square and the inverse of its square are finite and positive.
+/// \param sd the standard deviation
+/// \param what what it is, for the message
 /// \throws std::invalid_argument naming `what` and the value otherwise.
 DUALGIBBS_EXPORT void check_standard_deviation(double sd, const std::string& what);
 
@@ -67,80 +76,115 @@ class DUALGIBBS_EXPORT Model {
  public:
   /// Homogeneous model. \throws std::invalid_argument unless s and sigma are finite and positive with
   /// finite, positive, invertible squares.
+  /// \param graph the graph G
+  /// \param s every node's standard deviation
+  /// \param sigma every edge's standard deviation
   Model(Graph graph, double s, double sigma);
   /// Heterogeneous model: s.size() == |V|, sigma.size() == |E|, each entry as above.
+  /// \param graph the graph G
+  /// \param s s_v per node, length |V|
+  /// \param sigma sigma_e per edge, length |E|
   Model(Graph graph, std::vector<double> s, std::vector<double> sigma);
 
   /// The graph G.
+  /// \return G
   const Graph& graph() const noexcept { return m_graph; }
   /// |V|, the dimension of the primal domain.
+  /// \return |V|
   Index num_nodes() const noexcept { return m_graph.num_nodes(); }
   /// |E|, the dimension of the dual domain.
+  /// \return |E|
   Index num_edges() const noexcept { return m_graph.num_edges(); }
   /// Number of coordinates sampled in a domain: |V| (primal) or |E| (dual).
+  /// \param d the domain
+  /// \return |V| or |E|
   Index dimension(Domain d) const noexcept { return d == Domain::Primal ? num_nodes() : num_edges(); }
 
   /// s_v (standard deviations), length |V|.
+  /// \return s_v per node
   const std::vector<double>& node_sd() const noexcept { return m_s; }
   /// sigma_e (standard deviations), length |E|.
+  /// \return sigma_e per edge
   const std::vector<double>& edge_sd() const noexcept { return m_sigma; }
   /// s_v^2, the diagonal of D_s.
+  /// \return s_v^2 per node
   const Eigen::VectorXd& node_variances() const noexcept { return m_s2; }
   /// sigma_e^2, the diagonal of D_sigma.
+  /// \return sigma_e^2 per edge
   const Eigen::VectorXd& edge_variances() const noexcept { return m_sigma2; }
 
   /// True if all s_v are equal and all sigma_e are equal.
+  /// \return true for a homogeneous model
   bool is_homogeneous() const noexcept { return m_homogeneous; }
   /// The common s of a homogeneous model. \throws std::logic_error for a heterogeneous one.
+  /// \return s
   double s() const;
   /// The common sigma of a homogeneous model. For a graph without edges it is the sigma given to the
   /// homogeneous constructor, and NaN after the per-edge constructor (there is no edge to carry one).
+  /// \return sigma
   /// \throws std::logic_error for a heterogeneous model.
   double sigma() const;
 
   /// Oriented incidence B (|V| x |E|), CSR.
+  /// \return B
   SparseMatrix incidence() const;
   /// Laplacian L = B B^T (|V| x |V|).
+  /// \return L
   SparseMatrix laplacian() const;
   /// Primal precision Q = D_s^-1 + B D_sigma^-1 B^T [eqn:QPNH]; nnz = |V| + 2|E|.
+  /// \return Q
   SparseMatrix primal_precision() const;
   /// Dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual]; one row per edge e = (u, v) with
   /// d_u + d_v - 1 non-zeros, sum_v d_v^2 - |E| in all. Build it only when it fits: see
   /// dual_precision_nonzeros() and dual_operator().
+  /// \return R
   /// \throws std::invalid_argument if the number of non-zeros overflows the 32-bit index.
   SparseMatrix dual_precision() const;
   /// Number of non-zeros dual_precision() would have.
+  /// \return nnz(R) = sum_v d_v^2 - |E|
   std::int64_t dual_precision_nonzeros() const noexcept;
   /// The precision of a domain: Q or R.
+  /// \param d the domain
+  /// \return Q or R
   SparseMatrix precision(Domain d) const { return d == Domain::Primal ? primal_precision() : dual_precision(); }
   /// Diagonal of Q: 1/s_v^2 + sum_{e at v} 1/sigma_e^2.
+  /// \return diag(Q), length |V|
   Eigen::VectorXd primal_diagonal() const;
   /// Diagonal of R: sigma_e^2 + s_u^2 + s_v^2 for e = (u, v) [Examples 3 and 4: sigma^2 + 2 s^2].
+  /// \return diag(R), length |E|
   Eigen::VectorXd dual_diagonal() const;
   /// Matrix-free y -> R y in O(|V| + |E|), for graphs where R is too large to store.
+  /// \return the operator; this model must outlive it
   DualPrecisionOperator dual_operator() const;
 
   /// Sets the observations z (length |V|, finite), one per node: the node factors become
   /// exp(-(x_v - z_v)^2 / 2 s_v^2) and the canonical vector h = D_s^-1 z (h_v = z_v / s_v^2). Replaces any
   /// earlier mean. The precision Q, and so every variance, is unchanged.
+  /// \param z z_v per node
   /// \throws std::invalid_argument for a wrong length, a non-finite z_v, or an h_v that overflows.
   void set_observations(Eigen::VectorXd z);
   /// Sets the canonical vector h directly (length |V|, finite): the density is proportional to
   /// exp(-x^T Q x / 2 + h^T x), i.e. N(mu, Q^-1) with Q mu = h. Replaces any earlier mean; observations()
   /// becomes empty. \throws std::invalid_argument for a wrong length or a non-finite h_v.
+  /// \param h h_v per node
   void set_canonical_vector(Eigen::VectorXd h);
   /// Removes the mean: back to the zero-mean prior.
   void clear_mean() noexcept;
   /// True if observations or a canonical vector were set (even if all zero).
+  /// \return true if the model has a mean
   bool has_mean() const noexcept { return m_h.size() > 0; }
   /// h with Q mu = h (length |V|), or an empty vector for a zero-mean model.
+  /// \return h, or an empty vector
   const Eigen::VectorXd& canonical_vector() const noexcept { return m_h; }
   /// The observations z given to set_observations() (length |V|), or an empty vector.
+  /// \return z, or an empty vector
   const Eigen::VectorXd& observations() const noexcept { return m_z; }
   /// The same model without its mean (the zero-mean fluctuation x - mu has this law).
+  /// \return the zero-mean model
   Model without_mean() const;
 
   /// A one-line description: graph summary plus parameters.
+  /// \return the description
   std::string summary() const;
 
  private:
@@ -164,15 +208,22 @@ class DUALGIBBS_EXPORT DualPrecisionOperator {
  public:
   using Scalar = double;  ///< Spectra's operator concept
   /// An operator for `model`, which must outlive it (only a pointer is kept).
+  /// \param model the model
   explicit DualPrecisionOperator(const Model& model) : m_model(&model) {}
   /// |E|.
+  /// \return |E|
   Eigen::Index rows() const noexcept { return m_model->num_edges(); }
   /// |E|.
+  /// \return |E|
   Eigen::Index cols() const noexcept { return m_model->num_edges(); }
   /// y_out = R x_in; both arrays of length |E|, not aliased. O(|V| + |E|), no allocation but a |V| buffer
   /// kept per thread.
+  /// \param x_in the vector x, |E| doubles
+  /// \param y_out where R x goes, |E| doubles
   void perform_op(const double* x_in, double* y_out) const;
   /// Convenience: returns R y.
+  /// \param y a vector of length |E|
+  /// \return R y
   Eigen::VectorXd apply(const Eigen::VectorXd& y) const;
 
  private:

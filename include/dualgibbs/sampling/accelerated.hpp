@@ -57,15 +57,24 @@ struct SsorSpectrum {
 /// similar operator K^1/2 M_f^-1 A M_f^-T K^1/2 (M_f = D / omega + L, K = (2 - omega) / omega D): dense for n <= 400,
 /// else Spectra's Lanczos (two runs, largest and smallest). O(nnz) per Lanczos step; the smallest eigenvalue of a
 /// large lattice needs many steps (about a minute for the 10^6-node torus).
+/// \param A the SPD matrix, full symmetric storage
+/// \param omega the relaxation, in (0, 2)
+/// \return omega and the extreme eigenvalues
 /// \throws std::invalid_argument for omega outside (0, 2), an empty, non-square or non-finite A, or a diagonal entry
 ///         that is not positive; std::runtime_error if Lanczos does not converge.
 DUALGIBBS_EXPORT SsorSpectrum ssor_spectrum(const SparseMatrix& A, double omega);
 
 /// ssor_spectrum of the domain's precision: Q (primal) or R (dual, formed explicitly for the computation).
+/// \param model the model
+/// \param domain the domain whose precision is used
+/// \param omega the relaxation, in (0, 2)
+/// \return omega and the extreme eigenvalues
 DUALGIBBS_EXPORT SsorSpectrum ssor_spectrum(const Model& model, Domain domain, double omega);
 
 /// The relaxation in [1, 1.95] minimising lambda_max / lambda_min of M_omega^-1 A (golden-section search on
 /// ssor_spectrum, about 12 evaluations), i.e. the fastest Chebyshev-SSOR sampler. Returns its spectrum.
+/// \param A the SPD matrix, full symmetric storage
+/// \return the spectrum at the best omega found
 DUALGIBBS_EXPORT SsorSpectrum optimal_ssor_spectrum(const SparseMatrix& A);
 
 /// Coordinates up to which default_ssor_spectrum() searches the optimal relaxation.
@@ -73,15 +82,21 @@ constexpr Index kOptimalOmegaMaxDimension = 5000;
 
 /// The spectrum a run uses when no relaxation is given: optimal_ssor_spectrum(A) for up to kOptimalOmegaMaxDimension
 /// coordinates (about 13 spectra), else ssor_spectrum(A, 1) (one; the optimum's search would cost minutes there).
+/// \param A the SPD matrix, full symmetric storage
+/// \return the spectrum
 DUALGIBBS_EXPORT SsorSpectrum default_ssor_spectrum(const SparseMatrix& A);
 
 /// Predicted convergence factor per SSOR sweep (2n site updates) of the mean, 1 - lambda_min: the spectral radius
 /// of I - M^-1 A (the covariance error decays as its square). \throws std::invalid_argument for a bad spectrum.
+/// \param spectrum the SSOR spectrum
+/// \return 1 - lambda_min
 DUALGIBBS_EXPORT double ssor_rate(const SsorSpectrum& spectrum);
 
 /// Predicted asymptotic convergence factor per Chebyshev-SSOR iteration (2n site updates) of the mean,
 /// (sqrt(kappa) - 1) / (sqrt(kappa) + 1) with kappa = lambda_max / lambda_min of the interval the iteration uses
 /// (ChebyshevSsorSweep::interval_max). \throws std::invalid_argument for a bad spectrum.
+/// \param spectrum the SSOR spectrum
+/// \return the factor per iteration
 DUALGIBBS_EXPORT double chebyshev_ssor_rate(const SsorSpectrum& spectrum);
 
 // ---- the Chebyshev-SSOR scheme ---------------------------------------------------------------------------
@@ -99,25 +114,37 @@ DUALGIBBS_EXPORT double chebyshev_ssor_rate(const SsorSpectrum& spectrum);
 /// (exact for every SSOR splitting) as the interval's top, which is slower but valid.
 class DUALGIBBS_EXPORT ChebyshevSsorSweep {
  public:
+  /// \param omega the relaxation, in (0, 2)
+  /// \param lambda_min the smallest eigenvalue of M_omega^-1 A
+  /// \param lambda_max the largest eigenvalue of M_omega^-1 A
   /// \throws std::invalid_argument unless 0 < omega < 2 and 0 < lambda_min <= lambda_max <= 1 (finite; lambda_max
   ///         up to 1 + 1e-9, clamped to 1), with a message saying that the bounds come from ssor_spectrum().
   ChebyshevSsorSweep(double omega, double lambda_min, double lambda_max);
   /// From a computed spectrum. \throws std::invalid_argument as above (e.g. for a default SsorSpectrum: no bounds).
+  /// \param spectrum omega and the eigenvalue bounds
   explicit ChebyshevSsorSweep(const SsorSpectrum& spectrum)
       : ChebyshevSsorSweep(spectrum.omega, spectrum.lambda_min, spectrum.lambda_max) {}
 
   /// The relaxation.
+  /// \return omega
   double omega() const noexcept { return m_omega; }
   /// The bottom of the Chebyshev interval (lambda_min).
+  /// \return the interval's bottom
   double interval_min() const noexcept { return m_min; }
   /// The top of the Chebyshev interval: lambda_max, or 1 when lambda_min + lambda_max < 1.
+  /// \return the interval's top
   double interval_max() const noexcept { return m_max; }
   /// tau = 2 / (interval_min + interval_max).
+  /// \return tau
   double tau() const noexcept { return m_tau; }
   /// alpha_k of iteration k (0-based).
+  /// \param k the iteration
+  /// \return alpha_k
   double alpha(std::size_t k) const noexcept;
 
   /// Allocates the previous and current iterates (n x width each).
+  /// \param n the number of coordinates
+  /// \param width the lanes W
   void prepare(Index n, int width) {
     m_prev.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(width), 0.0);
     m_cur.assign(m_prev.size(), 0.0);
@@ -126,8 +153,11 @@ class DUALGIBBS_EXPORT ChebyshevSsorSweep {
   /// Restarts the polynomial (the next iteration is iteration 0).
   void reset() noexcept { m_iteration = 0; }
   /// 2n site updates per iteration.
+  /// \param n the number of coordinates
+  /// \return 2n
   std::size_t site_updates(Index n) const noexcept { return 2 * static_cast<std::size_t>(n); }
   /// Iterations since the last reset().
+  /// \return the iterations run
   std::size_t iteration() const noexcept { return m_iteration; }
 
   /// \throws std::invalid_argument for a kernel without set_site.
@@ -140,6 +170,7 @@ class DUALGIBBS_EXPORT ChebyshevSsorSweep {
   }
 
   /// One Chebyshev-SSOR iteration of every lane.
+  /// \param ctx the sweep's view of the sampler
   template <class Kernel, int W>
   void sweep(SweepContext<Kernel, W>& ctx) {
     const auto n = static_cast<std::size_t>(ctx.dimension());
@@ -210,15 +241,22 @@ class DUALGIBBS_EXPORT WorkerTeam {
 /// Greedy colouring of the coordinates of a symmetric sparsity pattern (the off-diagonal entries of `pattern`):
 /// coordinate i, in order 0..n-1, gets the smallest colour no earlier neighbour has. Returns the colour classes
 /// (each in increasing order), which are independent sets of the precision: the Gibbs updates of one class commute.
+/// \param pattern the symmetric sparsity pattern, n x n
+/// \return the colour classes
 /// \throws std::invalid_argument for a non-square matrix.
 DUALGIBBS_EXPORT std::vector<std::vector<Index>> greedy_coloring(const SparseMatrix& pattern);
 
 /// Greedy colouring of the edges of a graph so that edges of one colour share no node (edge e, in order, gets the
 /// smallest colour not used at its head or tail): the independent sets of the dual precision R, whose edge updates
 /// touch y~_e and the tally at its two end nodes only.
+/// \param graph the graph
+/// \return the colour classes of edge ids
 DUALGIBBS_EXPORT std::vector<std::vector<Index>> greedy_edge_coloring(const Graph& graph);
 
 /// The colour classes of a domain: greedy_coloring(Q) (primal) or greedy_edge_coloring(graph) (dual).
+/// \param model the model
+/// \param domain the domain to colour
+/// \return the colour classes
 DUALGIBBS_EXPORT std::vector<std::vector<Index>> domain_coloring(const Model& model, Domain domain);
 
 /// A colour-ordered Gibbs sweep: the classes in order, each class's sites in order, plain Gibbs updates. Each class is
@@ -237,29 +275,43 @@ class DUALGIBBS_EXPORT ColoredSweep {
   /// Sites per block of keyed deviates (the unit a thread takes).
   static constexpr std::size_t kBlock = 4096;
 
+  /// \param classes the colour classes, a partition of 0..n-1 into independent sets
+  /// \param threads threads per class, >= 1
   /// \throws std::invalid_argument for threads = 0 or no classes.
   explicit ColoredSweep(std::vector<std::vector<Index>> classes, unsigned threads = 1);
 
   /// The seed of the deviate streams of block `block` of class `cls` in sweep `sweep` of a sampler seeded `seed`:
   /// mix64 (core/random.hpp) of the four, chained, different from `seed` itself for practical purposes.
+  /// \param seed the sampler's seed
+  /// \param sweep the sweep, from 0
+  /// \param cls the colour class
+  /// \param block the block within the class
+  /// \return the block's seed
   static std::uint64_t block_seed(std::uint64_t seed, std::uint64_t sweep, std::uint64_t cls,
                                   std::uint64_t block) noexcept {
     return mix64(mix64(mix64(mix64(seed ^ 0x636f6c6f72656421ULL) + sweep) + cls) + block);
   }
 
   /// The colour classes.
+  /// \return the classes
   const std::vector<std::vector<Index>>& classes() const noexcept { return m_classes; }
   /// Threads that update one class.
+  /// \return the threads per class
   unsigned threads() const noexcept { return m_threads; }
 
   /// Allocates each thread's deviates and streams. \throws std::invalid_argument unless the classes partition 0..n-1.
+  /// \param n the number of coordinates
+  /// \param width the lanes W
   void prepare(Index n, int width);
   /// No history.
   void reset() noexcept {}
   /// n updates per sweep.
+  /// \param n the number of coordinates
+  /// \return n
   std::size_t site_updates(Index n) const noexcept { return static_cast<std::size_t>(n); }
 
   /// One sweep of every lane.
+  /// \param ctx the sweep's view of the sampler
   template <class Kernel, int W>
   void sweep(SweepContext<Kernel, W>& ctx) {
     for (std::size_t k = 0; k < m_classes.size(); ++k) {
@@ -313,8 +365,12 @@ enum class SchemeKind {
 };
 
 /// "gibbs", "ssor", "cheby-ssor" or "colored". \throws std::invalid_argument for anything else, listing the names.
+/// \param name the scheme's name
+/// \return the scheme
 DUALGIBBS_EXPORT SchemeKind parse_scheme_kind(const std::string& name);
 /// The name parse_scheme_kind() accepts.
+/// \param kind the scheme
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(SchemeKind kind) noexcept;
 
 /// A scheme chosen at run time.
@@ -326,6 +382,9 @@ struct SchemeOptions {
 };
 
 /// Site updates one sweep of the scheme performs on n coordinates (n for gibbs and colored, 2n otherwise).
+/// \param scheme the scheme
+/// \param n the number of coordinates
+/// \return n or 2n
 DUALGIBBS_EXPORT std::size_t site_updates_per_sweep(const SchemeOptions& scheme, Index n) noexcept;
 
 /// run_ensemble(model, domain, options, observe) with the chosen scheme; for SchemeKind::Gibbs it is exactly that
@@ -333,6 +392,12 @@ DUALGIBBS_EXPORT std::size_t site_updates_per_sweep(const SchemeOptions& scheme,
 /// scheme.threads threads. EnsembleStats::updates and ns_per_update count site updates (2n per sweep for ssor and
 /// cheby-ssor). \throws std::invalid_argument as run_ensemble, for omega outside (0, 2), and for cheby-ssor without
 /// spectrum bounds or with bounds computed at another omega.
+/// \param model the model
+/// \param domain the domain to sample
+/// \param options chains, sweeps, seed, threads, checkpoints, start
+/// \param observe called at every checkpoint (may be empty)
+/// \param scheme the sweep scheme and its parameters
+/// \return the run's totals
 DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
                                             const Observer& observe, const SchemeOptions& scheme);
 

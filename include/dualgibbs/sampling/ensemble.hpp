@@ -12,23 +12,15 @@
 /// `make_stream(seed, c, Schedule)`. A block's evolution depends on nothing else, and the states are gathered in
 /// chain order, so the same seed gives bitwise-identical checkpoints for any number of threads.
 ///
-/// **Lock-step blocks and what they cost** (`EnsembleOptions::lockstep` = B > 1). The chains of one block
-/// share their scan schedule (the sequence of sites visited) and differ only in their deviates; this lets one
-/// site update run as a vector operation over B chains (see sampler.hpp). Each chain on its own still follows
-/// the exact random-sweep law, so any quantity that is an average over chains of a function of *one* chain
-/// (means, marginal variances, E[x x^T]) is estimated without bias. Chains of one block are however *not*
-/// independent: given the shared schedule S, their states are i.i.d. with mean m(S) = E[x | S], and m(S)
-/// varies with S before the chain has converged. For the mean-subtracted sample covariance over L chains in
-/// blocks of B,
-///
-///   E[S_L] = Sigma_t - (B - 1) / (L - 1) Var_S(m(S)),
-///
-/// where Sigma_t is the true covariance at sweep t: a bias of relative order (B - 1) / L that vanishes as the
-/// chains converge (m(S) -> 0) but is not zero during the transient the paper's experiments measure. Hence the
-/// default lockstep = 1 (every chain its own schedule: exactly unbiased, the setting of the experiments);
-/// lock-step is a speed option for benchmarks and for users who need only per-chain (marginal-law) quantities.
-/// Blocks never straddle chain L/2, so the two halves of a split-half estimator [eq:unbiased_error] stay
-/// independent of each other whatever B is.
+/// **Lock-step blocks** (`EnsembleOptions::lockstep` = B > 1). The chains of one block share their scan schedule
+/// (the sequence of sites visited) and differ only in their deviates, so one site update runs as a vector operation
+/// over B chains (see sampler.hpp). Each chain on its own still follows the exact random-sweep law, so any average
+/// over chains of a function of *one* chain (means, marginal variances, E[x x^T]) is estimated without bias; but the
+/// chains of one block are *not* independent, and the mean-subtracted sample covariance over L chains has a bias of
+/// relative order (B - 1) / L until the chains have converged. The default is lockstep = 1 (every chain its own
+/// schedule: exactly unbiased, the setting of the experiments). Blocks never straddle chain L/2, so the two halves of
+/// a split-half estimator [eq:unbiased_error] stay independent of each other whatever B is.
+/// Why (the bias formula): docs/sampler.md, section 5.
 ///
 /// \code
 /// dualgibbs::Model model(dualgibbs::make_torus(10, 10), 1.0, 0.1);
@@ -64,8 +56,12 @@ enum class InitialState {
 };
 
 /// "constant", "random" or "given". \throws std::invalid_argument otherwise.
+/// \param name the start's name
+/// \return the start
 DUALGIBBS_EXPORT InitialState parse_initial_state(const std::string& name);
 /// The name parse_initial_state() accepts.
+/// \param init the start
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(InitialState init) noexcept;
 
 /// Options of run_ensemble().
@@ -129,6 +125,11 @@ struct EnsembleStats {
 /// and the posterior's moments are mu = posterior_mean(model) (truth/posterior_mean.hpp) and
 /// Cov(X) = D_s - D_s Cov(x~) D_s [eq:cov_woodbury3] from the observed x~: the paper's suggestion, sample the
 /// fluctuation in the dual and add mu.
+/// \param model the model
+/// \param domain the domain to sample
+/// \param options chains, sweeps, seed, threads, checkpoints, start
+/// \param observe called at every checkpoint (may be empty)
+/// \return the run's totals
 /// \throws std::invalid_argument for zero chains, checkpoint_every = 0, a lockstep other than 1/2/4/8/16, local_cuts
 ///         that do not start at 0, end at the number of chains and increase strictly on lock-step block starts, a
 ///         given state of the wrong length or with non-finite values, a non-finite init_value, an init_scale that
@@ -139,9 +140,17 @@ DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, c
                                             const Observer& observe);
 
 /// The same over a caller's CSR kernel (any SPD precision); the observer sees the state z.
+/// \param kernel the CSR kernel
+/// \param options chains, sweeps, seed, threads, checkpoints, start
+/// \param observe called at every checkpoint (may be empty)
+/// \return the run's totals
 DUALGIBBS_EXPORT EnsembleStats run_ensemble(const CsrKernel& kernel, const EnsembleOptions& options,
                                             const Observer& observe);
 /// The same over a caller's dual kernel; the observer sees x~ (or y~ with observe_edges).
+/// \param kernel the dual kernel
+/// \param options chains, sweeps, seed, threads, checkpoints, start
+/// \param observe called at every checkpoint (may be empty)
+/// \return the run's totals
 DUALGIBBS_EXPORT EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options,
                                             const Observer& observe);
 
@@ -214,6 +223,11 @@ DUALGIBBS_EXPORT EnsembleStats run_ensemble_core(const EnsembleShape& shape, con
 /// streams, checkpoints and guarantees as for the shipped kernels, so a user's kernel runs ensembles too. The
 /// observer sees the tally when the kernel has one (tally_dimension() > 0) and observe_edges is false, else the
 /// state. options.scan is ignored here: the scheme says how a sweep runs.
+/// \param kernel the site kernel
+/// \param options chains, sweeps, seed, threads, checkpoints, start (scan ignored)
+/// \param observe called at every checkpoint (may be empty)
+/// \param scheme the sweep scheme of every chain
+/// \return the run's totals
 /// \throws std::invalid_argument as run_ensemble(model, ...), and for observe_edges with a kernel without tally.
 template <class Kernel, class Scheme>
 EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options, const Observer& observe,
@@ -239,6 +253,10 @@ EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options,
 }
 
 /// run_ensemble over any site kernel with the scan sweep of options.scan.
+/// \param kernel the site kernel
+/// \param options chains, sweeps, seed, threads, checkpoints, start, scan
+/// \param observe called at every checkpoint (may be empty)
+/// \return the run's totals
 template <class Kernel>
 EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options, const Observer& observe) {
   return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
@@ -247,6 +265,9 @@ EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options,
 /// The lock-step blocks run_ensemble forms, as (first chain, width) in chain order: each half [0, L/2) and
 /// [L/2, L) is cut into blocks of `lockstep` chains, and the remainder of a half into blocks of decreasing powers
 /// of two, so no block straddles L/2. \throws std::invalid_argument for chains = 0 or a bad lockstep.
+/// \param chains the number of chains L
+/// \param lockstep the block width B: 1, 2, 4, 8 or 16
+/// \return the blocks as (first chain, width)
 DUALGIBBS_EXPORT std::vector<std::pair<std::size_t, int>> lockstep_blocks(std::size_t chains, std::size_t lockstep);
 
 }  // namespace dualgibbs

@@ -149,38 +149,56 @@ class DUALGIBBS_EXPORT CsrKernel {
   /// Largest n for which SpdCheck::Auto runs a dense Cholesky check (O(n^3 / 3) flops).
   static constexpr Index kDenseCheckMaxSize = 1000;
 
+  /// \param precision the precision M, CSR with full symmetric storage
+  /// \param check how much of positive definiteness to verify
   /// \throws std::invalid_argument if `precision` fails the checks above.
   explicit CsrKernel(const SparseMatrix& precision, SpdCheck check = SpdCheck::Auto);
   /// A kernel for N(mu, M^-1) with M mu = rhs (the canonical vector h of Model::canonical_vector()): the
   /// conditional mean gains the data term, mu_i = (h_i - sum_{j != i} M_ij z_j) / M_ii. Noise-free sweeps are then
   /// Gauss–Seidel for M z = h. \throws std::invalid_argument as above, or unless rhs has n finite entries.
+  /// \param precision the precision M, CSR with full symmetric storage
+  /// \param rhs the right-hand side h, length n
+  /// \param check how much of positive definiteness to verify
   CsrKernel(const SparseMatrix& precision, const Eigen::VectorXd& rhs, SpdCheck check = SpdCheck::Auto);
 
   /// n, the number of coordinates.
+  /// \return n
   Index dimension() const noexcept { return m_n; }
   /// 0: the CSR kernel keeps no tally.
+  /// \return 0
   Index tally_dimension() const noexcept { return 0; }
   /// M_ii^{-1/2}.
+  /// \param i the site
+  /// \return M_ii^{-1/2}
   double conditional_sd(Index i) const noexcept { return m_sd[static_cast<std::size_t>(i)]; }
   /// M_ii.
+  /// \param i the site
+  /// \return M_ii
   double diagonal(Index i) const noexcept { return m_diag[static_cast<std::size_t>(i)]; }
   /// True if the kernel was given a right-hand side h (a non-zero-mean target).
+  /// \return true with a right-hand side
   bool has_rhs() const noexcept { return !m_shift.empty(); }
   /// True when every stored off-diagonal coefficient -M_ij / M_ii is the same number (exact equality; vacuously
   /// without off-diagonal entries), as in a homogeneous model (one s, one sigma) on a regular graph: the shipped loops
   /// (run_updates, run_relaxed_updates) then multiply by that one constant instead of reading a coefficient per entry,
   /// with the same bits.
+  /// \return true for one common coefficient
   bool uniform_coefficients() const noexcept { return m_uniform_coef; }
   /// True when every M_ii^{-1/2} is the same number: the compact loops then read no per-site sd either.
+  /// \return true for one common M_ii^{-1/2}
   bool uniform_sd() const noexcept { return m_uniform_sd; }
   /// d when every row has d stored off-diagonal entries (a regular graph's Q), else -1: the compact loops then find
   /// row i's entries at i * d without the row offsets.
+  /// \return d, or -1
   Index row_length() const noexcept { return m_row_length; }
 
   /// mean[c] = mu_i = M_ii^-1 (h_i - sum_{j != i} M_ij z_j) of lane c, for W interleaved lanes
   /// [eqn:sampling_general] (h = 0 without a right-hand side). The sum starts from h_i / M_ii (from 0 without a
   /// right-hand side, the zero-mean bits) and adds the terms in row order for every W, so a lane of a block
   /// reproduces a single chain bit for bit.
+  /// \param i the site
+  /// \param z the interleaved state
+  /// \param mean where the W conditional means go
   template <int W>
   void conditional_mean(Index i, const double* z, const double*, double* mean) const noexcept {
     for (int c = 0; c < W; ++c) mean[c] = 0.0;
@@ -197,6 +215,10 @@ class DUALGIBBS_EXPORT CsrKernel {
   }
 
   /// z_i <- mu_i + M_ii^{-1/2} eps[c] in every lane c.
+  /// \param i the site
+  /// \param z the interleaved state
+  /// \param tally the interleaved tally (none for this kernel)
+  /// \param eps the W deviates
   template <int W>
   void update(Index i, double* z, double* tally, const double* eps) const noexcept {
     double mean[W];
@@ -207,6 +229,9 @@ class DUALGIBBS_EXPORT CsrKernel {
   }
 
   /// z_i <- value[c] in every lane c (no tally).
+  /// \param i the site
+  /// \param z the interleaved state
+  /// \param value the W new values
   template <int W>
   void set_site(Index i, double* z, double*, const double* value) const noexcept {
     double* zi = z + static_cast<std::size_t>(i) * W;
@@ -214,6 +239,8 @@ class DUALGIBBS_EXPORT CsrKernel {
   }
 
   /// Cache hint for the state rows update(i) touches.
+  /// \param i the site
+  /// \param z the interleaved state
   template <int W>
   void prefetch(Index i, const double* z, const double*) const noexcept {
     // A row of W doubles spans W / 8 cache lines (W <= 8: one).
@@ -225,6 +252,7 @@ class DUALGIBBS_EXPORT CsrKernel {
     for (std::size_t l = 0; l < kLines; ++l) detail::prefetch_write(z + static_cast<std::size_t>(i) * W + 8 * l);
   }
   /// Hint for the index arrays of row i (issued further ahead than prefetch()).
+  /// \param i the site
   void prefetch_row(Index i) const noexcept {
     const std::size_t p = static_cast<std::size_t>(m_offsets[static_cast<std::size_t>(i)]);
     detail::prefetch_read(m_cols.data() + p);
@@ -238,6 +266,11 @@ class DUALGIBBS_EXPORT CsrKernel {
   /// update(sites[t]) for t = 0..count-1, bitwise as the loop over update(). For W in {1, 2, 4, 8, 16} it runs
   /// compiled code of the library that works on the W lanes as one vector (AVX-512, AVX2 or the baseline, chosen
   /// at run time; see detail::select_update_path); other widths use the generic loop.
+  /// \param sites the sites to update, in order
+  /// \param count the number of sites
+  /// \param z the interleaved state
+  /// \param tally the interleaved tally (none for this kernel)
+  /// \param eps the count x W deviates, eps[t * W + c] for site t of lane c
   template <int W>
   void run_updates(const Index* sites, std::size_t count, double* z, double* tally, const double* eps) const noexcept {
     detail::run_updates_generic<W>(*this, sites, count, z, tally, eps);
@@ -247,6 +280,13 @@ class DUALGIBBS_EXPORT CsrKernel {
   /// z_i <- ((1 - omega) z_i + omega mu_i) + (noise_scale M_ii^{-1/2}) eps[t * W + c] in every lane c, bitwise as
   /// the loop over conditional_mean and set_site. For W in {1, 2, 4, 8, 16} it runs the library's vector code
   /// (the paths of run_updates), other widths the loop here.
+  /// \param sites the sites to update, in order
+  /// \param count the number of sites
+  /// \param z the interleaved state
+  /// \param tally the interleaved tally (none for this kernel)
+  /// \param eps the count x W deviates, eps[t * W + c] for site t of lane c
+  /// \param omega the relaxation, in (0, 2)
+  /// \param noise_scale the factor of the deviates
   template <int W>
   void run_relaxed_updates(const Index* sites, std::size_t count, double* z, double* tally, const double* eps,
                            double omega, double noise_scale) const noexcept {
@@ -291,20 +331,30 @@ class DUALGIBBS_EXPORT CsrKernel {
 /// the unit roundoff relative to |x~|; GibbsSampler rebuilds it exactly whenever a state is set.
 class DUALGIBBS_EXPORT DualIncidenceKernel {
  public:
+  /// \param model the model; the kernel copies what it needs
   /// \throws std::invalid_argument if the model has no edges (the dual domain is then empty).
   explicit DualIncidenceKernel(const Model& model);
 
   /// |E|, the number of coordinates y~_e.
+  /// \return |E|
   Index dimension() const noexcept { return static_cast<Index>(m_edges.size()); }
   /// |V|: the tally x~ = B y~.
+  /// \return |V|
   Index tally_dimension() const noexcept { return m_num_nodes; }
   /// R_ee^{-1/2}.
+  /// \param e the edge
+  /// \return R_ee^{-1/2}
   double conditional_sd(Index e) const noexcept { return m_edges[static_cast<std::size_t>(e)].sd; }
   /// True when every edge has the same coefficients alpha_e, beta_e and R_ee^{-1/2} (a homogeneous model: one s and
   /// one sigma): run_updates then reads 8 bytes per edge (its ends) instead of 32, with the same bits.
+  /// \return true for one common set of coefficients
   bool uniform_coefficients() const noexcept { return !m_ends.empty(); }
 
   /// mean[c] = mu_e of lane c from the tally x~ (which must equal B y~) [eqn:sampling_simplified].
+  /// \param e the edge
+  /// \param y the interleaved state y~
+  /// \param x the interleaved tally x~
+  /// \param mean where the W conditional means go
   template <int W>
   void conditional_mean(Index e, const double* y, const double* x, double* mean) const noexcept {
     // mu_e = -(s_u^2 (x_u - y_e) - s_v^2 (x_v + y_e)) / R_ee = -alpha x_u + beta x_v + (alpha + beta) y_e.
@@ -317,6 +367,10 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   }
 
   /// y~_e <- mu_e + R_ee^{-1/2} eps[c] in every lane c, and the tally follows: x~_u += d, x~_v -= d.
+  /// \param e the edge
+  /// \param y the interleaved state y~
+  /// \param x the interleaved tally x~
+  /// \param eps the W deviates
   template <int W>
   void update(Index e, double* y, double* x, const double* eps) const noexcept {
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
@@ -335,6 +389,10 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   }
 
   /// y~_e <- value[c] in every lane c, and the tally follows: x~_u += d, x~_v -= d with d = value - y~_e.
+  /// \param e the edge
+  /// \param y the interleaved state y~
+  /// \param x the interleaved tally x~
+  /// \param value the W new values
   template <int W>
   void set_site(Index e, double* y, double* x, const double* value) const noexcept {
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
@@ -350,6 +408,9 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   }
 
   /// Cache hint for the rows update(e) touches.
+  /// \param e the edge
+  /// \param y the interleaved state y~
+  /// \param x the interleaved tally x~
   template <int W>
   void prefetch(Index e, const double* y, const double* x) const noexcept {
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
@@ -361,16 +422,24 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
     }
   }
   /// Hint for the coefficients of edge e (issued further ahead than prefetch()).
+  /// \param e the edge
   void prefetch_row(Index e) const noexcept { detail::prefetch_read(m_edges.data() + e); }
 
   /// update(sites[t]) for t = 0..count-1, bitwise as the loop over update(); vectorized for W in {1, 2, 4, 8, 16}
   /// as CsrKernel::run_updates.
+  /// \param sites the edges to update, in order
+  /// \param count the number of edges
+  /// \param y the interleaved state y~
+  /// \param x the interleaved tally x~
+  /// \param eps the count x W deviates, eps[t * W + c] for site t of lane c
   template <int W>
   void run_updates(const Index* sites, std::size_t count, double* y, double* x, const double* eps) const noexcept {
     detail::run_updates_generic<W>(*this, sites, count, y, x, eps);
   }
 
   /// x~ = B y~ exactly, for W interleaved lanes.
+  /// \param y the interleaved state y~
+  /// \param x where the interleaved tally goes
   template <int W>
   void rebuild_tally(const double* y, double* x) const noexcept {
     for (std::size_t k = 0; k < static_cast<std::size_t>(m_num_nodes) * W; ++k) x[k] = 0.0;

@@ -42,6 +42,7 @@ namespace dualgibbs::mpi {
 class Group final : public ChainGroup {
  public:
   /// Duplicates `comm` (collective over comm). \throws std::runtime_error if MPI is not initialized or fails.
+  /// \param comm the communicator whose ranks form the group
   explicit Group(MPI_Comm comm);
   ~Group() override;
   int rank() const noexcept override { return m_rank; }
@@ -67,6 +68,12 @@ class Group final : public ChainGroup {
 /// observer computes with the library's estimators are bitwise identical to a one-process run.
 /// EnsembleOptions::threads is per rank. EnsembleStats: seconds is the slowest rank's, cpu_seconds the sum over
 /// ranks, updates those of all chains. \throws what run_ensemble() throws, on every rank (ChainGroup::settle()).
+/// \param comm the communicator whose ranks share the chains
+/// \param model the model
+/// \param domain the domain to sample
+/// \param options chains, sweeps, seed, threads per rank, checkpoints, start
+/// \param observe called on every rank at every checkpoint (may be empty)
+/// \return the run's totals over all ranks
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
                            const Observer& observe);
 

@@ -49,8 +49,12 @@ enum class ScanOrder {
 };
 
 /// "random", "permutation" or "fixed". \throws std::invalid_argument for anything else.
+/// \param name the order's name
+/// \return the order
 DUALGIBBS_EXPORT ScanOrder parse_scan_order(const std::string& name);
 /// The name parse_scan_order() accepts.
+/// \param scan the order
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(ScanOrder scan) noexcept;
 
 // ---- the sweep engine ------------------------------------------------------------------------------------
@@ -64,6 +68,8 @@ class SweepWorkspace {
   static constexpr std::size_t kChunkValues = 2048;
 
   /// Makes the buffers large enough for n coordinates and `width` lanes.
+  /// \param n the number of coordinates
+  /// \param width the lanes W
   void reserve(Index n, int width) {
     const std::size_t chunk = kChunkValues / static_cast<std::size_t>(width);
     if (m_indices.size() < std::max<std::size_t>(chunk, static_cast<std::size_t>(n)))
@@ -71,8 +77,10 @@ class SweepWorkspace {
     if (m_normals.size() < kChunkValues) m_normals.resize(kChunkValues);
   }
   /// Buffer of site indices (a chunk, or a whole permutation).
+  /// \return the index buffer
   Index* indices() noexcept { return m_indices.data(); }
   /// Buffer of deviates of one chunk (kChunkValues).
+  /// \return the deviate buffer
   double* normals() noexcept { return m_normals.data(); }
 
  private:
@@ -121,9 +129,12 @@ struct SweepContext {
   static constexpr std::size_t kChunk = SweepWorkspace::kChunkValues / W;
 
   /// n, the number of coordinates.
+  /// \return n
   Index dimension() const noexcept { return kernel.dimension(); }
 
   /// eps[t * W + c] = the next deviate of lane c, for t < count <= kChunk (zeros without noise).
+  /// \param count the sites, count <= kChunk
+  /// \param eps where the count x W deviates go
   void draw_deviates(std::size_t count, double* eps) const noexcept {
     if (noise)
       NormalStream::fill_lanes(lanes, W, count, eps);
@@ -133,6 +144,9 @@ struct SweepContext {
 
   /// Plain Gibbs updates of sites[0..count), count <= kChunk, with deviates eps (the kernel's run_updates where it
   /// has one, else the generic loop).
+  /// \param sites the sites to update, in order
+  /// \param count the number of sites, count <= kChunk
+  /// \param eps the count x W deviates, eps[t * W + c] for site t of lane c
   void run_updates(const Index* sites, std::size_t count, const double* eps) const noexcept {
     if constexpr (detail::HasRunUpdates<Kernel, W>::value)
       kernel.template run_updates<W>(sites, count, z, tally, eps);
@@ -142,6 +156,8 @@ struct SweepContext {
 
   /// Plain Gibbs updates of the sites produced by `next_chunk(start, len, buffer)` for start = 0, kChunk, ... <
   /// count: the callback returns a pointer to the len sites of that chunk (written into buffer, or elsewhere).
+  /// \param count the number of site updates
+  /// \param next_chunk gives the sites of each chunk
   template <class NextChunk>
   void gibbs(std::size_t count, NextChunk&& next_chunk) const {
     Index* buffer = ws.indices();
@@ -222,16 +238,20 @@ struct ScanSweep {
   ScanOrder order = ScanOrder::Random;  ///< which sites, in which order
 
   /// A sweep in scan order `o`.
+  /// \param o the scan order
   ScanSweep(ScanOrder o = ScanOrder::Random) noexcept : order(o) {}  // NOLINT: implicit by design
   /// Nothing to allocate.
   void prepare(Index, int) noexcept {}
   /// No history.
   void reset() noexcept {}
   /// n updates per sweep.
+  /// \param n the number of coordinates
+  /// \return n
   std::size_t site_updates(Index n) const noexcept { return static_cast<std::size_t>(n); }
 
   /// Random scan: n uniform picks from the schedule stream, drawn a chunk at a time; permutation: one fresh
   /// permutation of 0..n-1 per sweep (Fisher–Yates); fixed: 0, 1, ..., n-1.
+  /// \param ctx the sweep's view of the sampler
   template <class Kernel, int W>
   void sweep(SweepContext<Kernel, W>& ctx) const {
     const Index n = ctx.dimension();
@@ -271,6 +291,7 @@ struct ScanSweep {
 struct SymmetricSweep {
   double omega = 1.0;  ///< relaxation, in (0, 2)
 
+  /// \param w the relaxation omega
   /// \throws std::invalid_argument unless 0 < omega < 2.
   explicit SymmetricSweep(double w = 1.0) : omega(w) {
     if (!(w > 0.0 && w < 2.0))
@@ -281,9 +302,12 @@ struct SymmetricSweep {
   /// No history.
   void reset() noexcept {}
   /// 2n updates per sweep.
+  /// \param n the number of coordinates
+  /// \return 2n
   std::size_t site_updates(Index n) const noexcept { return 2 * static_cast<std::size_t>(n); }
 
   /// The forward then the backward half-sweep.
+  /// \param ctx the sweep's view of the sampler
   template <class Kernel, int W>
   void sweep(SweepContext<Kernel, W>& ctx) const {
     const auto n = static_cast<std::size_t>(ctx.dimension());
@@ -329,7 +353,10 @@ class GibbsSampler {
  public:
   static constexpr int width = Width;  ///< lanes advanced in lock-step
 
+  /// \param kernel the site kernel; it must outlive the sampler
   /// \param scheme the sweep scheme (a ScanOrder converts to a ScanSweep).
+  /// \param seed the run's seed, keying the schedule and deviate streams
+  /// \param first_chain the chain index of lane 0 (lane c is chain first_chain + c)
   /// \param noise false gives the noise-free iteration (Gauss–Seidel for ScanSweep, SSOR for SymmetricSweep).
   /// \throws std::invalid_argument if the kernel has no coordinates.
   GibbsSampler(const Kernel& kernel, Scheme scheme = Scheme(), std::uint64_t seed = 1, std::uint64_t first_chain = 0,
@@ -350,17 +377,24 @@ class GibbsSampler {
   }
 
   /// The site kernel.
+  /// \return the kernel
   const Kernel& kernel() const noexcept { return *m_kernel; }
   /// The sweep scheme.
+  /// \return the scheme
   const Scheme& scheme() const noexcept { return m_scheme; }
   /// False for the noise-free iteration.
+  /// \return false for the noise-free iteration
   bool noise() const noexcept { return m_noise; }
   /// Number of coordinates n.
+  /// \return n
   Index dimension() const noexcept { return m_kernel->dimension(); }
   /// Number of sweeps run so far.
+  /// \return the sweeps run
   std::uint64_t sweeps_done() const noexcept { return m_sweeps; }
 
   /// Sets lane `lane` to z (length dimension()) and rebuilds the tally.
+  /// \param lane the lane, 0 <= lane < W
+  /// \param z the state, length dimension()
   /// \throws std::invalid_argument for a bad lane or length, or a non-finite value.
   void set_state(int lane, const Eigen::Ref<const Eigen::VectorXd>& z) {
     check_lane(lane);
@@ -373,6 +407,7 @@ class GibbsSampler {
     m_scheme.reset();
   }
   /// Sets every coordinate of every lane to `value` (the paper's constant initial vector).
+  /// \param value the value, finite
   void set_constant_state(double value) {
     if (!std::isfinite(value)) throw std::invalid_argument("GibbsSampler::set_constant_state: value is not finite");
     std::fill(m_z.begin(), m_z.end(), value);
@@ -383,6 +418,7 @@ class GibbsSampler {
   /// make_stream(seed, first_chain + c, Initial), coordinates in order 0..n-1 (scale = 1: the same bits as
   /// before the scale existed; scale = 2 doubles them exactly). \throws std::invalid_argument unless scale is
   /// finite and positive.
+  /// \param scale the factor of the deviates
   void set_random_state(double scale = 1.0) {
     if (!(std::isfinite(scale) && scale > 0))
       throw std::invalid_argument("GibbsSampler::set_random_state: scale = " + std::to_string(scale) +
@@ -399,6 +435,8 @@ class GibbsSampler {
   void refresh_tally() noexcept { m_kernel->template rebuild_tally<Width>(m_z.data(), m_tally.data()); }
 
   /// The state of one lane (length dimension()).
+  /// \param lane the lane, 0 <= lane < W
+  /// \return the lane's state
   Eigen::VectorXd state(int lane) const {
     check_lane(lane);
     Eigen::VectorXd out(dimension());
@@ -406,6 +444,8 @@ class GibbsSampler {
     return out;
   }
   /// The tally of one lane (length tally_dimension(); x~ = B y~ for the dual kernel).
+  /// \param lane the lane, 0 <= lane < W
+  /// \return the lane's tally
   Eigen::VectorXd tally(int lane) const {
     check_lane(lane);
     const Index m = m_kernel->tally_dimension();
@@ -414,11 +454,15 @@ class GibbsSampler {
     return out;
   }
   /// Interleaved storage: coordinate i of lane c at state_data()[i * W + c].
+  /// \return the interleaved state
   const double* state_data() const noexcept { return m_z.data(); }
   /// Interleaved tally: entry k of lane c at tally_data()[k * W + c].
+  /// \return the interleaved tally
   const double* tally_data() const noexcept { return m_tally.data(); }
 
   /// Runs `count` sweeps of the scheme, using `ws` for scratch. No allocation once `ws` is large enough.
+  /// \param count the number of sweeps
+  /// \param ws the scratch buffers
   void sweep(std::size_t count, SweepWorkspace& ws) {
     ws.reserve(dimension(), Width);
     SweepContext<Kernel, Width> ctx{*m_kernel, m_z.data(), m_tally.data(), m_schedule,   m_rng.data(),
@@ -430,6 +474,7 @@ class GibbsSampler {
     }
   }
   /// Runs `count` sweeps with a workspace owned by the sampler.
+  /// \param count the number of sweeps
   void sweep(std::size_t count = 1) {
     if (!m_ws) m_ws = std::make_unique<SweepWorkspace>();
     sweep(count, *m_ws);

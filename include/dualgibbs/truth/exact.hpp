@@ -33,8 +33,11 @@ namespace dualgibbs {
 class DUALGIBBS_EXPORT NotPositiveDefinite : public std::runtime_error {
  public:
   /// `column` is -1 when CHOLMOD reported the failure without a column.
+  /// \param what the message
+  /// \param column the failing column, or -1
   NotPositiveDefinite(const std::string& what, Index column) : std::runtime_error(what), m_column(column) {}
   /// The column (original numbering) at which the factorization broke down, or -1.
+  /// \return the column, or -1
   Index column() const noexcept { return m_column; }
 
  private:
@@ -48,10 +51,8 @@ class DUALGIBBS_EXPORT FactorizationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Fill-reducing orderings CHOLMOD can use.
-/// Fill-reducing orderings. Measured on the 1000 x 1000 torus (docs/exact.md): AMD analyzes in 0.6 s and gives
-/// nnz(L) = 5.8e7; METIS gives a 20% smaller factor but its analysis alone takes 5 s, more than it saves in
-/// factorization and selected inversion. Amd is the default.
+/// Fill-reducing orderings CHOLMOD can use; Amd is the default.
+/// Why AMD (measurements of every ordering): docs/exact.md, section 2, "Ordering".
 enum class Ordering {
   Amd,     ///< approximate minimum degree (fastest to compute; the default)
   Auto,    ///< CHOLMOD's default strategy (nmethods = 0): AMD, and METIS as well when AMD's factor is
@@ -62,8 +63,12 @@ enum class Ordering {
 };
 
 /// "auto" | "amd" | "metis" | "nesdis" | "natural". \throws std::invalid_argument otherwise.
+/// \param name the ordering's name
+/// \return the ordering
 DUALGIBBS_EXPORT Ordering parse_ordering(const std::string& name);
 /// The name parse_ordering() accepts for `o`.
+/// \param o the ordering
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(Ordering o) noexcept;
 
 /// What a factorization cost, for benchmarks and reports.
@@ -93,35 +98,40 @@ struct FactorStats {
 /// }
 /// \endcode
 /// The dense kernels of the factorization, of the solves and of the selected inversion run on the system BLAS
-/// (OpenBLAS on Debian with libopenblas0-pthread), limited to one thread while they run: on a machine whose cores
-/// are busy OpenBLAS's threads spin-wait and are several times slower (measurements in docs/exact.md), and a
-/// threaded solve's last bits depend on the thread count, i.e. on the cores the process may use (an MPI rank
-/// bound to one core would get other bits than a plain run).
+/// (OpenBLAS on Debian with libopenblas0-pthread), limited to one thread while they run unless set_blas_threads()
+/// asks for more; with one thread their bits do not depend on the cores the process may use.
+/// Why one thread (speed on busy cores, bits): docs/exact.md, section 2, "BLAS".
 /// Not thread-safe: use one factor per thread.
 class DUALGIBBS_EXPORT CholeskyFactor {
  public:
   /// Factorizes `spd` (square, full symmetric storage as Model builds it).
+  /// \param spd the SPD matrix M
+  /// \param ordering the fill-reducing ordering
   /// \throws std::invalid_argument if `spd` is empty, not square, not symmetric or has non-finite entries;
   ///         NotPositiveDefinite if it is not positive definite, or is numerically singular: a pivot below
   ///         1e4 n u M_kk (u the unit roundoff) has fewer than 4 trustworthy digits, as happens when s / sigma
   ///         is too large for double precision; FactorizationError if CHOLMOD fails otherwise.
   explicit CholeskyFactor(const SparseMatrix& spd, Ordering ordering = Ordering::Amd);
   /// No pattern and no factor yet: call analyze() and factorize().
+  /// \param ordering the fill-reducing ordering of the coming analyze()
   explicit CholeskyFactor(Ordering ordering = Ordering::Amd);
   ~CholeskyFactor();
   /// Moves the factor; the moved-from object may only be destroyed or assigned to.
   CholeskyFactor(CholeskyFactor&&) noexcept;
   /// Moves the factor; the moved-from object may only be destroyed or assigned to.
+  /// \return this factor
   CholeskyFactor& operator=(CholeskyFactor&&) noexcept;
   CholeskyFactor(const CholeskyFactor&) = delete;
   CholeskyFactor& operator=(const CholeskyFactor&) = delete;
 
   /// Symbolic analysis (fill-reducing ordering, elimination tree, supernodes) of the pattern of `pattern`
   /// (square, full symmetric storage; its values are not read). Forgets any previous pattern and factor.
+  /// \param pattern a matrix with the pattern to analyze
   /// \throws std::invalid_argument if `pattern` is empty or not square; FactorizationError if CHOLMOD fails.
   void analyze(const SparseMatrix& pattern);
   /// Numeric factorization of `spd`, which must have the analyzed pattern; calling it again refactorizes with
   /// the new values (the analysis is kept). On failure the object keeps its analysis but has no factor.
+  /// \param spd the SPD matrix M, with the analyzed pattern
   /// \throws std::invalid_argument if nothing was analyzed, the pattern differs, or `spd` is not symmetric or has
   ///         non-finite entries; NotPositiveDefinite and FactorizationError as for the constructor; FactorizationError
   ///         before allocating when the factorization (and a planned selected inversion, plan_selected_inversion())
@@ -132,40 +142,58 @@ class DUALGIBBS_EXPORT CholeskyFactor {
   /// together do not fit in the available memory (the estimate from the analysis, against MemAvailable or the room
   /// under `ulimit -v`), instead of failing after the factorization. Without it only the factorization's own memory
   /// is checked.
+  /// \param planned whether a selected inversion will follow
   void plan_selected_inversion(bool planned = true) noexcept;
   /// OpenBLAS threads during factorize() and the solves: 1 (the default, see the class documentation) or more; 0
   /// leaves OpenBLAS's own thread count. \throws std::invalid_argument if negative.
+  /// \param threads the OpenBLAS thread count, 0 for OpenBLAS's own
   void set_blas_threads(int threads);
   /// True after a successful analyze().
+  /// \return true once analyzed
   bool analyzed() const noexcept;
   /// True after a successful factorize(). The methods below need a factor and throw std::logic_error without.
+  /// \return true once factorized
   bool factorized() const noexcept;
 
   /// Dimension n of M (0 before analyze()).
+  /// \return n
   Index size() const noexcept;
   /// log det M = 2 sum_k log L_kk.
+  /// \return log det M
   double log_determinant() const;
   /// M^-1 b. \throws std::invalid_argument if b.size() != size().
+  /// \param b the right-hand side, length n
+  /// \return M^-1 b
   Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
   /// M^-1 B, column by column. \throws std::invalid_argument if b.rows() != size().
+  /// \param b the right-hand sides, n rows
+  /// \return M^-1 B
   Eigen::MatrixXd solve(const Eigen::MatrixXd& b) const;
   /// `count` exact independent draws from N(0, M^-1) as the columns of an n x count matrix:
   /// x = P^T L^-T z with z ~ N(0, I). z comes from the stream make_stream(seed, 0, StreamPurpose::ExactDraws)
   /// through standard_normal() (core/random.hpp), filled column by column, so the draws are the same on every
   /// platform.
+  /// \param count the number of draws
+  /// \param seed the seed of the draws' stream
+  /// \return the n x count draws
   Eigen::MatrixXd sample(std::size_t count, std::uint64_t seed) const;
   /// diag(M^-1) by supernodal selected inversion (Takahashi recursion over the whole pattern of L),
   /// O(flops of the factorization) time and one more copy of L in memory.
+  /// \return diag(M^-1), length n
   Eigen::VectorXd marginal_variances() const;
   /// M^-1 at the positions of M's own non-zeros (a sparse matrix with M's pattern), from the same selected
   /// inversion as marginal_variances(): for Q, the diagonal and Cov(X_u, X_v) of every edge (u, v); for R,
   /// Cov(y~_e, y~_f) of every pair of edges sharing a node. \throws std::invalid_argument unless `pattern`
   /// is size() x size().
+  /// \param pattern a matrix with M's pattern (n x n)
+  /// \return M^-1 on that pattern
   SparseMatrix selected_inverse(const SparseMatrix& pattern) const;
   /// Dense M^-1 (n x n). \throws std::invalid_argument if n exceeds kMaxDenseDimension.
+  /// \return M^-1
   Eigen::MatrixXd inverse() const;
 
   /// Timings and sizes of the analysis and factorization.
+  /// \return the statistics
   const FactorStats& stats() const noexcept;
 
  private:
@@ -175,29 +203,45 @@ class DUALGIBBS_EXPORT CholeskyFactor {
 
 /// Name of the BLAS library CHOLMOD's supernodal kernels and the selected inversion run on (the target of
 /// libblas.so.3 as resolved by the dynamic loader), for reports and benchmarks.
+/// \return the library's path
 DUALGIBBS_EXPORT std::string blas_library();
 
 /// Largest dimension for which dense covariances are formed (a 20000 x 20000 matrix is 3.2 GB).
 inline constexpr Index kMaxDenseDimension = 20000;
 
 /// Cov(X) = Q^-1 (|V| x |V|, dense) [eqn:QPNH]. \throws std::invalid_argument if |V| > kMaxDenseDimension.
+/// \param model the model
+/// \return Q^-1
 DUALGIBBS_EXPORT Eigen::MatrixXd covariance_primal(const Model& model);
 /// Cov(y~) = R^-1 (|E| x |E|, dense) [eqn:QPNHDual]. \throws std::invalid_argument if the graph has no
 /// edges or |E| > kMaxDenseDimension.
+/// \param model the model
+/// \return R^-1
 DUALGIBBS_EXPORT Eigen::MatrixXd covariance_dual(const Model& model);
 /// Cov(x~) = B R^-1 B^T (|V| x |V|) [eqn:XfromY], computed from a factorization of R (not by Woodbury,
 /// so that Prop. 2 [eq:cov_woodbury] can be checked against it). A graph without edges gives the zero matrix.
+/// \param model the model
+/// \return B R^-1 B^T
 DUALGIBBS_EXPORT Eigen::MatrixXd covariance_dual_nodes(const Model& model);
 /// Cov(Y) = B^T Q^-1 B (|E| x |E|) [eqn:YfromX], from a factorization of Q. \throws std::invalid_argument if
 /// the graph has no edges or |E| > kMaxDenseDimension.
+/// \param model the model
+/// \return B^T Q^-1 B
 DUALGIBBS_EXPORT Eigen::MatrixXd covariance_primal_edges(const Model& model);
 /// Marginal variances by selected inversion: diag(Q^-1) (length |V|) for Domain::Primal, diag(R^-1)
 /// (length |E|) for Domain::Dual. \throws std::invalid_argument for Domain::Dual on a graph without edges.
+/// \param model the model
+/// \param domain the domain
+/// \param ordering the fill-reducing ordering
+/// \return the marginal variances
 DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances(const Model& model, Domain domain,
                                                     Ordering ordering = Ordering::Amd);
 
 /// Var(Y_e) = Var(X_u - X_v) for every edge e = (u, v), the diagonal of Cov(Y) = B^T Q^-1 B, from the selected
 /// inverse of Q (Q^-1_uu + Q^-1_vv - 2 Q^-1_uv; (u, v) is in the pattern of Q). Length |E| (empty without edges).
+/// \param model the model
+/// \param ordering the fill-reducing ordering
+/// \return Var(Y_e) per edge
 DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ordering = Ordering::Amd);
 /// Var(y~_e) = (R^-1)_ee for every edge (the dual marginal variances, length |E|) from `primal_inverse`, the
 /// selected inverse Z of Q on Q's pattern (CholeskyFactor::selected_inverse(Q)), without factorizing R. Woodbury
@@ -208,12 +252,19 @@ DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_primal_edges(const Model& mo
 /// selected-inverted instead, as marginal_variances(model, Domain::Dual, ordering) does. Agrees with that path to
 /// about 1e-13 relative (tests/test_exact.cpp). \throws std::invalid_argument unless `primal_inverse` is
 /// |V| x |V|.
+/// \param model the model
+/// \param primal_inverse the selected inverse of Q on Q's pattern
+/// \param ordering the fill-reducing ordering, where R is factorized
+/// \return Var(y~_e) per edge
 DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_from_primal(const Model& model,
                                                                      const SparseMatrix& primal_inverse,
                                                                      Ordering ordering = Ordering::Amd);
 /// Var(x~_v) for every node, the diagonal of Cov(x~) = B R^-1 B^T, from the selected inverse of R
 /// (sum over the edges e, f at v of B_ve B_vf R^-1_ef; such pairs are in the pattern of R). Length |V|;
 /// zero for isolated nodes.
+/// \param model the model
+/// \param ordering the fill-reducing ordering
+/// \return Var(x~_v) per node
 DUALGIBBS_EXPORT Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering ordering = Ordering::Amd);
 
 /// Differential entropies of the model next to the bounds of appendix B (in nats).
@@ -234,8 +285,13 @@ struct Entropy {
   double dual_upper = 0;    ///< upper bound on H(y~) from R >= D_sigma
 };
 /// Entropies and bounds from a factorization of Q.
+/// \param model the model
+/// \return the entropies and bounds
 DUALGIBBS_EXPORT Entropy entropy(const Model& model);
 /// The same from a given log det Q (when Q is already factorized).
+/// \param model the model
+/// \param logdet_Q log det Q
+/// \return the entropies and bounds
 DUALGIBBS_EXPORT Entropy entropy(const Model& model, double logdet_Q);
 
 }  // namespace dualgibbs

@@ -28,11 +28,16 @@ namespace dualgibbs {
 class DUALGIBBS_EXPORT SolverNotConverged : public std::runtime_error {
  public:
   /// `iterations` run and the relative residual reached.
+  /// \param what the message
+  /// \param iterations the iterations run
+  /// \param relative_residual the relative residual reached
   SolverNotConverged(const std::string& what, std::size_t iterations, double relative_residual)
       : std::runtime_error(what), m_iterations(iterations), m_residual(relative_residual) {}
   /// Iterations run.
+  /// \return the iterations run
   std::size_t iterations() const noexcept { return m_iterations; }
   /// ||h - Q x|| / ||h|| when the solver stopped.
+  /// \return the relative residual
   double relative_residual() const noexcept { return m_residual; }
 
  private:
@@ -47,8 +52,12 @@ enum class MeanSolver {
 };
 
 /// "cholesky" or "cg". \throws std::invalid_argument otherwise.
+/// \param name the solver's name
+/// \return the solver
 DUALGIBBS_EXPORT MeanSolver parse_mean_solver(const std::string& name);
 /// The name parse_mean_solver() accepts.
+/// \param solver the solver
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(MeanSolver solver) noexcept;
 
 /// Options of posterior_mean().
@@ -73,11 +82,17 @@ struct PosteriorMean {
 };
 
 /// mu = Q^-1 h [eqn:QPNH] for a model with a mean; the zero vector for a model without one.
+/// \param model the model
+/// \param options the solver and its tolerances
+/// \return mu and how it was computed
 /// \throws std::invalid_argument for a tolerance outside (0, 1); NotPositiveDefinite and FactorizationError from
 ///         CHOLMOD (Cholesky); SolverNotConverged if conjugate gradients reach max_iterations above the tolerance.
 DUALGIBBS_EXPORT PosteriorMean posterior_mean(const Model& model, const PosteriorMeanOptions& options = {});
 
 /// mu = Q^-1 h with a factorization of Q the caller already has (e.g. the one that gave the marginal variances).
+/// \param model the model
+/// \param factor_of_Q a factorization of the model's Q
+/// \return mu
 /// \throws std::invalid_argument unless `factor_of_Q` is factorized and of dimension |V|.
 DUALGIBBS_EXPORT Eigen::VectorXd posterior_mean(const Model& model, const CholeskyFactor& factor_of_Q);
 

@@ -53,8 +53,12 @@ namespace dualgibbs {
 enum class SpectralMethod { Auto, Dense, ShiftInvert, Lanczos };
 
 /// "auto", "dense", "shift-invert" or "lanczos".
+/// \param m the method
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(SpectralMethod m) noexcept;
 /// Parses the names of to_string(SpectralMethod). \throws std::invalid_argument otherwise.
+/// \param name the method's name
+/// \return the method
 DUALGIBBS_EXPORT SpectralMethod parse_spectral_method(const std::string& name);
 
 /// Solver settings. The defaults give about 1e-10 relative accuracy or better.
@@ -76,14 +80,23 @@ class DUALGIBBS_EXPORT EigensolverError : public std::runtime_error {
   /// Spectra's CompInfo values that mean failure.
   enum class Status { NotComputed, NotConverging, NumericalIssue };
   /// The message `what`, the failure's status, the method that failed and the work it did.
+  /// \param what the message
+  /// \param status why Spectra stopped
+  /// \param method the method that failed
+  /// \param restarts the restarts done
+  /// \param operations the operator applications done
   EigensolverError(const std::string& what, Status status, SpectralMethod method, long restarts, long operations);
   /// Why Spectra stopped.
+  /// \return the status
   Status status() const noexcept { return m_status; }
   /// The method that failed (never Auto).
+  /// \return the method
   SpectralMethod method() const noexcept { return m_method; }
   /// Restarts (Spectra's num_iterations()) done before giving up.
+  /// \return the restarts
   long restarts() const noexcept { return m_restarts; }
   /// Operator applications (matrix-vector products or solves) done before giving up.
+  /// \return the operator applications
   long operations() const noexcept { return m_operations; }
 
  private:
@@ -94,35 +107,55 @@ class DUALGIBBS_EXPORT EigensolverError : public std::runtime_error {
 };
 
 /// "NotComputed", "NotConverging" or "NumericalIssue".
+/// \param s the status
+/// \return its name
 DUALGIBBS_EXPORT const char* to_string(EigensolverError::Status s) noexcept;
 
 /// Auto uses the dense solver for problems of at most this many coordinates (600).
+/// \return 600
 DUALGIBBS_EXPORT Index dense_max_dimension() noexcept;
 /// Auto's cap on the predicted Cholesky factor size for ShiftInvert (2.5e8 entries, about 2 GB).
+/// \return 2.5e8
 DUALGIBBS_EXPORT double shift_invert_max_factor_nonzeros() noexcept;
 /// Auto's cap on the predicted factorization work for ShiftInvert (2e11 flops, under a minute here).
+/// \return 2e11
 DUALGIBBS_EXPORT double shift_invert_max_factor_flops() noexcept;
 
 /// What Auto chooses for a problem of `dimension` coordinates on graph g: Dense if dimension <=
 /// dense_max_dimension() (or <= 2), else ShiftInvert or Lanczos after a symbolic Cholesky analysis of g's
 /// Laplacian pattern (O(|V| + |E|) memory; a second or so on 10^6 nodes).
+/// \param g the graph
+/// \param dimension the problem's number of coordinates
+/// \return Dense, ShiftInvert or Lanczos
 DUALGIBBS_EXPORT SpectralMethod choose_spectral_method(const Graph& g, Index dimension);
 
 /// lambda_2(L), the algebraic connectivity: the smallest non-zero eigenvalue of the Laplacian of a connected
 /// graph (paper, Section VI, Table I).
+/// \param g the connected graph
+/// \param method the solver
+/// \return lambda_2(L)
 /// \throws std::invalid_argument if the graph is disconnected (lambda_2 = 0 there; use
 ///         algebraic_connectivity_per_component) or has a single node (no second eigenvalue).
 /// \throws EigensolverError if an iterative solve does not converge.
 DUALGIBBS_EXPORT double algebraic_connectivity(const Graph& g, SpectralMethod method = SpectralMethod::Auto);
 /// As above with full solver settings.
+/// \param g the connected graph
+/// \param options the solver settings
+/// \return lambda_2(L)
 DUALGIBBS_EXPORT double algebraic_connectivity(const Graph& g, const SpectralOptions& options);
 
 /// lambda_2 of the Laplacian of each connected component, in the order of Graph::component_labels()
 /// (component c holds the nodes labelled c). A single-node component has no second eigenvalue: NaN.
 /// Auto chooses the method per component by its size. \throws EigensolverError as above.
+/// \param g the graph
+/// \param method the solver
+/// \return lambda_2 per component
 DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const Graph& g,
                                                                           SpectralMethod method = SpectralMethod::Auto);
 /// As above with full solver settings.
+/// \param g the graph
+/// \param options the solver settings
+/// \return lambda_2 per component
 DUALGIBBS_EXPORT std::vector<double> algebraic_connectivity_per_component(const Graph& g,
                                                                           const SpectralOptions& options);
 
@@ -144,15 +177,25 @@ struct LaplacianEnds {
 /// value|), and neither lies outside the spectrum (interlacing): lambda2 >= lambda_2(L) and lambda_max <= lambda_max(L)
 /// up to rounding. \throws std::invalid_argument for a disconnected graph or one of fewer than 2 nodes. \throws
 /// EigensolverError if an iterative solve does not converge.
+/// \param g the connected graph
+/// \param options the solver settings
+/// \return both ends and how they were computed
 DUALGIBBS_EXPORT LaplacianEnds laplacian_spectrum_ends(const Graph& g, const SpectralOptions& options = {});
 
 /// lambda_max(A) of the Gibbs iteration matrix A = I - diag(M)^-1 M of a domain (M = Q primal, M = R dual),
 /// computed as 1 - lambda_min(D^-1/2 M D^-1/2) [eqn:AGen, eqn:AD]. In [0, 1): a computed value outside [0, 1]
 /// is rounding (e.g. lambda_min(S) ~ 1e-601 at s / sigma = 1e150) and is clamped to it.
+/// \param model the model
+/// \param domain the domain
+/// \return lambda_max(A)
 /// \throws std::invalid_argument for the dual of a graph without edges (no coordinates).
 /// \throws EigensolverError if an iterative solve does not converge.
 DUALGIBBS_EXPORT double lambda_max_A(const Model& model, Domain domain);
 /// As above with full solver settings.
+/// \param model the model
+/// \param domain the domain
+/// \param options the solver settings
+/// \return lambda_max(A)
 DUALGIBBS_EXPORT double lambda_max_A(const Model& model, Domain domain, const SpectralOptions& options);
 
 /// Spectra and rates of a model, as printed by `dualgibbs info`.
@@ -193,9 +236,14 @@ struct Rates {
 };
 
 /// All of Rates for a model. The three problems share one symbolic analysis.
+/// \param model the model
+/// \return the spectra and rates
 /// \throws EigensolverError if an iterative solve does not converge.
 DUALGIBBS_EXPORT Rates convergence_rates(const Model& model);
 /// As above with full solver settings.
+/// \param model the model
+/// \param options the solver settings
+/// \return the spectra and rates
 DUALGIBBS_EXPORT Rates convergence_rates(const Model& model, const SpectralOptions& options);
 
 }  // namespace dualgibbs
