@@ -547,5 +547,15 @@ else
   done
 fi
 
+# ---- extreme scales: the spectra and closed forms depend on s and sigma only through their ratio ----------------
+expect_json 'abs(j["lambda_max_A_primal"] / j["closed_forms"]["lambda_max_A_primal"]["value"] - 1) < 1e-9' \
+  info --graph star:50 --s 1e-100 --sigma 1e-100 --json
+expect_json 'abs(j["lambda_max_A_primal"] / j["closed_forms"]["lambda_max_A_primal"]["value"] - 1) < 1e-9' \
+  info --graph star:300 --s 1e-150 --sigma 1e-150 --json
+# A ratio so extreme that SSOR's spectrum cannot be computed is a numerical failure (exit 1), not bad input.
+run info --graph torus:10 --s 1 --sigma 1e-150
+[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^dualgibbs: failed: .*not numerically positive definite" "$tmp/err" && ok \
+  || bad "info --graph torus:10 --s 1 --sigma 1e-150 -> exit $rc: $(head -c 300 "$tmp/err")"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -200,4 +200,24 @@ BOOST_AUTO_TEST_CASE(graph_without_edges) {
   BOOST_TEST(!cf.rate_dual.has_value());
 }
 
+// The closed forms depend on s and sigma only through their ratio: at s = sigma = 1e-100 (where the star's
+// (sigma^2 + s^2)(sigma^2 + |E| s^2) underflows) and 1e100 they equal their values at s = sigma = 1, and at
+// s = sigma = 0.75 (no scaling needed) they are bitwise those of 0.75 * 2^-300 (scaling by a power of two is exact).
+BOOST_AUTO_TEST_CASE(closed_forms_are_scale_free) {
+  for (double scale : {1e-100, 1e-150, 1e100}) {
+    BOOST_TEST_CONTEXT("scale " << scale) {
+      BOOST_CHECK_CLOSE(star_primal_lambda_max_A(49, scale, scale), star_primal_lambda_max_A(49, 1.0, 1.0), 1e-10);
+      BOOST_CHECK_CLOSE(star_primal_rate(49, scale, 0.3 * scale), star_primal_rate(49, 1.0, 0.3), 1e-10);
+      BOOST_CHECK_CLOSE(star_dual_rate(scale, 2 * scale, 49.0), star_dual_rate(1.0, 2.0, 49.0), 1e-10);
+      BOOST_CHECK_CLOSE(prop1_primal_rate(4, scale, 0.25 * scale, 100.0), prop1_primal_rate(4, 1.0, 0.25, 100.0),
+                        1e-10);
+      BOOST_CHECK_CLOSE(prop5_effective_dual_rate(0.4, scale, 0.1 * scale, 200.0),
+                        prop5_effective_dual_rate(0.4, 1.0, 0.1, 200.0), 1e-10);
+    }
+  }
+  const double tiny = std::ldexp(0.75, -300);
+  BOOST_TEST(star_primal_lambda_max_A(49, tiny, tiny) == star_primal_lambda_max_A(49, 0.75, 0.75));
+  BOOST_TEST(prop4_dual_rate(tiny, 0.5 * tiny, 200.0) == prop4_dual_rate(0.75, 0.375, 200.0));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

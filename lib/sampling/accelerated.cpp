@@ -124,8 +124,8 @@ SsorSpectrum ssor_spectrum(const SparseMatrix& A, double omega) {
     s.lambda_min = extreme_eigenvalue(op, Spectra::SortRule::SmallestAlge);
   }
   if (!(s.lambda_min > 0.0))
-    throw std::invalid_argument("ssor_spectrum: lambda_min(M^-1 A) = " + number_text(s.lambda_min) +
-                                " is not positive: A is not positive definite");
+    throw std::runtime_error("ssor_spectrum: lambda_min(M^-1 A) = " + number_text(s.lambda_min) +
+                             " is not positive: A is not numerically positive definite");
   return s;
 }
 

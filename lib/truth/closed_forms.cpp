@@ -20,6 +20,19 @@ void check_sd(double x, const char* name) {
     throw std::invalid_argument(std::string("closed form: ") + name + " = " + number_text(x) +
                                 " must be a finite positive standard deviation");
 }
+// Checks s and sigma and scales both by the power of two that brings the larger into [0.5, 1). The closed forms of
+// the rates and of lambda_max(A) depend on s and sigma only through their ratio (every term of a numerator or
+// denominator has the same degree), and scaling by a power of two is exact: results are bitwise those of the unscaled
+// formulas wherever those neither underflow nor overflow, and right where they did (the star's
+// (sigma^2 + s^2)(sigma^2 + |E| s^2) underflows below s = sigma = 1e-77).
+void check_and_scale(double& s, double& sigma) {
+  check_sd(s, "s");
+  check_sd(sigma, "sigma");
+  int e = 0;
+  std::frexp(std::max(s, sigma), &e);
+  s = std::ldexp(s, -e);
+  sigma = std::ldexp(sigma, -e);
+}
 void check_count(double x, const char* name) {
   if (!std::isfinite(x) || !(x >= 1.0))
     throw std::invalid_argument(std::string("closed form: ") + name + " = " + number_text(x) + " must be at least 1");
@@ -219,8 +232,7 @@ double random_sweep_rate_asymptotic(double lambda) {
 
 double prop1_primal_lambda_max_A(Index k, double s, double sigma) {
   check_index(k, 0, "prop1: degree k");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   const double ks2 = static_cast<double>(k) * s * s;
   return ks2 / (sigma * sigma + ks2);  // [eqn:primalrateHomogen]
 }
@@ -229,8 +241,7 @@ namespace {
 // 1 - lambda_max(A) of Prop. 1, sigma^2 / (sigma^2 + k s^2), without the cancellation of 1 - lambda.
 double prop1_gap(Index k, double s, double sigma) {
   check_index(k, 0, "prop1: degree k");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return sigma * sigma / (sigma * sigma + static_cast<double>(k) * s * s);
 }
 }  // namespace
@@ -245,21 +256,18 @@ double prop1_primal_rate_asymptotic(Index k, double s, double sigma) {
 }
 
 double prop4_dual_lambda_max_A(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return 2.0 * s * s / (sigma * sigma + 2.0 * s * s);  // [eqn:primalrateHomogenD]
 }
 
 double prop4_dual_rate(double s, double sigma, double num_edges) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   check_count(num_edges, "|E|");
   return power_rate(sigma * sigma / (sigma * sigma + 2.0 * s * s), num_edges);  // [eqn:dualrate2]
 }
 
 double prop4_dual_rate_asymptotic(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return std::exp(-sigma * sigma / (sigma * sigma + 2.0 * s * s));  // [eqn:dualrate3]
 }
 
@@ -273,15 +281,13 @@ void check_lambda2(double lambda2) {
 
 double prop5_cut_space_lambda_max_A(double lambda2, double s, double sigma) {
   check_lambda2(lambda2);
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return s * s * (2.0 - lambda2) / (sigma * sigma + 2.0 * s * s);
 }
 
 double prop5_effective_dual_rate(double lambda2, double s, double sigma, double num_edges) {
   check_lambda2(lambda2);
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   check_count(num_edges, "|E|");
   // [eqn:effectiverate1]
   return power_rate((sigma * sigma + s * s * lambda2) / (sigma * sigma + 2.0 * s * s), num_edges);
@@ -289,15 +295,13 @@ double prop5_effective_dual_rate(double lambda2, double s, double sigma, double 
 
 double prop5_effective_dual_rate_asymptotic(double lambda2, double s, double sigma) {
   check_lambda2(lambda2);
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return std::exp(-(sigma * sigma + s * s * lambda2) / (sigma * sigma + 2.0 * s * s));  // [eq:r_eff_final]
 }
 
 double star_primal_lambda_max_A(Index num_edges, double s, double sigma) {
   check_index(num_edges, 1, "star: number of edges");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   const double m = num_edges, s2 = s * s, g2 = sigma * sigma;
   return s2 * std::sqrt(m / ((g2 + s2) * (g2 + m * s2)));  // Appendix A
 }
@@ -307,29 +311,25 @@ double star_primal_rate(Index num_edges, double s, double sigma) {
 }
 
 double star_primal_rate_asymptotic(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return std::exp(s / std::sqrt(sigma * sigma + s * s) - 1.0);  // [eqn:starrateAsy]
 }
 
 double star_dual_lambda_max_A(Index num_edges, double s, double sigma) {
   check_index(num_edges, 2, "star dual: number of edges");
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return s * s / (sigma * sigma + 2.0 * s * s);
 }
 
 double star_dual_rate(double s, double sigma, double num_edges) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   if (!std::isfinite(num_edges) || !(num_edges >= 2.0))
     throw std::invalid_argument("star dual rate: |E| = " + number_text(num_edges) + " must be at least 2");
   return power_rate((sigma * sigma + s * s) / (sigma * sigma + 2.0 * s * s), num_edges);  // [eqn:dualrate5]
 }
 
 double star_dual_rate_asymptotic(double s, double sigma) {
-  check_sd(s, "s");
-  check_sd(sigma, "sigma");
+  check_and_scale(s, sigma);
   return std::exp(-(sigma * sigma + s * s) / (sigma * sigma + 2.0 * s * s));  // [eqn:dualrate6]
 }
 

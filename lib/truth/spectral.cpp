@@ -811,6 +811,35 @@ Spectra3 batched_spectra(const Model& model, Plan& plan, const SpectralOptions& 
   return sp;
 }
 
+// lambda_max(A) and the rates depend on s and sigma only through their ratios: scaling every s_v and sigma_e by one
+// power of two leaves D^-1/2 M D^-1/2 exactly as it is. A model whose standard deviations are all below 2^-60 or all
+// above 2^60 is therefore scaled towards 1 before its spectra are computed, so that the
+// eigensolvers' products of variances neither underflow nor overflow (a star with s = sigma = 1e-100 made Lanczos
+// fail). Every other model is used as it is (nullopt), with its bits.
+std::optional<Model> rescaled_for_spectra(const Model& m) {
+  const auto& s = m.node_sd();
+  const auto& sigma = m.edge_sd();
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const std::vector<double>* v : {&s, &sigma})
+    for (double x : *v) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  // Only the scale can be moved, not the ratios: the scaled values straddle 1 (the exponent is the mean of the
+  // smallest's and the largest's), so the call on the scaled model returns here.
+  if (!(lo > 0) || (hi >= std::ldexp(1.0, -60) && lo <= std::ldexp(1.0, 60))) return std::nullopt;
+  int e_lo = 0, e_hi = 0;
+  std::frexp(lo, &e_lo);
+  std::frexp(hi, &e_hi);
+  const int e = (e_lo + e_hi) / 2;
+  if (m.is_homogeneous()) return Model(m.graph(), std::ldexp(m.s(), -e), std::ldexp(m.sigma(), -e));
+  auto scale = [e](std::vector<double> v) {
+    for (double& x : v) x = std::ldexp(x, -e);
+    return v;
+  };
+  return Model(m.graph(), scale(s), scale(sigma));
+}
+
 }  // namespace
 
 // ---- names, errors, constants -------------------------------------------------------------------------
@@ -915,6 +944,7 @@ double lambda_max_A(const Model& model, Domain domain, const SpectralOptions& op
   check_options(options);
   if (domain == Domain::Dual && model.num_edges() == 0)
     throw std::invalid_argument("lambda_max_A: the dual of a graph without edges has no coordinates");
+  if (const std::optional<Model> scaled = rescaled_for_spectra(model)) return lambda_max_A(*scaled, domain, options);
   Plan plan(model.graph());
   return lambda_max_from(scaled_lambda_min(model, domain, plan, options).value);
 }
@@ -923,6 +953,7 @@ Rates convergence_rates(const Model& model) { return convergence_rates(model, Sp
 
 Rates convergence_rates(const Model& model, const SpectralOptions& options) {
   check_options(options);
+  if (const std::optional<Model> scaled = rescaled_for_spectra(model)) return convergence_rates(*scaled, options);
   const Graph& g = model.graph();
   Plan plan(g);
   Rates r;

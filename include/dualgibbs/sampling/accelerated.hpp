@@ -61,7 +61,8 @@ struct SsorSpectrum {
 /// \param omega the relaxation, in (0, 2)
 /// \return omega and the extreme eigenvalues
 /// \throws std::invalid_argument for omega outside (0, 2), an empty, non-square or non-finite A, or a diagonal entry
-///         that is not positive; std::runtime_error if Lanczos does not converge.
+///         that is not positive; std::runtime_error if Lanczos does not converge or the smallest eigenvalue is not
+///         positive (A is not numerically positive definite: a numerical failure, as for a factorization).
 DUALGIBBS_EXPORT SsorSpectrum ssor_spectrum(const SparseMatrix& A, double omega);
 
 /// ssor_spectrum of the domain's precision: Q (primal) or R (dual, formed explicitly for the computation).
