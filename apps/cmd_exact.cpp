@@ -120,7 +120,7 @@ int run_exact(const CommonOptions& common, const ExactOptions& opt) {
     j["torus_marginal_variance"] = nu->value;
     j["torus_max_abs_error"] = (var.array() - nu->value).abs().maxCoeff();
   }
-  if (m.has_mean()) record_posterior_mean(j, pm, observed);
+  if (m.has_mean()) api::add_posterior_mean_record(j, pm, observed);
   j["seconds"] = seconds;
 
   // Parameters of the run, for the sidecar of every CSV written (apps/output.hpp).

@@ -2,8 +2,8 @@
 // sparse Cholesky factorization (issue 17). The statistics are validate_draws()'s (estimation/validate.hpp); this
 // file reads the draws (draws_file.hpp), computes the truth and reports. Exit 0 consistent, 3 not consistent,
 // 2 bad input.
+#include <dualgibbs/api/draws.hpp>
 #include "cli.hpp"
-#include "draws_file.hpp"
 #include "output.hpp"
 
 #include <dualgibbs/estimation/validate.hpp>
@@ -22,6 +22,11 @@
 
 namespace dualgibbs::cli {
 namespace {
+using api::DrawLayout;
+using api::DrawsFile;
+using api::open_draws_file;
+using api::parse_draw_layout;
+using api::PlannedCheckpoint;
 
 struct ValidateCliOptions {
   std::string draws;
