@@ -38,5 +38,4 @@
 #include <dualgibbs/api/draws.hpp>
 #include <dualgibbs/api/mean.hpp>
 #include <dualgibbs/api/sample.hpp>
-
 #include <dualgibbs/api/scheme.hpp>

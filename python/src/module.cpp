@@ -37,11 +37,8 @@ using namespace pybind11::literals;
 namespace dualgibbs::python {
 namespace {
 
-/// A numerical failure found by the bindings themselves (a chain that reached a non-finite value): NumericalError.
-class NumericalFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+/// A numerical failure found by a use case itself (api/common.hpp): NumericalError.
+using api::NumericalFailure;
 
 // ---- sparse matrices out: the three CSR arrays of an Eigen matrix, owned by a capsule (no copy) ------------------
 
@@ -203,80 +200,55 @@ py::object optional_vector(const Eigen::VectorXd& v) { return v.size() == 0 ? py
 
 // ---- sampling ----------------------------------------------------------------------------------------------------
 
-/// dualgibbs.sample: the options and checks of `dualgibbs sample` (apps/cmd_sample.cpp), the same run_ensemble
-/// call and the same checkpoints, so the draws are the command's bits for the same seed.
-py::object sample(const Model& model, const std::string& domain_name, std::size_t chains, std::size_t sweeps,
-                  std::uint64_t seed, unsigned threads, const std::string& scan, std::size_t every,
-                  std::size_t lockstep, const std::string& init, double init_value, double init_scale,
-                  const std::optional<Eigen::VectorXd>& initial_state, bool noise, const std::string& draws,
-                  bool return_stats) {
-  const Domain domain = parse_domain(domain_name);
-  EnsembleOptions o;
-  o.chains = chains;
-  o.sweeps = sweeps;
-  o.scan = parse_scan_order(scan);
-  o.seed = seed;
-  o.threads = threads;
-  o.lockstep = lockstep;
-  o.init = parse_initial_state(init);
-  if ((o.init == InitialState::Given) != initial_state.has_value())
-    throw std::invalid_argument("sample: init='given' and initial_state go together");
-  if (initial_state) o.given_state = *initial_state;
-  o.init_value = init_value;
-  if (init_scale != 1.0 && o.init != InitialState::Random)
-    throw std::invalid_argument("sample: init_scale applies only with init='random'");
-  o.init_scale = init_scale;
-  o.noise = noise;
-  if (draws != "x" && draws != "y")
-    throw std::invalid_argument("sample: unknown draws '" + draws + "' (expected 'x' or 'y')");
-  if (domain == Domain::Primal && draws == "y")
-    throw std::invalid_argument("sample: draws='y' (the edge variables y~) applies to the dual domain only");
-  o.observe_edges = domain == Domain::Dual && draws == "y";
-  o.checkpoint_every = every == 0 ? std::max<std::size_t>(1, sweeps) : every;
-  const Index dim = o.observe_edges ? model.num_edges() : model.num_nodes();
-  const std::size_t checkpoints = sweeps == 0 || every == 0 ? 1 : sweeps / every + (sweeps % every != 0 ? 1 : 0);
-  if (chains > 0 && static_cast<double>(checkpoints) * static_cast<double>(chains) * static_cast<double>(dim) >
-                        static_cast<double>(std::numeric_limits<py::ssize_t>::max() / 8))
-    throw std::invalid_argument("sample: checkpoints x chains x coordinates overflows the array size");
+/// The draws of dualgibbs.sample, written straight into the numpy array it returns: checkpoints x chains x
+/// coordinates in C order (column c of a checkpoint, chain c, is row c of its block). The array is allocated when the
+/// run starts, with the GIL taken for that moment only.
+class ArraySink final : public api::DrawsSink {
+ public:
+  void begin(Eigen::Index dim, std::size_t chains, std::uint64_t checkpoints) override {
+    if (chains > 0 && static_cast<double>(checkpoints) * static_cast<double>(chains) * static_cast<double>(dim) >
+                          static_cast<double>(std::numeric_limits<py::ssize_t>::max() / 8))
+      throw std::invalid_argument("sample: checkpoints x chains x coordinates overflows the array size");
+    m_block = static_cast<std::size_t>(chains) * static_cast<std::size_t>(dim);
+    const py::gil_scoped_acquire locked;
+    py::array_t<double> out(
+        {static_cast<py::ssize_t>(checkpoints), static_cast<py::ssize_t>(chains), static_cast<py::ssize_t>(dim)});
+    m_data = out.mutable_data();
+    array = std::move(out);
+  }
+  void write(std::uint64_t sweep, const Eigen::Ref<const Eigen::MatrixXd>& states) override {
+    double* block = m_data + sweeps.size() * m_block;
+    const auto dim = static_cast<std::size_t>(states.rows());
+    for (Eigen::Index c = 0; c < states.cols(); ++c)
+      std::memcpy(block + static_cast<std::size_t>(c) * dim, states.col(c).data(), sizeof(double) * dim);
+    sweeps.push_back(sweep);
+  }
+  py::object array;                   ///< the draws (set by begin())
+  std::vector<std::uint64_t> sweeps;  ///< the sweep of every checkpoint written
 
-  py::array_t<double> out(
-      {static_cast<py::ssize_t>(checkpoints), static_cast<py::ssize_t>(chains), static_cast<py::ssize_t>(dim)});
-  double* dst = out.mutable_data();
-  std::vector<std::size_t> at_sweep;
-  at_sweep.reserve(checkpoints);
-  EnsembleStats st{};
+ private:
+  double* m_data = nullptr;
+  std::size_t m_block = 0;
+};
+
+/// dualgibbs.sample: api::sample() (the options, checks and checkpoints of `dualgibbs sample`), so the draws are the
+/// command's bits for the same seed.
+py::object sample(const Model& model, const api::SampleOptions& options, unsigned threads, bool return_stats) {
+  ArraySink sink;
+  api::SampleResult r;
   {
-    const py::gil_scoped_release unlocked;  // the run touches no Python object; the draws go to dst directly
-    st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
-      if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
-      if (every == 0 && cp.sweep != o.sweeps) return;
-      if (at_sweep.size() == checkpoints || cp.states.rows() != dim)
-        throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
-      if (!cp.states.allFinite())
-        throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
-                               " (the model is numerically degenerate)");
-      // Column c of the checkpoint (chain c) is row c of the output: chains x coordinates, C order.
-      double* block = dst + at_sweep.size() * static_cast<std::size_t>(chains) * static_cast<std::size_t>(dim);
-      for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
-        std::memcpy(block + static_cast<std::size_t>(c) * static_cast<std::size_t>(dim), cp.states.col(c).data(),
-                    sizeof(double) * static_cast<std::size_t>(dim));
-      at_sweep.push_back(cp.sweep);
-    });
+    const py::gil_scoped_release unlocked;  // the run touches no Python object; the draws go to the array directly
+    api::Execution execution;
+    execution.threads = threads;
+    r = api::sample(model, options, sink, execution);
   }
-  if (at_sweep.size() != checkpoints) throw std::logic_error("sample: fewer checkpoints than announced");
-  py::object result = out;
-  if (every == 0) result = out[py::int_(0)];
+  py::object result = sink.array;
+  if (options.every == 0) result = sink.array[py::int_(0)];
   if (!return_stats) return result;
-  py::dict stats("seconds"_a = st.seconds, "updates"_a = st.updates, "ns_per_update"_a = st.ns_per_update,
-                 "cpu_seconds"_a = st.cpu_seconds, "sweeps"_a = at_sweep);
-  if (model.has_mean()) {  // as the command's --mean-output: mu by CHOLMOD, beside the draws
-    PosteriorMean pm;
-    {
-      const py::gil_scoped_release unlocked;
-      pm = posterior_mean(model);
-    }
-    stats["mean"] = py::cast(std::move(pm.mean));
-  }
+  py::dict stats("seconds"_a = r.stats.seconds, "updates"_a = r.stats.updates,
+                 "ns_per_update"_a = r.stats.ns_per_update, "cpu_seconds"_a = r.stats.cpu_seconds,
+                 "sweeps"_a = sink.sweeps, "record"_a = to_python(r.record));
+  if (model.has_mean()) stats["mean"] = py::cast(std::move(r.mean.mean));  // as the command's --mean-output
   return py::make_tuple(result, stats);
 }
 
@@ -556,21 +528,49 @@ Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
       .def("__repr__", [](const Model& model) { return "<dualgibbs.Model: " + model.summary() + ">"; });
 
   // ---- sampling -------------------------------------------------------------------------------------------------
-  m.def("sample", &sample, "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100,
-        "seed"_a = 1, "threads"_a = 0, "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant",
-        "init_value"_a = 1.0, "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x",
-        "return_stats"_a = false, R"doc(
+  m.def(
+      "sample",
+      [](const Model& model, const std::string& domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
+         unsigned threads, const std::string& scan, std::size_t every, std::size_t lockstep, const std::string& init,
+         double init_value, double init_scale, const std::optional<Eigen::VectorXd>& initial_state, bool noise,
+         const std::string& draws, const std::string& scheme, const std::optional<double>& omega,
+         const std::optional<double>& lambda_min, const std::optional<double>& lambda_max, bool return_stats) {
+        api::SampleOptions o;
+        o.domain = domain;
+        o.chains = chains;
+        o.sweeps = sweeps;
+        o.seed = seed;
+        o.every = every;
+        o.lockstep = lockstep;
+        o.init = init;
+        o.init_value = init_value;
+        o.init_scale = init_scale;
+        o.initial_state = initial_state;
+        o.noise = noise;
+        o.draws = draws;
+        o.scheme = {scheme, scan, omega, lambda_min, lambda_max};
+        return sample(model, o, threads, return_stats);
+      },
+      "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100, "seed"_a = 1, "threads"_a = 0,
+      "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant", "init_value"_a = 1.0,
+      "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x", "scheme"_a = "gibbs",
+      "omega"_a = py::none(), "lambda_min"_a = py::none(), "lambda_max"_a = py::none(), "return_stats"_a = false, R"doc(
 Run Gibbs chains and return their draws, chains x coordinates (the bits `dualgibbs sample` writes for the same
 arguments and seed; the defaults are the command's).
 
 domain: 'primal' (x over nodes, precision Q) or 'dual' (y~ over edges, precision R, the O(1) edge update).
 draws: for the dual, 'x' returns x~ = B y~ over nodes, 'y' the edge variables y~.
-scan: 'random' (the paper's random sweep), 'permutation' or 'fixed'. lockstep: 1, 2, 4, 8 or 16 chains per shared
+scan: 'random' (the paper's random sweep), 'permutation', 'fixed' or 'colored' (greedy colour classes in order, each
+class updated by `threads` threads of one chain). scheme: 'gibbs' (the scan), 'ssor' (forward + backward sweep with
+relaxation omega) or 'cheby-ssor' (Chebyshev-accelerated SSOR with the spectrum bounds lambda_min, lambda_max of the
+SSOR-preconditioned precision; computed when not given), as the command's --scheme, --omega, --lambda-min and
+--lambda-max (omega defaults to the optimum of the SSOR spectrum up to 5000 coordinates, else 1). lockstep: 1, 2, 4, 8 or 16 chains per shared
 schedule block (faster, chains of a block dependent; docs/sampler.md). init: 'constant' (every coordinate
 init_value), 'random' (N(0, init_scale^2 diag(M)^-1)) or 'given' (initial_state, one state of the domain).
 noise=False runs plain Gauss-Seidel. threads: 0 = all cores; the draws do not depend on it.
 every=0 returns the draws after the last sweep as an array (chains, dim); every=k > 0 returns (checkpoints, chains,
-dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time.
+dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time, the
+checkpoints' sweeps and 'record', the run's fields of the command's sidecar.
 For a model with a mean (observations): the primal chains sample the posterior N(mu, Q^-1) itself; the dual chains
 sample the zero-mean fluctuation exactly as without a mean (the dual has no data term), as the command does; with
 return_stats=True, stats['mean'] is mu (posterior_mean(model), the command's --mean-output).
