@@ -39,3 +39,4 @@
 #include <dualgibbs/api/mean.hpp>
 #include <dualgibbs/api/sample.hpp>
 #include <dualgibbs/api/scheme.hpp>
+#include <dualgibbs/api/validate.hpp>

@@ -303,41 +303,26 @@ py::dict marginal_dict(const MarginalResult& r) {
                   "reached_target"_a = r.reached_target);
 }
 
-// The exact truth of validate_draws, as `dualgibbs validate` computes it (apps/cmd_validate.cpp, exact_truth).
-ExactTruth exact_truth(const Model& m, DrawKind kind) {
-  if (kind == DrawKind::DualEdges) {
-    if (m.num_edges() == 0) throw std::invalid_argument("validate: kind 'dual-y' needs a graph with edges");
-    ExactTruth t;
-    t.variance = marginal_variances(m, Domain::Dual);
-    return t;
+// validate_draws' dict: the command's JSON report (api::validate()'s record), plus the kind and, per checkpoint, what
+// the command writes to its per-coordinate and per-edge files: mean_z_values, variance_z_values, variance_ratio,
+// edge_z_values and edge_covariance_error (arrays), and max_abs_mean_z, max_abs_variance_z, max_abs_edge_z.
+py::dict validation_dict(const api::ValidationResult& v) {
+  py::dict d = to_python(v.record).cast<py::dict>();
+  d["kind"] = to_string(v.report.kind);
+  const py::list checkpoints = d["checkpoints"].cast<py::list>();
+  for (std::size_t k = 0; k < v.report.checkpoints.size(); ++k) {
+    const CheckpointValidation& c = v.report.checkpoints[k];
+    py::dict x = checkpoints[k].cast<py::dict>();
+    x["mean_z_values"] = c.mean_z;
+    x["variance_z_values"] = c.variance_z;
+    x["variance_ratio"] = c.variance_ratio;
+    x["edge_z_values"] = c.edge_z;
+    x["edge_covariance_error"] = c.edge_covariance_error;
+    x["max_abs_mean_z"] = c.mean.max_abs;
+    x["max_abs_variance_z"] = c.variance.max_abs;
+    x["max_abs_edge_z"] = c.edge.max_abs;
   }
-  const SparseMatrix q = m.primal_precision();
-  const ExactTruth primal = node_truth_from_selected_inverse(m, CholeskyFactor(q).selected_inverse(q));
-  if (!primal.variance.allFinite() || !(primal.variance.array() > 0).all())
-    throw NumericalFailure(
-        "validate: Q is numerically singular for these parameters (a marginal variance is not finite and positive)");
-  return kind == DrawKind::Primal ? primal : dual_node_truth_from_primal(m, primal);
-}
-
-py::dict validation_dict(const ValidationReport& r) {
-  py::list checkpoints;
-  for (const auto& c : r.checkpoints)
-    checkpoints.append(
-        py::dict("sweep"_a = c.sweep, "draws"_a = c.draws, "chains"_a = c.chains, "sequential"_a = c.sequential,
-                 "mean_z"_a = c.mean_z, "variance_z"_a = c.variance_z, "variance_ratio"_a = c.variance_ratio,
-                 "edge_z"_a = c.edge_z, "edge_covariance_error"_a = c.edge_covariance_error,
-                 "global_statistic"_a = c.global_statistic, "global_z"_a = c.global_z,
-                 "max_abs_mean_z"_a = c.mean.max_abs, "max_abs_variance_z"_a = c.variance.max_abs,
-                 "max_abs_edge_z"_a = c.edge.max_abs, "Eu"_a = c.error.Eu, "Eu_se"_a = c.error.Eu_se,
-                 "Eb"_a = c.error.Eb, "tests"_a = c.tests, "min_p"_a = c.min_p, "consistent"_a = c.consistent));
-  py::list worst;
-  for (const auto& w : r.worst)
-    worst.append(py::dict("checkpoint"_a = w.checkpoint, "sweep"_a = w.sweep, "test"_a = to_string(w.test),
-                          "index"_a = w.index, "z"_a = w.z, "p"_a = w.p, "estimate"_a = w.estimate,
-                          "exact"_a = w.exact));
-  return py::dict("kind"_a = to_string(r.kind), "consistent"_a = r.consistent, "alpha"_a = r.alpha, "tests"_a = r.tests,
-                  "p_threshold"_a = r.p_threshold, "z_threshold"_a = r.z_threshold, "checkpoints"_a = checkpoints,
-                  "worst"_a = worst, "notes"_a = r.notes, "method"_a = r.method);
+  return d;
 }
 
 }  // namespace
@@ -887,22 +872,17 @@ variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chain
 'pilot_gap_ratio', 'seconds'.)doc");
   m.def(
       "_validate_draws",
-      [](const Model& model, std::vector<Eigen::MatrixXd> checkpoints, const std::vector<double>& sweeps,
+      [](const Model& model, const std::vector<Eigen::MatrixXd>& checkpoints, const std::vector<double>& sweeps,
          const std::string& kind, double alpha, std::size_t batches, std::size_t worst) {
-        Draws d;
-        d.kind = parse_draw_kind(kind);
-        for (std::size_t k = 0; k < checkpoints.size(); ++k)
-          d.checkpoints.push_back({sweeps.empty() ? std::numeric_limits<double>::quiet_NaN() : sweeps.at(k),
-                                   std::move(checkpoints[k]),
-                                   {}});
-        ValidateOptions o;
+        api::ValidationOptions o;
+        o.domain = kind;
         o.alpha = alpha;
         o.batches = batches;
         o.worst = worst;
-        ValidationReport r;
+        api::ValidationResult r;
         {
           const py::gil_scoped_release unlocked;
-          r = validate_draws(model, d, exact_truth(model, d.kind), o);
+          r = api::validate(model, checkpoints, sweeps, o);
         }
         return validation_dict(r);
       },
