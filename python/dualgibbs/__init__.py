@@ -20,7 +20,7 @@ Sampling
     sample(model, domain='dual', chains=10, sweeps=100, seed=1, threads=0, scan='random', ...) -> ndarray
     (chains x coordinates), bitwise what `dualgibbs sample` writes for the same arguments; the GIL is released.
 Exact inference
-    log_det, marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
+    exact(model) (the whole report of `dualgibbs exact`: its JSON fields plus the arrays), log_det, marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
     torus_marginal_variance; spectra and rates: algebraic_connectivity, lambda_max_A, convergence_rates,
     closed_forms (the paper's propositions and Table I).
 Experiments and estimators
@@ -53,6 +53,7 @@ from ._core import (  # noqa: F401  (re-exported)
     covariance,
     dual_node_variances,
     entropy,
+    exact,
     figures,
     lambda_max_A,
     log_det,
@@ -68,7 +69,7 @@ from ._core import (  # noqa: F401  (re-exported)
 __all__ = [
     "CholeskyFactor", "EigensolverError", "FactorizationError", "Graph", "Model", "NotPositiveDefiniteError",
     "NumericalError", "SolverNotConvergedError", "algebraic_connectivity", "as_graph", "closed_forms",
-    "convergence_rates", "covariance", "dual_node_variances", "entropy", "figures", "lambda_max_A", "log_det",
+    "convergence_rates", "covariance", "dual_node_variances", "entropy", "exact", "figures", "lambda_max_A", "log_det",
     "marginal_variances", "marginals", "posterior_mean", "run_convergence", "run_experiment", "sample",
     "torus_marginal_variance", "validate_draws",
 ]

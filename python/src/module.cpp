@@ -696,6 +696,37 @@ NumericalError). The GIL is released.)doc");
                         "dual_lower"_a = e.dual_lower, "dual_upper"_a = e.dual_upper);
       },
       "model"_a, "Differential entropies H(X), H(y~) (nats) with the bounds of the paper's appendix B.");
+  m.def(
+      "exact",
+      [](const Model& model, const std::string& ordering, bool edge_variances, const std::optional<std::string>& spec) {
+        api::ExactOptions o;
+        o.ordering = ordering;
+        o.edge_variances = edge_variances;
+        const std::optional<GraphSpec> graph_spec =
+            spec ? std::optional<GraphSpec>(parse_graph_spec(*spec)) : std::nullopt;
+        api::ExactResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = api::exact(model, o, graph_spec ? &*graph_spec : nullptr);
+        }
+        py::dict d = to_python(r.record).cast<py::dict>();
+        d["variance"] = std::move(r.variance);
+        if (model.has_mean()) d["mean"] = std::move(r.mean.mean);
+        if (edge_variances) {
+          d["variance_Y"] = std::move(r.edge_variance_Y);
+          d["variance_dual"] = std::move(r.edge_variance_dual);
+        }
+        return d;
+      },
+      "model"_a, py::kw_only(), "ordering"_a = "amd", "edge_variances"_a = false, "spec"_a = py::none(), R"doc(
+The exact ground truth as `dualgibbs exact --json` reports it, from one sparse Cholesky factorization of Q: a dict with
+the command's fields (logdet_Q, marginal_variance_mean/_min/_max, trace_cov, the entropies and their bounds, nnz_L,
+timings; with a mean the posterior mean's fields; for a torus `spec` such as 'torus:10' the closed form
+torus_marginal_variance and torus_max_abs_error; with edge_variances=True dual_marginal_variance_mean/_min/_max and
+edge_variance_Y_mean) plus the arrays 'variance' (Var(X_v)), 'mean' (mu, models with a mean) and with
+edge_variances=True 'variance_Y' (Var(X_u - X_v) per edge) and 'variance_dual' (Var(y~_e)), the command's --marginals
+and --edge-marginals columns. ordering: amd, metis, nesdis, auto or natural. A numerically singular Q or R raises
+NumericalError. The GIL is released.)doc");
   m.def("torus_marginal_variance", &torus_marginal_variance, "rows"_a, "cols"_a, "s"_a, "sigma"_a,
         "The torus' marginal variance in closed form [eq:torus_true_var].");
 
