@@ -325,6 +325,113 @@ py::dict validation_dict(const api::ValidationResult& v) {
   return d;
 }
 
+// ---- the use cases of the service layer (api/) ----------------------------------------------------------------------
+
+void def_sample(py::module_& m) {
+  m.def(
+      "sample",
+      [](const Model& model, const std::string& domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
+         unsigned threads, const std::string& scan, std::size_t every, std::size_t lockstep, const std::string& init,
+         double init_value, double init_scale, const std::optional<Eigen::VectorXd>& initial_state, bool noise,
+         const std::string& draws, const std::string& scheme, const std::optional<double>& omega,
+         const std::optional<double>& lambda_min, const std::optional<double>& lambda_max, bool return_stats) {
+        api::SampleOptions o;
+        o.domain = domain;
+        o.chains = chains;
+        o.sweeps = sweeps;
+        o.seed = seed;
+        o.every = every;
+        o.lockstep = lockstep;
+        o.init = init;
+        o.init_value = init_value;
+        o.init_scale = init_scale;
+        o.initial_state = initial_state;
+        o.noise = noise;
+        o.draws = draws;
+        o.scheme = {scheme, scan, omega, lambda_min, lambda_max};
+        return sample(model, o, threads, return_stats);
+      },
+      "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100, "seed"_a = 1, "threads"_a = 0,
+      "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant", "init_value"_a = 1.0,
+      "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x", "scheme"_a = "gibbs",
+      "omega"_a = py::none(), "lambda_min"_a = py::none(), "lambda_max"_a = py::none(), "return_stats"_a = false, R"doc(
+Run Gibbs chains and return their draws, chains x coordinates (the bits `dualgibbs sample` writes for the same
+arguments and seed; the defaults are the command's).
+
+domain: 'primal' (x over nodes, precision Q) or 'dual' (y~ over edges, precision R, the O(1) edge update).
+draws: for the dual, 'x' returns x~ = B y~ over nodes, 'y' the edge variables y~.
+scan: 'random' (the paper's random sweep), 'permutation', 'fixed' or 'colored' (greedy colour classes in order, each
+class updated by `threads` threads of one chain). scheme: 'gibbs' (the scan), 'ssor' (forward + backward sweep with
+relaxation omega) or 'cheby-ssor' (Chebyshev-accelerated SSOR with the spectrum bounds lambda_min, lambda_max of the
+SSOR-preconditioned precision; computed when not given), as the command's --scheme, --omega, --lambda-min and
+--lambda-max (omega defaults to the optimum of the SSOR spectrum up to 5000 coordinates, else 1). lockstep: 1, 2, 4, 8 or 16 chains per shared
+schedule block (faster, chains of a block dependent; docs/sampler.md). init: 'constant' (every coordinate
+init_value), 'random' (N(0, init_scale^2 diag(M)^-1)) or 'given' (initial_state, one state of the domain).
+noise=False runs plain Gauss-Seidel. threads: 0 = all cores; the draws do not depend on it.
+every=0 returns the draws after the last sweep as an array (chains, dim); every=k > 0 returns (checkpoints, chains,
+dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time, the
+checkpoints' sweeps and 'record', the run's fields of the command's sidecar.
+For a model with a mean (observations): the primal chains sample the posterior N(mu, Q^-1) itself; the dual chains
+sample the zero-mean fluctuation exactly as without a mean (the dual has no data term), as the command does; with
+return_stats=True, stats['mean'] is mu (posterior_mean(model), the command's --mean-output).
+The GIL is released while the chains run. Bad options raise ValueError; a chain that reaches a non-finite value
+raises NumericalError.)doc");
+}
+
+void def_exact(py::module_& m) {
+  m.def(
+      "exact",
+      [](const Model& model, const std::string& ordering, bool edge_variances, const std::optional<std::string>& spec) {
+        api::ExactOptions o;
+        o.ordering = ordering;
+        o.edge_variances = edge_variances;
+        const std::optional<GraphSpec> graph_spec =
+            spec ? std::optional<GraphSpec>(parse_graph_spec(*spec)) : std::nullopt;
+        api::ExactResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = api::exact(model, o, graph_spec ? &*graph_spec : nullptr);
+        }
+        py::dict d = to_python(r.record).cast<py::dict>();
+        d["variance"] = std::move(r.variance);
+        if (model.has_mean()) d["mean"] = std::move(r.mean.mean);
+        if (edge_variances) {
+          d["variance_Y"] = std::move(r.edge_variance_Y);
+          d["variance_dual"] = std::move(r.edge_variance_dual);
+        }
+        return d;
+      },
+      "model"_a, py::kw_only(), "ordering"_a = "amd", "edge_variances"_a = false, "spec"_a = py::none(), R"doc(
+The exact ground truth as `dualgibbs exact --json` reports it, from one sparse Cholesky factorization of Q: a dict with
+the command's fields (logdet_Q, marginal_variance_mean/_min/_max, trace_cov, the entropies and their bounds, nnz_L,
+timings; with a mean the posterior mean's fields; for a torus `spec` such as 'torus:10' the closed form
+torus_marginal_variance and torus_max_abs_error; with edge_variances=True dual_marginal_variance_mean/_min/_max and
+edge_variance_Y_mean) plus the arrays 'variance' (Var(X_v)), 'mean' (mu, models with a mean) and with
+edge_variances=True 'variance_Y' (Var(X_u - X_v) per edge) and 'variance_dual' (Var(y~_e)), the command's --marginals
+and --edge-marginals columns. ordering: amd, metis, nesdis, auto or natural. A numerically singular Q or R raises
+NumericalError. The GIL is released.)doc");
+}
+
+void def_validate_draws(py::module_& m) {
+  m.def(
+      "_validate_draws",
+      [](const Model& model, const std::vector<Eigen::MatrixXd>& checkpoints, const std::vector<double>& sweeps,
+         const std::string& kind, double alpha, std::size_t batches, std::size_t worst) {
+        api::ValidationOptions o;
+        o.domain = kind;
+        o.alpha = alpha;
+        o.batches = batches;
+        o.worst = worst;
+        api::ValidationResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = api::validate(model, checkpoints, sweeps, o);
+        }
+        return validation_dict(r);
+      },
+      "model"_a, "checkpoints"_a, "sweeps"_a, "kind"_a, "alpha"_a, "batches"_a, "worst"_a);
+}
+
 }  // namespace
 }  // namespace dualgibbs::python
 
@@ -513,54 +620,7 @@ Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
       .def("__repr__", [](const Model& model) { return "<dualgibbs.Model: " + model.summary() + ">"; });
 
   // ---- sampling -------------------------------------------------------------------------------------------------
-  m.def(
-      "sample",
-      [](const Model& model, const std::string& domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
-         unsigned threads, const std::string& scan, std::size_t every, std::size_t lockstep, const std::string& init,
-         double init_value, double init_scale, const std::optional<Eigen::VectorXd>& initial_state, bool noise,
-         const std::string& draws, const std::string& scheme, const std::optional<double>& omega,
-         const std::optional<double>& lambda_min, const std::optional<double>& lambda_max, bool return_stats) {
-        api::SampleOptions o;
-        o.domain = domain;
-        o.chains = chains;
-        o.sweeps = sweeps;
-        o.seed = seed;
-        o.every = every;
-        o.lockstep = lockstep;
-        o.init = init;
-        o.init_value = init_value;
-        o.init_scale = init_scale;
-        o.initial_state = initial_state;
-        o.noise = noise;
-        o.draws = draws;
-        o.scheme = {scheme, scan, omega, lambda_min, lambda_max};
-        return sample(model, o, threads, return_stats);
-      },
-      "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100, "seed"_a = 1, "threads"_a = 0,
-      "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant", "init_value"_a = 1.0,
-      "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x", "scheme"_a = "gibbs",
-      "omega"_a = py::none(), "lambda_min"_a = py::none(), "lambda_max"_a = py::none(), "return_stats"_a = false, R"doc(
-Run Gibbs chains and return their draws, chains x coordinates (the bits `dualgibbs sample` writes for the same
-arguments and seed; the defaults are the command's).
-
-domain: 'primal' (x over nodes, precision Q) or 'dual' (y~ over edges, precision R, the O(1) edge update).
-draws: for the dual, 'x' returns x~ = B y~ over nodes, 'y' the edge variables y~.
-scan: 'random' (the paper's random sweep), 'permutation', 'fixed' or 'colored' (greedy colour classes in order, each
-class updated by `threads` threads of one chain). scheme: 'gibbs' (the scan), 'ssor' (forward + backward sweep with
-relaxation omega) or 'cheby-ssor' (Chebyshev-accelerated SSOR with the spectrum bounds lambda_min, lambda_max of the
-SSOR-preconditioned precision; computed when not given), as the command's --scheme, --omega, --lambda-min and
---lambda-max (omega defaults to the optimum of the SSOR spectrum up to 5000 coordinates, else 1). lockstep: 1, 2, 4, 8 or 16 chains per shared
-schedule block (faster, chains of a block dependent; docs/sampler.md). init: 'constant' (every coordinate
-init_value), 'random' (N(0, init_scale^2 diag(M)^-1)) or 'given' (initial_state, one state of the domain).
-noise=False runs plain Gauss-Seidel. threads: 0 = all cores; the draws do not depend on it.
-every=0 returns the draws after the last sweep as an array (chains, dim); every=k > 0 returns (checkpoints, chains,
-dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time, the
-checkpoints' sweeps and 'record', the run's fields of the command's sidecar.
-For a model with a mean (observations): the primal chains sample the posterior N(mu, Q^-1) itself; the dual chains
-sample the zero-mean fluctuation exactly as without a mean (the dual has no data term), as the command does; with
-return_stats=True, stats['mean'] is mu (posterior_mean(model), the command's --mean-output).
-The GIL is released while the chains run. Bad options raise ValueError; a chain that reaches a non-finite value
-raises NumericalError.)doc");
+  def_sample(m);
 
   // ---- exact ------------------------------------------------------------------------------------------------------
   py::class_<CholeskyFactor>(m, "CholeskyFactor", R"doc(
@@ -696,37 +756,7 @@ NumericalError). The GIL is released.)doc");
                         "dual_lower"_a = e.dual_lower, "dual_upper"_a = e.dual_upper);
       },
       "model"_a, "Differential entropies H(X), H(y~) (nats) with the bounds of the paper's appendix B.");
-  m.def(
-      "exact",
-      [](const Model& model, const std::string& ordering, bool edge_variances, const std::optional<std::string>& spec) {
-        api::ExactOptions o;
-        o.ordering = ordering;
-        o.edge_variances = edge_variances;
-        const std::optional<GraphSpec> graph_spec =
-            spec ? std::optional<GraphSpec>(parse_graph_spec(*spec)) : std::nullopt;
-        api::ExactResult r;
-        {
-          const py::gil_scoped_release unlocked;
-          r = api::exact(model, o, graph_spec ? &*graph_spec : nullptr);
-        }
-        py::dict d = to_python(r.record).cast<py::dict>();
-        d["variance"] = std::move(r.variance);
-        if (model.has_mean()) d["mean"] = std::move(r.mean.mean);
-        if (edge_variances) {
-          d["variance_Y"] = std::move(r.edge_variance_Y);
-          d["variance_dual"] = std::move(r.edge_variance_dual);
-        }
-        return d;
-      },
-      "model"_a, py::kw_only(), "ordering"_a = "amd", "edge_variances"_a = false, "spec"_a = py::none(), R"doc(
-The exact ground truth as `dualgibbs exact --json` reports it, from one sparse Cholesky factorization of Q: a dict with
-the command's fields (logdet_Q, marginal_variance_mean/_min/_max, trace_cov, the entropies and their bounds, nnz_L,
-timings; with a mean the posterior mean's fields; for a torus `spec` such as 'torus:10' the closed form
-torus_marginal_variance and torus_max_abs_error; with edge_variances=True dual_marginal_variance_mean/_min/_max and
-edge_variance_Y_mean) plus the arrays 'variance' (Var(X_v)), 'mean' (mu, models with a mean) and with
-edge_variances=True 'variance_Y' (Var(X_u - X_v) per edge) and 'variance_dual' (Var(y~_e)), the command's --marginals
-and --edge-marginals columns. ordering: amd, metis, nesdis, auto or natural. A numerically singular Q or R raises
-NumericalError. The GIL is released.)doc");
+  def_exact(m);
   m.def("torus_marginal_variance", &torus_marginal_variance, "rows"_a, "cols"_a, "s"_a, "sigma"_a,
         "The torus' marginal variance in closed form [eq:torus_true_var].");
 
@@ -901,21 +931,5 @@ or after `seconds`. chains = 0: 16 chains (100 draws per batch for cholesky); lo
 block of the sampler (1, 2, 4, 8 or 16). Returns a dict: 'estimate', 'std_error', 'lower', 'upper' (certified bracket of the control
 variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chains', 'samples', 'degree', 'gap_ratio_rms',
 'pilot_gap_ratio', 'seconds'.)doc");
-  m.def(
-      "_validate_draws",
-      [](const Model& model, const std::vector<Eigen::MatrixXd>& checkpoints, const std::vector<double>& sweeps,
-         const std::string& kind, double alpha, std::size_t batches, std::size_t worst) {
-        api::ValidationOptions o;
-        o.domain = kind;
-        o.alpha = alpha;
-        o.batches = batches;
-        o.worst = worst;
-        api::ValidationResult r;
-        {
-          const py::gil_scoped_release unlocked;
-          r = api::validate(model, checkpoints, sweeps, o);
-        }
-        return validation_dict(r);
-      },
-      "model"_a, "checkpoints"_a, "sweeps"_a, "kind"_a, "alpha"_a, "batches"_a, "worst"_a);
+  def_validate_draws(m);
 }
