@@ -1,31 +1,25 @@
 // dualgibbs validate: checks anyone's draws of x (primal), y~ or x~ = B y~ (dual) against the exact truth from a
 // sparse Cholesky factorization. The reading, the truth and the statistics are api::validate()'s (api/validate.hpp);
 // this file maps the options and reports. Exit 0 consistent, 3 not consistent, 2 bad input.
-#include <dualgibbs/api/draws.hpp>
-#include <dualgibbs/api/validate.hpp>
 #include "cli.hpp"
 #include "output.hpp"
 
+#include <dualgibbs/api/draws.hpp>
+#include <dualgibbs/api/validate.hpp>
 #include <dualgibbs/estimation/validate.hpp>
 #include <dualgibbs/model/model.hpp>
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
 namespace dualgibbs::cli {
 namespace {
-using api::DrawLayout;
-using api::DrawsFile;
-using api::open_draws_file;
-using api::parse_draw_layout;
-using api::PlannedCheckpoint;
-
 struct ValidateCliOptions {
   std::string draws;
   std::string domain;
