@@ -72,7 +72,7 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   ProgressPrinter progress(common.quiet || c.json);
   o.progress = [&progress](double f) { progress("marginals", f); };
   PosteriorMean pm;
-  if (model.has_mean()) pm = solve_posterior_mean(model, c.mean);
+  if (model.has_mean()) pm = api::solve_posterior_mean(model, c.mean);
   const MarginalResult r = estimate_marginal_variances(model, o);
   progress.finish();
 
@@ -99,7 +99,7 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   j["gap_ratio_rms"] = r.gap_ratio_rms;
   j["pilot_gap_ratio"] = r.pilot_gap_ratio;
   j["bracket_rel_width_rms"] = bracket ? nlohmann::json(width) : nlohmann::json(nullptr);
-  if (model.has_mean()) record_posterior_mean(j, pm, observed);
+  if (model.has_mean()) api::add_posterior_mean_record(j, pm, observed);
   if (file) {
     file->stream() << (model.has_mean() ? "v,estimate,std_error,lower,upper,mean\n"
                                         : "v,estimate,std_error,lower,upper\n")

@@ -1,28 +1,25 @@
 // dualgibbs validate: checks anyone's draws of x (primal), y~ or x~ = B y~ (dual) against the exact truth from a
-// sparse Cholesky factorization (issue 17). The statistics are validate_draws()'s (estimation/validate.hpp); this
-// file reads the draws (draws_file.hpp), computes the truth and reports. Exit 0 consistent, 3 not consistent,
-// 2 bad input.
+// sparse Cholesky factorization. The reading, the truth and the statistics are api::validate()'s (api/validate.hpp);
+// this file maps the options and reports. Exit 0 consistent, 3 not consistent, 2 bad input.
 #include "cli.hpp"
-#include "draws_file.hpp"
 #include "output.hpp"
 
+#include <dualgibbs/api/draws.hpp>
+#include <dualgibbs/api/validate.hpp>
 #include <dualgibbs/estimation/validate.hpp>
 #include <dualgibbs/model/model.hpp>
-#include <dualgibbs/truth/exact.hpp>
-#include <dualgibbs/truth/posterior_mean.hpp>
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
 namespace dualgibbs::cli {
 namespace {
-
 struct ValidateCliOptions {
   std::string draws;
   std::string domain;
@@ -33,48 +30,6 @@ struct ValidateCliOptions {
   bool no_plot = false;
   bool json = false;
 };
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-// CPU seconds of the whole process (every thread) since the start.
-double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-
-// What was read, for the report.
-struct LoadedDraws {
-  std::string format;    // "csv", "binary" or "npy"
-  std::string layout;    // how the draws were grouped, in words
-  std::size_t rows = 0;  // draws read in all
-  Eigen::Index dimension = 0;
-};
-
-// Where the time went (wall and CPU seconds of the process).
-struct Timings {
-  double truth = 0, read = 0, validate = 0, read_cpu = 0, validate_cpu = 0;
-};
-
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-// The exact truth of the draws' coordinates: Q^-1 on Q's pattern (node variances and every edge's covariance) for
-// x, the same through Woodbury for x~, diag(R^-1) for y~.
-ExactTruth exact_truth(const Model& m, DrawKind kind) {
-  if (kind == DrawKind::DualEdges) {
-    if (m.num_edges() == 0) throw std::invalid_argument("validate: --domain dual-y needs a graph with edges");
-    ExactTruth t;
-    t.variance = marginal_variances(m, Domain::Dual);
-    return t;
-  }
-  const SparseMatrix q = m.primal_precision();
-  const CholeskyFactor f(q);
-  ExactTruth primal = node_truth_from_selected_inverse(m, f.selected_inverse(q));
-  if (!primal.variance.allFinite() || !(primal.variance.array() > 0).all())
-    throw std::runtime_error(
-        "validate: Q is numerically singular for these parameters (a marginal variance is not "
-        "finite and positive)");
-  if (kind != DrawKind::Primal) return dual_node_truth_from_primal(m, primal);  // the zero-mean fluctuation
-  // With --obs-file the primal draws are of N(mu, Q^-1): the known mean mu = Q^-1 D_s^-1 z from the same factor.
-  if (m.has_mean()) primal.mean = posterior_mean(m, f);
-  return primal;
-}
 
 // The sidecar `sample` wrote next to FILE, if any, must agree with --domain, and posterior draws need --obs-file.
 void check_sidecar(const std::string& path, DrawKind kind, bool has_obs) {
@@ -97,18 +52,6 @@ void check_sidecar(const std::string& path, DrawKind kind, bool has_obs) {
                                 " says the draws are of a posterior (sample --obs-file): give the same --obs-file");
 }
 
-std::string where(const ValidationOffender& o, const Model& m, DrawKind kind) {
-  std::ostringstream os;
-  if (o.test == ValidationTest::Global) return "all coordinates";
-  if (o.test == ValidationTest::EdgeDifference) {
-    const Edge& e = m.graph().edge(o.index);
-    os << "edge " << o.index << " (" << e.head << ", " << e.tail << ")";
-  } else {
-    os << (is_node_kind(kind) ? "node " : "edge ") << o.index;
-  }
-  return os.str();
-}
-
 std::string sweep_text(double s) {
   if (std::isnan(s)) return "-";
   std::ostringstream os;
@@ -116,8 +59,10 @@ std::string sweep_text(double s) {
   return os.str();
 }
 
-std::string text(const ValidationReport& r, const LoadedDraws& d, const Model& m, const ValidateCliOptions& o,
-                 const WrittenFiles* files, const Timings& time) {
+std::string text(const api::ValidationResult& d, const Model& m, const ValidateCliOptions& o,
+                 const WrittenFiles* files) {
+  const ValidationReport& r = d.report;
+  const api::ValidationTimings& time = d.timings;
   std::ostringstream os;
   os << "validate: " << d.rows << " draws of " << to_string(r.kind) << " (" << d.dimension << " coordinates) from "
      << o.draws << " (" << d.format << "): " << d.layout << "\n";
@@ -155,7 +100,7 @@ std::string text(const ValidationReport& r, const LoadedDraws& d, const Model& m
   for (const auto& w : r.worst)
     os << "  " << (w.p < r.p_threshold ? "* " : "  ") << "checkpoint " << w.checkpoint << " (sweep "
        << sweep_text(w.sweep) << ") " << std::left << std::setw(8) << to_string(w.test) << std::right << " "
-       << std::setw(26) << std::left << where(w, m, r.kind) << std::right << " z = " << std::setw(8)
+       << std::setw(26) << std::left << api::offender_location(w, m, r.kind) << std::right << " z = " << std::setw(8)
        << std::setprecision(4) << w.z << "  p = " << std::setw(10) << w.p << "  estimate " << w.estimate << " exact "
        << w.exact << "\n";
   os << "\nmethod: " << r.method << "\n";
@@ -170,78 +115,6 @@ std::string text(const ValidationReport& r, const LoadedDraws& d, const Model& m
   os << "verdict: " << (r.consistent ? "consistent" : "NOT CONSISTENT")
      << " with the exact distribution at alpha = " << std::defaultfloat << r.alpha << " (" << r.tests << " tests)\n";
   return os.str();
-}
-
-nlohmann::json report_json(const ValidationReport& r, const LoadedDraws& d, const Model& m, const ValidateCliOptions& o,
-                           const CommonOptions& common) {
-  nlohmann::json j;
-  j["command"] = "validate";
-  j["draws_file"] = o.draws;
-  j["format"] = d.format;
-  j["layout"] = d.layout;
-  j["domain"] = to_string(r.kind);
-  j["graph"] = common.graph;
-  j["nodes"] = m.num_nodes();
-  j["edges"] = m.num_edges();
-  j["dimension"] = d.dimension;
-  j["draws"] = d.rows;
-  j["alpha"] = r.alpha;
-  j["tests"] = r.tests;
-  j["p_threshold"] = r.p_threshold;
-  j["z_threshold"] = r.z_threshold;
-  j["consistent"] = r.consistent;
-  j["method"] = r.method;
-  j["notes"] = r.notes;
-  nlohmann::json cps = nlohmann::json::array();
-  for (const auto& c : r.checkpoints) {
-    nlohmann::json x;
-    x["sweep"] = number(c.sweep);
-    x["draws"] = c.draws;
-    x["chains"] = c.chains;
-    x["sequential"] = c.sequential;
-    if (c.sequential) {
-      x["batches"] = c.batches;
-      x["batch_length"] = c.batch_length;
-      x["ess_min"] = number(c.ess_min);
-      x["ess_min_index"] = c.ess_min_index;
-      x["ess_median"] = number(c.ess_median);
-    }
-    auto z = [](const ZSummary& s) {
-      return nlohmann::json{{"max_abs", s.max_abs}, {"rms", s.rms}, {"argmax", s.argmax}};
-    };
-    x["mean_z"] = z(c.mean);
-    x["variance_z"] = z(c.variance);
-    if (c.edge_z.size()) {
-      x["edge_z"] = z(c.edge);
-      x["edge_covariance_error_max"] = c.edge_covariance_error_max;
-      x["edge_covariance_error_rms"] = c.edge_covariance_error_rms;
-    }
-    x["global_statistic"] = c.global_statistic;
-    x["global_se"] = c.global_se;
-    x["global_z"] = c.global_z;
-    x["Eu"] = c.error.Eu;
-    x["Eu_se"] = c.error.Eu_se;
-    x["Eb"] = c.error.Eb;
-    x["Eb_floor"] = c.error.Eb_floor;
-    x["tests"] = c.tests;
-    x["min_p"] = c.min_p;
-    x["consistent"] = c.consistent;
-    cps.push_back(x);
-  }
-  j["checkpoints"] = cps;
-  nlohmann::json worst = nlohmann::json::array();
-  for (const auto& w : r.worst)
-    worst.push_back({{"checkpoint", w.checkpoint},
-                     {"sweep", number(w.sweep)},
-                     {"test", to_string(w.test)},
-                     {"index", w.index},
-                     {"where", where(w, m, r.kind)},
-                     {"z", w.z},
-                     {"p", w.p},
-                     {"estimate", w.estimate},
-                     {"exact", w.exact}});
-  j["worst"] = worst;
-  return j;
 }
 
 // The report as an ExperimentResult, so that apps/output.hpp writes it like every other result: validate.csv (one
@@ -332,84 +205,35 @@ ExperimentResult as_result(const ValidationReport& r, const Model& m, const Vali
 
 int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
   if (o.draws.empty()) throw std::invalid_argument("validate: --draws FILE is required");
-  if (o.domain.empty()) throw std::invalid_argument("validate: --domain primal|dual-y|dual-x is required");
-  const DrawKind kind = parse_draw_kind(o.domain);
-  const DrawLayout layout = parse_draw_layout(o.layout);
-  if (!(o.alpha > 0 && o.alpha < 1))
-    throw std::invalid_argument("validate: --alpha must be in (0, 1), got " + std::to_string(o.alpha));
+  api::ValidationOptions vo;
+  vo.domain = o.domain;
+  vo.layout = o.layout;
+  vo.alpha = o.alpha;
+  vo.batches = o.batches;
+  vo.graph = common.graph;
+  const DrawKind kind = api::validation_kind(vo);
   const Model m = common.posterior_model();  // with --obs-file: primal draws are tested against the mean mu
   if (!o.out.empty()) prepare_output_directory(o.out);
   check_sidecar(o.draws, kind, m.has_mean());
-  const auto t_wall = Clock::now();
-  DrawsFile file = open_draws_file(o.draws);
-  if (file.dimension != draw_dimension(m, kind))
-    throw std::invalid_argument(
-        "validate: the draws have " + std::to_string(file.dimension) + " coordinates, but " +
-        std::string(to_string(kind)) + " draws of this model have " + std::to_string(draw_dimension(m, kind)) +
-        (is_node_kind(kind) ? " (one per node)" : " (one per edge)") + ": wrong --domain or --graph?");
-  LoadedDraws d;
-  d.format = file.format;
-  d.rows = file.rows;
-  d.dimension = file.dimension;
-  const std::vector<PlannedCheckpoint> plan = file.plan(layout, d.layout);
-  Timings time;
-  const auto t_truth = Clock::now();
-  const ExactTruth truth = exact_truth(m, kind);
-  time.truth = since(t_truth);
-  ValidateOptions vo;
-  vo.alpha = o.alpha;
-  vo.batches = o.batches;
-  // One pass over the file: blocks of up to 2^22 values (32 MB) are read and fed to the streaming validator, so
-  // the draws are never all in memory (10^5 draws of a 10^4-node model are 8 GB).
-  DrawValidator validator(m, kind, truth, vo);
-  const std::size_t block =
-      std::max<std::size_t>(kMinValidationDraws, (std::size_t{1} << 22) / static_cast<std::size_t>(d.dimension));
-  Eigen::MatrixXd buffer;
-  for (const PlannedCheckpoint& cp : plan) {
-    validator.begin_checkpoint(cp.rows.size(), cp.sweep, cp.chain_offsets);
-    for (std::size_t k = 0; k < cp.rows.size(); k += block) {
-      const std::size_t count = std::min(block, cp.rows.size() - k);
-      const auto t0 = Clock::now();
-      const double c0 = cpu_now();
-      file.read(cp.rows.data() + k, count, buffer);
-      const auto t1 = Clock::now();
-      const double c1 = cpu_now();
-      validator.add(buffer);
-      time.read += std::chrono::duration<double>(t1 - t0).count();
-      time.read_cpu += c1 - c0;
-      time.validate += since(t1);
-      time.validate_cpu += cpu_now() - c1;
-    }
-    const auto t0 = Clock::now();
-    const double c0 = cpu_now();
-    validator.end_checkpoint();
-    time.validate += since(t0);
-    time.validate_cpu += cpu_now() - c0;
-  }
-  const auto t0 = Clock::now();
-  const double c0 = cpu_now();
-  const ValidationReport r = validator.finish();
-  time.validate += since(t0);
-  time.validate_cpu += cpu_now() - c0;
+  const auto t_wall = std::chrono::steady_clock::now();
+  api::DrawsFile file = api::open_draws_file(o.draws);
+  const api::ValidationResult v = api::validate(m, file, o.draws, vo);
+  const ValidationReport& r = v.report;
 
   WrittenFiles files;
   if (!o.out.empty()) {
     std::ostringstream cmd;
     cmd << "dualgibbs validate --graph " << common.graph << " --s " << common.s << " --sigma " << common.sigma
         << " --draws " << o.draws << " --domain " << o.domain << " --layout " << o.layout << " --alpha " << o.alpha;
-    files = write_result(as_result(r, m, o, common), o.out, since(t_wall), 1, cmd.str(), !o.no_plot);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_wall).count();
+    files = write_result(as_result(r, m, o, common), o.out, wall, 1, cmd.str(), !o.no_plot);
   }
   if (o.json) {
-    nlohmann::json j = report_json(r, d, m, o, common);
-    j["truth_seconds"] = time.truth;
-    j["read_seconds"] = time.read;
-    j["read_cpu_seconds"] = time.read_cpu;
-    j["validate_seconds"] = time.validate;
-    j["validate_cpu_seconds"] = time.validate_cpu;
+    nlohmann::json j = v.record;
     if (!o.out.empty()) j["files"] = files.files;
     print_json(j);
   } else {
-    std::cout << text(r, d, m, o, o.out.empty() ? nullptr : &files, time);
+    std::cout << text(v, m, o, o.out.empty() ? nullptr : &files);
   }
   return r.consistent ? 0 : 3;
 }

@@ -12,22 +12,4 @@ void add_mean_options(CLI::App& app, MeanCliOptions& opt) {
       ->capture_default_str();
 }
 
-PosteriorMean solve_posterior_mean(const Model& model, const MeanCliOptions& opt) {
-  PosteriorMeanOptions o;
-  o.solver = parse_mean_solver(opt.solver);
-  o.tolerance = opt.tolerance;
-  return posterior_mean(model, o);
-}
-
-void record_posterior_mean(nlohmann::json& j, const PosteriorMean& pm, Index observed) {
-  j["observed_nodes"] = observed;
-  j["mean_solver"] = to_string(pm.solver);
-  j["mean_iterations"] = pm.iterations;
-  j["mean_relative_residual"] = pm.relative_residual;
-  j["mean_seconds"] = pm.seconds;
-  j["posterior_mean_min"] = pm.mean.minCoeff();
-  j["posterior_mean_max"] = pm.mean.maxCoeff();
-  j["posterior_mean_mean"] = pm.mean.mean();
-}
-
 }  // namespace dualgibbs::cli

@@ -35,5 +35,9 @@
 #include <dualgibbs/experiments/marginals.hpp>
 // api/: one function per use case (the service layer under the command and the Python module)
 #include <dualgibbs/api/common.hpp>
-
+#include <dualgibbs/api/draws.hpp>
+#include <dualgibbs/api/exact.hpp>
+#include <dualgibbs/api/mean.hpp>
+#include <dualgibbs/api/sample.hpp>
 #include <dualgibbs/api/scheme.hpp>
+#include <dualgibbs/api/validate.hpp>

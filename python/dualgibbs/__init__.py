@@ -20,7 +20,7 @@ Sampling
     sample(model, domain='dual', chains=10, sweeps=100, seed=1, threads=0, scan='random', ...) -> ndarray
     (chains x coordinates), bitwise what `dualgibbs sample` writes for the same arguments; the GIL is released.
 Exact inference
-    log_det, marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
+    exact(model) (the whole report of `dualgibbs exact`: its JSON fields plus the arrays), log_det, marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
     torus_marginal_variance; spectra and rates: algebraic_connectivity, lambda_max_A, convergence_rates,
     closed_forms (the paper's propositions and Table I).
 Experiments and estimators
@@ -53,6 +53,7 @@ from ._core import (  # noqa: F401  (re-exported)
     covariance,
     dual_node_variances,
     entropy,
+    exact,
     figures,
     lambda_max_A,
     log_det,
@@ -68,7 +69,7 @@ from ._core import (  # noqa: F401  (re-exported)
 __all__ = [
     "CholeskyFactor", "EigensolverError", "FactorizationError", "Graph", "Model", "NotPositiveDefiniteError",
     "NumericalError", "SolverNotConvergedError", "algebraic_connectivity", "as_graph", "closed_forms",
-    "convergence_rates", "covariance", "dual_node_variances", "entropy", "figures", "lambda_max_A", "log_det",
+    "convergence_rates", "covariance", "dual_node_variances", "entropy", "exact", "figures", "lambda_max_A", "log_det",
     "marginal_variances", "marginals", "posterior_mean", "run_convergence", "run_experiment", "sample",
     "torus_marginal_variance", "validate_draws",
 ]
@@ -185,9 +186,13 @@ def validate_draws(model, draws, kind="primal", *, sweeps=None, alpha=1e-3, batc
 
     draws: (n, dim) for one checkpoint (n independent draws, one per chain) or (checkpoints, n, dim).
     kind: 'primal' (x, dim = |V|), 'dual-y' (y~, dim = |E|) or 'dual-x' (x~ = B y~, dim = |V|).
-    sweeps: the sweep of each checkpoint (for the report). The truth is computed by selected inversion.
-    Returns a dict: 'consistent' (no test below alpha / tests, Bonferroni), 'tests', 'p_threshold', 'z_threshold',
-    'checkpoints' (z-scores per coordinate, the split-half error Eu, ...), 'worst', 'notes', 'method'.
+    sweeps: the sweep of each checkpoint (for the report). The truth is the command's: selected inversion, and for
+    primal draws of a model with a mean (observations) the posterior mean mu (the draws are then of N(mu, Q^-1)).
+    Returns the report `dualgibbs validate --json` prints, as a dict: 'consistent' (no test below alpha / tests,
+    Bonferroni), 'tests', 'p_threshold', 'z_threshold', 'domain' (also as 'kind'), 'format' ('array'), 'layout',
+    'checkpoints' (per checkpoint the z summaries 'mean_z', 'variance_z', 'edge_z' ({max_abs, rms, argmax}), the
+    global test, the split-half error Eu, ...; and the per-coordinate arrays 'mean_z_values', 'variance_z_values',
+    'variance_ratio', per edge 'edge_z_values', 'edge_covariance_error'), 'worst', 'notes', 'method', timings.
     The draws are copied once into the library's matrices."""
     a = _np.asarray(draws, dtype=_np.float64)
     if a.ndim == 2:

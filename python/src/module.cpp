@@ -37,11 +37,8 @@ using namespace pybind11::literals;
 namespace dualgibbs::python {
 namespace {
 
-/// A numerical failure found by the bindings themselves (a chain that reached a non-finite value): NumericalError.
-class NumericalFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+/// A numerical failure found by a use case itself (api/common.hpp): NumericalError.
+using api::NumericalFailure;
 
 // ---- sparse matrices out: the three CSR arrays of an Eigen matrix, owned by a capsule (no copy) ------------------
 
@@ -203,80 +200,55 @@ py::object optional_vector(const Eigen::VectorXd& v) { return v.size() == 0 ? py
 
 // ---- sampling ----------------------------------------------------------------------------------------------------
 
-/// dualgibbs.sample: the options and checks of `dualgibbs sample` (apps/cmd_sample.cpp), the same run_ensemble
-/// call and the same checkpoints, so the draws are the command's bits for the same seed.
-py::object sample(const Model& model, const std::string& domain_name, std::size_t chains, std::size_t sweeps,
-                  std::uint64_t seed, unsigned threads, const std::string& scan, std::size_t every,
-                  std::size_t lockstep, const std::string& init, double init_value, double init_scale,
-                  const std::optional<Eigen::VectorXd>& initial_state, bool noise, const std::string& draws,
-                  bool return_stats) {
-  const Domain domain = parse_domain(domain_name);
-  EnsembleOptions o;
-  o.chains = chains;
-  o.sweeps = sweeps;
-  o.scan = parse_scan_order(scan);
-  o.seed = seed;
-  o.threads = threads;
-  o.lockstep = lockstep;
-  o.init = parse_initial_state(init);
-  if ((o.init == InitialState::Given) != initial_state.has_value())
-    throw std::invalid_argument("sample: init='given' and initial_state go together");
-  if (initial_state) o.given_state = *initial_state;
-  o.init_value = init_value;
-  if (init_scale != 1.0 && o.init != InitialState::Random)
-    throw std::invalid_argument("sample: init_scale applies only with init='random'");
-  o.init_scale = init_scale;
-  o.noise = noise;
-  if (draws != "x" && draws != "y")
-    throw std::invalid_argument("sample: unknown draws '" + draws + "' (expected 'x' or 'y')");
-  if (domain == Domain::Primal && draws == "y")
-    throw std::invalid_argument("sample: draws='y' (the edge variables y~) applies to the dual domain only");
-  o.observe_edges = domain == Domain::Dual && draws == "y";
-  o.checkpoint_every = every == 0 ? std::max<std::size_t>(1, sweeps) : every;
-  const Index dim = o.observe_edges ? model.num_edges() : model.num_nodes();
-  const std::size_t checkpoints = sweeps == 0 || every == 0 ? 1 : sweeps / every + (sweeps % every != 0 ? 1 : 0);
-  if (chains > 0 && static_cast<double>(checkpoints) * static_cast<double>(chains) * static_cast<double>(dim) >
-                        static_cast<double>(std::numeric_limits<py::ssize_t>::max() / 8))
-    throw std::invalid_argument("sample: checkpoints x chains x coordinates overflows the array size");
+/// The draws of dualgibbs.sample, written straight into the numpy array it returns: checkpoints x chains x
+/// coordinates in C order (column c of a checkpoint, chain c, is row c of its block). The array is allocated when the
+/// run starts, with the GIL taken for that moment only.
+class ArraySink final : public api::DrawsSink {
+ public:
+  void begin(Eigen::Index dim, std::size_t chains, std::uint64_t checkpoints) override {
+    if (chains > 0 && static_cast<double>(checkpoints) * static_cast<double>(chains) * static_cast<double>(dim) >
+                          static_cast<double>(std::numeric_limits<py::ssize_t>::max() / 8))
+      throw std::invalid_argument("sample: checkpoints x chains x coordinates overflows the array size");
+    m_block = static_cast<std::size_t>(chains) * static_cast<std::size_t>(dim);
+    const py::gil_scoped_acquire locked;
+    py::array_t<double> out(
+        {static_cast<py::ssize_t>(checkpoints), static_cast<py::ssize_t>(chains), static_cast<py::ssize_t>(dim)});
+    m_data = out.mutable_data();
+    array = std::move(out);
+  }
+  void write(std::uint64_t sweep, const Eigen::Ref<const Eigen::MatrixXd>& states) override {
+    double* block = m_data + sweeps.size() * m_block;
+    const auto dim = static_cast<std::size_t>(states.rows());
+    for (Eigen::Index c = 0; c < states.cols(); ++c)
+      std::memcpy(block + static_cast<std::size_t>(c) * dim, states.col(c).data(), sizeof(double) * dim);
+    sweeps.push_back(sweep);
+  }
+  py::object array;                   ///< the draws (set by begin())
+  std::vector<std::uint64_t> sweeps;  ///< the sweep of every checkpoint written
 
-  py::array_t<double> out(
-      {static_cast<py::ssize_t>(checkpoints), static_cast<py::ssize_t>(chains), static_cast<py::ssize_t>(dim)});
-  double* dst = out.mutable_data();
-  std::vector<std::size_t> at_sweep;
-  at_sweep.reserve(checkpoints);
-  EnsembleStats st{};
+ private:
+  double* m_data = nullptr;
+  std::size_t m_block = 0;
+};
+
+/// dualgibbs.sample: api::sample() (the options, checks and checkpoints of `dualgibbs sample`), so the draws are the
+/// command's bits for the same seed.
+py::object sample(const Model& model, const api::SampleOptions& options, unsigned threads, bool return_stats) {
+  ArraySink sink;
+  api::SampleResult r;
   {
-    const py::gil_scoped_release unlocked;  // the run touches no Python object; the draws go to dst directly
-    st = run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
-      if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
-      if (every == 0 && cp.sweep != o.sweeps) return;
-      if (at_sweep.size() == checkpoints || cp.states.rows() != dim)
-        throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
-      if (!cp.states.allFinite())
-        throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
-                               " (the model is numerically degenerate)");
-      // Column c of the checkpoint (chain c) is row c of the output: chains x coordinates, C order.
-      double* block = dst + at_sweep.size() * static_cast<std::size_t>(chains) * static_cast<std::size_t>(dim);
-      for (Eigen::Index c = 0; c < cp.states.cols(); ++c)
-        std::memcpy(block + static_cast<std::size_t>(c) * static_cast<std::size_t>(dim), cp.states.col(c).data(),
-                    sizeof(double) * static_cast<std::size_t>(dim));
-      at_sweep.push_back(cp.sweep);
-    });
+    const py::gil_scoped_release unlocked;  // the run touches no Python object; the draws go to the array directly
+    api::Execution execution;
+    execution.threads = threads;
+    r = api::sample(model, options, sink, execution);
   }
-  if (at_sweep.size() != checkpoints) throw std::logic_error("sample: fewer checkpoints than announced");
-  py::object result = out;
-  if (every == 0) result = out[py::int_(0)];
+  py::object result = sink.array;
+  if (options.every == 0) result = sink.array[py::int_(0)];
   if (!return_stats) return result;
-  py::dict stats("seconds"_a = st.seconds, "updates"_a = st.updates, "ns_per_update"_a = st.ns_per_update,
-                 "cpu_seconds"_a = st.cpu_seconds, "sweeps"_a = at_sweep);
-  if (model.has_mean()) {  // as the command's --mean-output: mu by CHOLMOD, beside the draws
-    PosteriorMean pm;
-    {
-      const py::gil_scoped_release unlocked;
-      pm = posterior_mean(model);
-    }
-    stats["mean"] = py::cast(std::move(pm.mean));
-  }
+  py::dict stats("seconds"_a = r.stats.seconds, "updates"_a = r.stats.updates,
+                 "ns_per_update"_a = r.stats.ns_per_update, "cpu_seconds"_a = r.stats.cpu_seconds,
+                 "sweeps"_a = sink.sweeps, "record"_a = to_python(r.record));
+  if (model.has_mean()) stats["mean"] = py::cast(std::move(r.mean.mean));  // as the command's --mean-output
   return py::make_tuple(result, stats);
 }
 
@@ -331,41 +303,133 @@ py::dict marginal_dict(const MarginalResult& r) {
                   "reached_target"_a = r.reached_target);
 }
 
-// The exact truth of validate_draws, as `dualgibbs validate` computes it (apps/cmd_validate.cpp, exact_truth).
-ExactTruth exact_truth(const Model& m, DrawKind kind) {
-  if (kind == DrawKind::DualEdges) {
-    if (m.num_edges() == 0) throw std::invalid_argument("validate: kind 'dual-y' needs a graph with edges");
-    ExactTruth t;
-    t.variance = marginal_variances(m, Domain::Dual);
-    return t;
+// validate_draws' dict: the command's JSON report (api::validate()'s record), plus the kind and, per checkpoint, what
+// the command writes to its per-coordinate and per-edge files: mean_z_values, variance_z_values, variance_ratio,
+// edge_z_values and edge_covariance_error (arrays), and max_abs_mean_z, max_abs_variance_z, max_abs_edge_z.
+py::dict validation_dict(const api::ValidationResult& v) {
+  py::dict d = to_python(v.record).cast<py::dict>();
+  d["kind"] = to_string(v.report.kind);
+  const py::list checkpoints = d["checkpoints"].cast<py::list>();
+  for (std::size_t k = 0; k < v.report.checkpoints.size(); ++k) {
+    const CheckpointValidation& c = v.report.checkpoints[k];
+    py::dict x = checkpoints[k].cast<py::dict>();
+    x["mean_z_values"] = c.mean_z;
+    x["variance_z_values"] = c.variance_z;
+    x["variance_ratio"] = c.variance_ratio;
+    x["edge_z_values"] = c.edge_z;
+    x["edge_covariance_error"] = c.edge_covariance_error;
+    x["max_abs_mean_z"] = c.mean.max_abs;
+    x["max_abs_variance_z"] = c.variance.max_abs;
+    x["max_abs_edge_z"] = c.edge.max_abs;
   }
-  const SparseMatrix q = m.primal_precision();
-  const ExactTruth primal = node_truth_from_selected_inverse(m, CholeskyFactor(q).selected_inverse(q));
-  if (!primal.variance.allFinite() || !(primal.variance.array() > 0).all())
-    throw NumericalFailure(
-        "validate: Q is numerically singular for these parameters (a marginal variance is not finite and positive)");
-  return kind == DrawKind::Primal ? primal : dual_node_truth_from_primal(m, primal);
+  return d;
 }
 
-py::dict validation_dict(const ValidationReport& r) {
-  py::list checkpoints;
-  for (const auto& c : r.checkpoints)
-    checkpoints.append(
-        py::dict("sweep"_a = c.sweep, "draws"_a = c.draws, "chains"_a = c.chains, "sequential"_a = c.sequential,
-                 "mean_z"_a = c.mean_z, "variance_z"_a = c.variance_z, "variance_ratio"_a = c.variance_ratio,
-                 "edge_z"_a = c.edge_z, "edge_covariance_error"_a = c.edge_covariance_error,
-                 "global_statistic"_a = c.global_statistic, "global_z"_a = c.global_z,
-                 "max_abs_mean_z"_a = c.mean.max_abs, "max_abs_variance_z"_a = c.variance.max_abs,
-                 "max_abs_edge_z"_a = c.edge.max_abs, "Eu"_a = c.error.Eu, "Eu_se"_a = c.error.Eu_se,
-                 "Eb"_a = c.error.Eb, "tests"_a = c.tests, "min_p"_a = c.min_p, "consistent"_a = c.consistent));
-  py::list worst;
-  for (const auto& w : r.worst)
-    worst.append(py::dict("checkpoint"_a = w.checkpoint, "sweep"_a = w.sweep, "test"_a = to_string(w.test),
-                          "index"_a = w.index, "z"_a = w.z, "p"_a = w.p, "estimate"_a = w.estimate,
-                          "exact"_a = w.exact));
-  return py::dict("kind"_a = to_string(r.kind), "consistent"_a = r.consistent, "alpha"_a = r.alpha, "tests"_a = r.tests,
-                  "p_threshold"_a = r.p_threshold, "z_threshold"_a = r.z_threshold, "checkpoints"_a = checkpoints,
-                  "worst"_a = worst, "notes"_a = r.notes, "method"_a = r.method);
+// ---- the use cases of the service layer (api/) ----------------------------------------------------------------------
+
+void def_sample(py::module_& m) {
+  m.def(
+      "sample",
+      [](const Model& model, const std::string& domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
+         unsigned threads, const std::string& scan, std::size_t every, std::size_t lockstep, const std::string& init,
+         double init_value, double init_scale, const std::optional<Eigen::VectorXd>& initial_state, bool noise,
+         const std::string& draws, const std::string& scheme, const std::optional<double>& omega,
+         const std::optional<double>& lambda_min, const std::optional<double>& lambda_max, bool return_stats) {
+        api::SampleOptions o;
+        o.domain = domain;
+        o.chains = chains;
+        o.sweeps = sweeps;
+        o.seed = seed;
+        o.every = every;
+        o.lockstep = lockstep;
+        o.init = init;
+        o.init_value = init_value;
+        o.init_scale = init_scale;
+        o.initial_state = initial_state;
+        o.noise = noise;
+        o.draws = draws;
+        o.scheme = {scheme, scan, omega, lambda_min, lambda_max};
+        return sample(model, o, threads, return_stats);
+      },
+      "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100, "seed"_a = 1, "threads"_a = 0,
+      "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant", "init_value"_a = 1.0,
+      "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x", "scheme"_a = "gibbs",
+      "omega"_a = py::none(), "lambda_min"_a = py::none(), "lambda_max"_a = py::none(), "return_stats"_a = false, R"doc(
+Run Gibbs chains and return their draws, chains x coordinates (the bits `dualgibbs sample` writes for the same
+arguments and seed; the defaults are the command's).
+
+domain: 'primal' (x over nodes, precision Q) or 'dual' (y~ over edges, precision R, the O(1) edge update).
+draws: for the dual, 'x' returns x~ = B y~ over nodes, 'y' the edge variables y~.
+scan: 'random' (the paper's random sweep), 'permutation', 'fixed' or 'colored' (greedy colour classes in order, each
+class updated by `threads` threads of one chain). scheme: 'gibbs' (the scan), 'ssor' (forward + backward sweep with
+relaxation omega) or 'cheby-ssor' (Chebyshev-accelerated SSOR with the spectrum bounds lambda_min, lambda_max of the
+SSOR-preconditioned precision; computed when not given), as the command's --scheme, --omega, --lambda-min and
+--lambda-max (omega defaults to the optimum of the SSOR spectrum up to 5000 coordinates, else 1). lockstep: 1, 2, 4, 8 or 16 chains per shared
+schedule block (faster, chains of a block dependent; docs/sampler.md). init: 'constant' (every coordinate
+init_value), 'random' (N(0, init_scale^2 diag(M)^-1)) or 'given' (initial_state, one state of the domain).
+noise=False runs plain Gauss-Seidel. threads: 0 = all cores; the draws do not depend on it.
+every=0 returns the draws after the last sweep as an array (chains, dim); every=k > 0 returns (checkpoints, chains,
+dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time, the
+checkpoints' sweeps and 'record', the run's fields of the command's sidecar.
+For a model with a mean (observations): the primal chains sample the posterior N(mu, Q^-1) itself; the dual chains
+sample the zero-mean fluctuation exactly as without a mean (the dual has no data term), as the command does; with
+return_stats=True, stats['mean'] is mu (posterior_mean(model), the command's --mean-output).
+The GIL is released while the chains run. Bad options raise ValueError; a chain that reaches a non-finite value
+raises NumericalError.)doc");
+}
+
+void def_exact(py::module_& m) {
+  m.def(
+      "exact",
+      [](const Model& model, const std::string& ordering, bool edge_variances, const std::optional<std::string>& spec) {
+        api::ExactOptions o;
+        o.ordering = ordering;
+        o.edge_variances = edge_variances;
+        const std::optional<GraphSpec> graph_spec =
+            spec ? std::optional<GraphSpec>(parse_graph_spec(*spec)) : std::nullopt;
+        api::ExactResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = api::exact(model, o, graph_spec ? &*graph_spec : nullptr);
+        }
+        py::dict d = to_python(r.record).cast<py::dict>();
+        d["variance"] = std::move(r.variance);
+        if (model.has_mean()) d["mean"] = std::move(r.mean.mean);
+        if (edge_variances) {
+          d["variance_Y"] = std::move(r.edge_variance_Y);
+          d["variance_dual"] = std::move(r.edge_variance_dual);
+        }
+        return d;
+      },
+      "model"_a, py::kw_only(), "ordering"_a = "amd", "edge_variances"_a = false, "spec"_a = py::none(), R"doc(
+The exact ground truth as `dualgibbs exact --json` reports it, from one sparse Cholesky factorization of Q: a dict with
+the command's fields (logdet_Q, marginal_variance_mean/_min/_max, trace_cov, the entropies and their bounds, nnz_L,
+timings; with a mean the posterior mean's fields; for a torus `spec` such as 'torus:10' the closed form
+torus_marginal_variance and torus_max_abs_error; with edge_variances=True dual_marginal_variance_mean/_min/_max and
+edge_variance_Y_mean) plus the arrays 'variance' (Var(X_v)), 'mean' (mu, models with a mean) and with
+edge_variances=True 'variance_Y' (Var(X_u - X_v) per edge) and 'variance_dual' (Var(y~_e)), the command's --marginals
+and --edge-marginals columns. ordering: amd, metis, nesdis, auto or natural. A numerically singular Q or R raises
+NumericalError. The GIL is released.)doc");
+}
+
+void def_validate_draws(py::module_& m) {
+  m.def(
+      "_validate_draws",
+      [](const Model& model, const std::vector<Eigen::MatrixXd>& checkpoints, const std::vector<double>& sweeps,
+         const std::string& kind, double alpha, std::size_t batches, std::size_t worst) {
+        api::ValidationOptions o;
+        o.domain = kind;
+        o.alpha = alpha;
+        o.batches = batches;
+        o.worst = worst;
+        api::ValidationResult r;
+        {
+          const py::gil_scoped_release unlocked;
+          r = api::validate(model, checkpoints, sweeps, o);
+        }
+        return validation_dict(r);
+      },
+      "model"_a, "checkpoints"_a, "sweeps"_a, "kind"_a, "alpha"_a, "batches"_a, "worst"_a);
 }
 
 }  // namespace
@@ -556,26 +620,7 @@ Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
       .def("__repr__", [](const Model& model) { return "<dualgibbs.Model: " + model.summary() + ">"; });
 
   // ---- sampling -------------------------------------------------------------------------------------------------
-  m.def("sample", &sample, "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100,
-        "seed"_a = 1, "threads"_a = 0, "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant",
-        "init_value"_a = 1.0, "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x",
-        "return_stats"_a = false, R"doc(
-Run Gibbs chains and return their draws, chains x coordinates (the bits `dualgibbs sample` writes for the same
-arguments and seed; the defaults are the command's).
-
-domain: 'primal' (x over nodes, precision Q) or 'dual' (y~ over edges, precision R, the O(1) edge update).
-draws: for the dual, 'x' returns x~ = B y~ over nodes, 'y' the edge variables y~.
-scan: 'random' (the paper's random sweep), 'permutation' or 'fixed'. lockstep: 1, 2, 4, 8 or 16 chains per shared
-schedule block (faster, chains of a block dependent; docs/sampler.md). init: 'constant' (every coordinate
-init_value), 'random' (N(0, init_scale^2 diag(M)^-1)) or 'given' (initial_state, one state of the domain).
-noise=False runs plain Gauss-Seidel. threads: 0 = all cores; the draws do not depend on it.
-every=0 returns the draws after the last sweep as an array (chains, dim); every=k > 0 returns (checkpoints, chains,
-dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats) with the sampling time.
-For a model with a mean (observations): the primal chains sample the posterior N(mu, Q^-1) itself; the dual chains
-sample the zero-mean fluctuation exactly as without a mean (the dual has no data term), as the command does; with
-return_stats=True, stats['mean'] is mu (posterior_mean(model), the command's --mean-output).
-The GIL is released while the chains run. Bad options raise ValueError; a chain that reaches a non-finite value
-raises NumericalError.)doc");
+  def_sample(m);
 
   // ---- exact ------------------------------------------------------------------------------------------------------
   py::class_<CholeskyFactor>(m, "CholeskyFactor", R"doc(
@@ -711,6 +756,7 @@ NumericalError). The GIL is released.)doc");
                         "dual_lower"_a = e.dual_lower, "dual_upper"_a = e.dual_upper);
       },
       "model"_a, "Differential entropies H(X), H(y~) (nats) with the bounds of the paper's appendix B.");
+  def_exact(m);
   m.def("torus_marginal_variance", &torus_marginal_variance, "rows"_a, "cols"_a, "s"_a, "sigma"_a,
         "The torus' marginal variance in closed form [eq:torus_true_var].");
 
@@ -885,26 +931,5 @@ or after `seconds`. chains = 0: 16 chains (100 draws per batch for cholesky); lo
 block of the sampler (1, 2, 4, 8 or 16). Returns a dict: 'estimate', 'std_error', 'lower', 'upper' (certified bracket of the control
 variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chains', 'samples', 'degree', 'gap_ratio_rms',
 'pilot_gap_ratio', 'seconds'.)doc");
-  m.def(
-      "_validate_draws",
-      [](const Model& model, std::vector<Eigen::MatrixXd> checkpoints, const std::vector<double>& sweeps,
-         const std::string& kind, double alpha, std::size_t batches, std::size_t worst) {
-        Draws d;
-        d.kind = parse_draw_kind(kind);
-        for (std::size_t k = 0; k < checkpoints.size(); ++k)
-          d.checkpoints.push_back({sweeps.empty() ? std::numeric_limits<double>::quiet_NaN() : sweeps.at(k),
-                                   std::move(checkpoints[k]),
-                                   {}});
-        ValidateOptions o;
-        o.alpha = alpha;
-        o.batches = batches;
-        o.worst = worst;
-        ValidationReport r;
-        {
-          const py::gil_scoped_release unlocked;
-          r = validate_draws(model, d, exact_truth(model, d.kind), o);
-        }
-        return validation_dict(r);
-      },
-      "model"_a, "checkpoints"_a, "sweeps"_a, "kind"_a, "alpha"_a, "batches"_a, "worst"_a);
+  def_validate_draws(m);
 }

@@ -62,7 +62,7 @@ def test_value_error_has_the_commands_message(cli, args, call):
     (lambda: dg.sample(dg.Model("torus:3"), domain="primal", draws="y"), "dual domain only"),
     (lambda: dg.sample(dg.Model("torus:3"), init="given"), "go together"),
     (lambda: dg.sample(dg.Model("torus:3"), domain="primal", init="given", initial_state=np.ones(4)), "given"),
-    (lambda: dg.sample(dg.Model("torus:3"), init_scale=2.0), "init='random'"),
+    (lambda: dg.sample(dg.Model("torus:3"), init_scale=2.0), "--init random"),
     (lambda: dg.CholeskyFactor(sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 1.0]]))), "symmetric"),
     (lambda: dg.validate_draws(dg.Model("torus:3"), np.zeros((10, 4)), "primal"), "4 coordinates, expected 9"),
     (lambda: dg.validate_draws(dg.Model("torus:3"), np.zeros(9), "primal"), "(n, dim)"),

@@ -180,3 +180,33 @@ def test_run_convergence_equals_the_command(cli, tmp_path):
     for col in table:
         if not col.startswith("time"):
             np.testing.assert_allclose(table[col], ref[col], rtol=1e-9, atol=1e-300, err_msg=col)
+
+
+def test_exact_report_is_the_commands(cli, tmp_path):
+    """dg.exact gives the fields of `dualgibbs exact --json` (timings aside) and the columns of its CSV files. A model
+    does not remember how many nodes its observation file named: Python counts every node of a model with a mean."""
+    import json
+
+    from conftest import run_cli
+
+    (tmp_path / "obs.txt").write_text("0 1.5\n3 -0.5\n7 2.0\n")
+    for spec, sigma, obs in (("torus:8", 0.3, None), ("grid:6x5", 0.1, str(tmp_path / "obs.txt"))):
+        args = ["exact", "--graph", spec, "--sigma", sigma, "--json", "--marginals", tmp_path / "n.csv",
+                "--edge-marginals", tmp_path / "e.csv"] + (["--obs-file", obs] if obs else [])
+        code, out, err = run_cli(cli, *args)
+        assert code == 0, err
+        report = json.loads(out)
+        model = dg.Model.from_spec(spec, 1.0, sigma, obs_file=obs)
+        mine = dg.exact(model, spec=spec, edge_variances=True)
+        for key, value in report.items():
+            if "seconds" not in key and key != "observed_nodes":
+                assert mine[key] == value, key
+        nodes = np.loadtxt(tmp_path / "n.csv", delimiter=",", skiprows=1)
+        edges = np.loadtxt(tmp_path / "e.csv", delimiter=",", skiprows=1)
+        np.testing.assert_array_equal(mine["variance"], nodes[:, 1])
+        if obs:
+            np.testing.assert_array_equal(mine["mean"], nodes[:, 2])
+        np.testing.assert_array_equal(mine["variance_Y"], edges[:, 3])
+        np.testing.assert_array_equal(mine["variance_dual"], edges[:, 4])
+    assert "torus_marginal_variance" in dg.exact(dg.Model("torus:5"), spec="torus:5")
+    assert "torus_marginal_variance" not in dg.exact(dg.Model("torus:5"))

@@ -1,6 +1,7 @@
 """sample() against the command's bits: the same model, options and seed through `dualgibbs sample --format binary`
 must give bit-identical draws (apps/cmd_sample.cpp: "DGSAMPL1", uint64 dim, chains, checkpoints; per checkpoint
 uint64 sweep and chains x dim float64, chain after chain)."""
+import json
 import struct
 import threading
 import time
@@ -41,6 +42,13 @@ CASES = [
                                                          scan="fixed", init_value=0.5)),
     ({"graph": "file:HETERO", "s": 1.5, "sigma": 0.3, "node_file": "NODES"},
      dict(domain="dual", chains=8, sweeps=10, seed=13, every=3)),
+    # the sweep schemes and the colour-ordered scan (the command's --scheme, --omega, --scan colored)
+    ({"graph": "grid:5x6", "s": 1.0, "sigma": 0.1}, dict(domain="dual", chains=4, sweeps=10, seed=1, scheme="ssor")),
+    ({"graph": "torus:5", "s": 1.0, "sigma": 0.1}, dict(domain="primal", chains=4, sweeps=10, seed=1,
+                                                       scheme="cheby-ssor")),
+    ({"graph": "cycle:20", "s": 1.0, "sigma": 0.3}, dict(domain="primal", chains=3, sweeps=9, seed=4, scheme="ssor",
+                                                         omega=1.3, every=4)),
+    ({"graph": "torus:6", "s": 1.0, "sigma": 0.1}, dict(domain="dual", chains=3, sweeps=8, seed=1, scan="colored")),
 ]
 
 
@@ -52,7 +60,8 @@ def cli_args(graph_args, opts, data_dir, out):
     if "node_file" in graph_args:
         args += ["--node-file", data_dir / "hetero_nodes.txt"]
     for key, flag in [("scan", "--scan"), ("every", "--every"), ("lockstep", "--lockstep"), ("init", "--init"),
-                      ("init_value", "--init-value"), ("init_scale", "--init-scale"), ("draws", "--draws")]:
+                      ("init_value", "--init-value"), ("init_scale", "--init-scale"), ("draws", "--draws"),
+                      ("scheme", "--scheme"), ("omega", "--omega")]:
         if key in opts:
             args += [flag, opts[key]]
     if opts.get("noise") is False:
@@ -60,7 +69,9 @@ def cli_args(graph_args, opts, data_dir, out):
     return args
 
 
-@pytest.mark.parametrize("graph_args,opts", CASES, ids=[f"{c[0]['graph']}-{c[1]['domain']}" for c in CASES])
+@pytest.mark.parametrize("graph_args,opts", CASES,
+                         ids=[f"{c[0]['graph']}-{c[1]['domain']}-{c[1].get('scheme', c[1].get('scan', 'gibbs'))}"
+                              for c in CASES])
 def test_sample_equals_cli_bits(cli, data_dir, tmp_path, graph_args, opts):
     out = tmp_path / "draws.bin"
     code, _, err = run_cli(cli, *cli_args(graph_args, opts, data_dir, out))
@@ -77,6 +88,12 @@ def test_sample_equals_cli_bits(cli, data_dir, tmp_path, graph_args, opts):
         assert draws.dtype == np.float64 and draws.flags.c_contiguous
         assert stats["sweeps"] == ref_sweeps
         assert draws.tobytes() == ref.tobytes(), "draws differ from the command's"
+    # The run's record is the sidecar's (but the fields about files, provenance and timing).
+    sidecar = json.loads((tmp_path / "draws.bin.json").read_text())
+    record = stats["record"]
+    for key, value in record.items():
+        if "seconds" not in key and key != "ns_per_update" and key != "threads_per_chain":
+            assert sidecar[key] == value, key
 
 
 def test_sample_shapes_and_defaults():

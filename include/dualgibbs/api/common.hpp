@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace dualgibbs::api {
@@ -79,6 +80,13 @@ DUALGIBBS_EXPORT unsigned resolved_threads(unsigned threads) noexcept;
 /// \param source the model's description
 /// \param execution how it ran
 DUALGIBBS_EXPORT Record provenance(const std::string& command, const ModelSource& source, const Execution& execution);
+
+/// A numerical failure found by a use case itself (a chain that reached a non-finite value, a matrix numerically
+/// singular although its factorization succeeded): exit 1 in the command, dualgibbs.NumericalError in Python.
+class DUALGIBBS_EXPORT NumericalFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 /// `v` as a record value: the number, or null when it is not finite.
 DUALGIBBS_EXPORT Record number(double v);

@@ -1,6 +1,6 @@
-// Readers of draws files for `dualgibbs validate` (see draws_file.hpp): sample's CSV and binary formats and .npy,
-// the binary and .npy ones streamed block by block.
-#include "draws_file.hpp"
+// The draws file formats (api/draws.hpp): the CSV and binary writers of a sampling run, and the readers of those
+// formats and .npy for validation, the binary and .npy ones streamed block by block.
+#include <dualgibbs/api/draws.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -8,13 +8,65 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
-namespace dualgibbs::cli {
+namespace dualgibbs::api {
+
+// ---- writing -----------------------------------------------------------------------------------------------------
+
+void CsvDrawsWriter::begin(Eigen::Index, std::size_t, std::uint64_t) { m_out << std::setprecision(17); }
+
+void CsvDrawsWriter::write(std::uint64_t sweep, const Eigen::Ref<const Eigen::MatrixXd>& states) {
+  const Eigen::Index dim = states.rows();
+  if (!m_header) {
+    m_out << "sweep,chain";
+    for (Eigen::Index i = 0; i < dim; ++i) m_out << ",c" << i;
+    m_out << '\n';
+    m_header = true;
+  }
+  for (Eigen::Index c = 0; c < states.cols(); ++c) {
+    m_out << sweep << ',' << c;
+    for (Eigen::Index i = 0; i < dim; ++i) m_out << ',' << states(i, c);
+    m_out << '\n';
+  }
+}
+
+namespace {
+
+void put_u64(std::ostream& out, std::uint64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+  out.write(reinterpret_cast<const char*>(b), 8);
+}
+
+void put_f64(std::ostream& out, double x) {
+  std::uint64_t v;
+  static_assert(sizeof v == sizeof x, "double is 64 bits");
+  std::memcpy(&v, &x, sizeof v);
+  put_u64(out, v);
+}
+
+}  // namespace
+
+void BinaryDrawsWriter::begin(Eigen::Index dim, std::size_t chains, std::uint64_t checkpoints) {
+  m_out.write("DGSAMPL1", 8);
+  put_u64(m_out, static_cast<std::uint64_t>(dim));
+  put_u64(m_out, chains);
+  put_u64(m_out, checkpoints);
+}
+
+void BinaryDrawsWriter::write(std::uint64_t sweep, const Eigen::Ref<const Eigen::MatrixXd>& states) {
+  put_u64(m_out, sweep);
+  for (Eigen::Index c = 0; c < states.cols(); ++c)
+    for (Eigen::Index i = 0; i < states.rows(); ++i) put_f64(m_out, states(i, c));
+}
+
+// ---- reading -----------------------------------------------------------------------------------------------------
 
 // The file's layout: rows are draws; row r has its coordinates at values r * dim .. (r + 1) * dim - 1 in the
 // logical (row-major) order, whatever the storage.
@@ -537,4 +589,4 @@ void DrawsFile::read(const std::size_t* rows, std::size_t count, Eigen::MatrixXd
   }
 }
 
-}  // namespace dualgibbs::cli
+}  // namespace dualgibbs::api

@@ -1,0 +1,120 @@
+// The sample use case (api/sample.hpp).
+#include <dualgibbs/api/sample.hpp>
+#include <dualgibbs/core/chain_group.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace dualgibbs::api {
+namespace {
+
+// The checked options as the ensemble takes them, and the shape of what is written.
+struct SamplePlan {
+  Domain domain = Domain::Dual;
+  EnsembleOptions ensemble;
+  Eigen::Index dim = 0;
+  std::uint64_t checkpoints = 0;
+};
+
+SamplePlan plan_sample(const Model& model, const SampleOptions& so, unsigned threads) {
+  SamplePlan p;
+  p.domain = parse_domain(so.domain);
+  EnsembleOptions& o = p.ensemble;
+  o.chains = so.chains;
+  o.sweeps = so.sweeps;
+  o.scan = scan_order(so.scheme.scan);
+  o.seed = so.seed;
+  o.threads = threads;
+  o.lockstep = so.lockstep;
+  o.init = parse_initial_state(so.init);
+  if ((o.init == InitialState::Given) != so.initial_state.has_value())
+    throw std::invalid_argument("sample: init 'given' and an initial state go together");
+  if (so.initial_state) o.given_state = *so.initial_state;
+  o.init_value = so.init_value;
+  if (so.init_scale != 1.0 && o.init != InitialState::Random)
+    throw std::invalid_argument("sample: --init-scale applies only with --init random");
+  o.init_scale = so.init_scale;
+  o.noise = so.noise;
+  if (so.draws != "x" && so.draws != "y")
+    throw std::invalid_argument("sample: unknown --draws '" + so.draws + "' (expected 'x' or 'y')");
+  if (p.domain == Domain::Primal && so.draws == "y")
+    throw std::invalid_argument("sample: --draws y (the edge variables y~) applies to the dual domain only");
+  o.observe_edges = p.domain == Domain::Dual && so.draws == "y";
+  o.checkpoint_every = so.every == 0 ? std::max<std::size_t>(1, so.sweeps) : so.every;
+  p.dim = o.observe_edges ? model.num_edges() : model.num_nodes();
+  p.checkpoints = sample_checkpoints(so);
+  return p;
+}
+
+Record sample_record(const Model& model, const SampleOptions& so, const SamplePlan& p, const SampleResult& r) {
+  const EnsembleOptions& o = p.ensemble;
+  Record j;
+  j["nodes"] = model.num_nodes();
+  j["edges"] = model.num_edges();
+  j["domain"] = to_string(p.domain);
+  j["draws"] = p.domain == Domain::Dual ? (so.draws == "y" ? "y_tilde" : "x_tilde") : "x";
+  j["dim"] = p.dim;
+  j["scan"] = to_string(o.scan);
+  j["chains"] = o.chains;
+  j["sweeps"] = o.sweeps;
+  j["every"] = so.every;
+  j["checkpoints"] = r.checkpoints;
+  j["lockstep"] = o.lockstep;
+  j["init"] = to_string(o.init);
+  j["init_value"] = o.init_value;
+  j["init_scale"] = o.init_scale;
+  j["noise"] = o.noise;
+  add_scheme_record(j, r.scheme);  // after "scan": the colored scan names itself there
+  j["seconds"] = r.stats.seconds;
+  j["ns_per_update"] = r.stats.ns_per_update;
+  if (model.has_mean()) {
+    // primal draws are of N(mu, Q^-1); dual draws are of the zero-mean fluctuation (add mu for the posterior)
+    j["draws_mean"] = p.domain == Domain::Primal ? "posterior" : "zero";
+    add_posterior_mean_record(j, r.mean, observed_nodes(model, so.observed_nodes));
+  }
+  return j;
+}
+
+}  // namespace
+
+std::uint64_t sample_checkpoints(const SampleOptions& so) noexcept {
+  if (so.sweeps == 0 || so.every == 0) return 1;
+  return so.sweeps / so.every + (so.sweeps % so.every != 0 ? 1 : 0);
+}
+
+SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink& sink, const Execution& execution) {
+  const SamplePlan plan = plan_sample(model, options, execution.threads);
+  const EnsembleOptions& o = plan.ensemble;
+  SampleResult r;
+  // The posterior mean before the run, so a solver failure writes nothing.
+  if (model.has_mean()) r.mean = solve_posterior_mean(model, options.mean);
+  r.scheme = make_scheme(options.scheme, execution.threads, model, plan.domain, "sample");
+  r.dim = plan.dim;
+  std::optional<ScopedChainGroup> group;
+  if (execution.group) group.emplace(*execution.group);
+  sink.begin(plan.dim, o.chains, plan.checkpoints);
+  r.stats = run_ensemble(
+      model, plan.domain, o,
+      [&](const Checkpoint& cp) {
+        if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
+        if (options.every == 0 && cp.sweep != o.sweeps) return;
+        if (r.checkpoints == plan.checkpoints || cp.states.rows() != plan.dim)
+          throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
+        if (!cp.states.allFinite())
+          throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
+                                 " (the model is numerically degenerate)");
+        sink.write(cp.sweep, cp.states);
+        ++r.checkpoints;
+      },
+      r.scheme);
+  if (r.checkpoints != plan.checkpoints)
+    throw std::logic_error("sample: " + std::to_string(r.checkpoints) + " checkpoints written, " +
+                           std::to_string(plan.checkpoints) + " announced");
+  sink.end();
+  r.record = sample_record(model, options, plan, r);
+  return r;
+}
+
+}  // namespace dualgibbs::api
