@@ -40,6 +40,15 @@ def strip_code(text):
             if out[k] != "\n":
                 out[k] = " "
 
+    def blank_quoted(i):
+        """Blanks the literal opened by the quote at i (up to its closing quote, escapes skipped); returns the
+        offset after it."""
+        j = i + 1
+        while j < n and text[j] != text[i] and text[j] != "\n":
+            j += 2 if text[j] == "\\" else 1
+        blank(i + 1, min(j, n))
+        return j + 1
+
     while i < n:
         c = text[i]
         if c == "\n":
@@ -87,11 +96,7 @@ def strip_code(text):
                 blank(i + 1, j - 1)
                 i = j
                 continue
-            j = i + 1
-            while j < n and text[j] != '"' and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            blank(i + 1, min(j, n))
-            i = j + 1
+            i = blank_quoted(i)
             continue
         if c == "'":
             # A digit separator (1'000'000) sits inside a number: the token before it starts with a digit.
@@ -102,11 +107,7 @@ def strip_code(text):
             if token and token[0].isdigit():
                 i += 1
                 continue
-            j = i + 1
-            while j < n and text[j] != "'" and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            blank(i + 1, min(j, n))
-            i = j + 1
+            i = blank_quoted(i)
             continue
         i += 1
     return "".join(out)
