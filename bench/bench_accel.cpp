@@ -182,6 +182,139 @@ std::vector<int> parse_widths(const std::string& text) {
   return out;
 }
 
+// The "decay" lines: predicted vs measured -ln r per iteration of ssor and cheby-ssor on the decay graph.
+void measure_decay(const std::string& decay_graph, double sigma, double omega) {
+  const Model m = load_model(decay_graph, 1.0, sigma);
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    const SsorSpectrum sp = ssor_spectrum(m, d, omega);
+    const ChebyshevSsorSweep cheby(sp);
+    std::vector<double> cheby_norms, ssor_norms;
+    if (d == Domain::Primal) {
+      const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
+      cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, false);
+      ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, false);
+    } else {
+      const DualIncidenceKernel k(m);
+      cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, true);
+      ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, true);
+    }
+    const double pc = -std::log(chebyshev_ssor_rate(sp)), fc = fitted_rate(cheby_norms);
+    const double ps = -std::log(ssor_rate(sp)), fs = fitted_rate(ssor_norms);
+    bench::JsonLine()
+        .text("measure", "decay")
+        .text("graph", decay_graph)
+        .text("domain", to_string(d))
+        .text("observed", d == Domain::Primal ? "x" : "x~ = B y~")
+        .number("lambda_min", sp.lambda_min)
+        .number("lambda_max", sp.lambda_max)
+        .number("cheby_predicted_neg_log_rate", pc, "%.5g")
+        .number("cheby_fitted_neg_log_rate", fc, "%.5g")
+        .number("cheby_rel_diff", fc / pc - 1.0, "%.4f")
+        .integer("cheby_iterations", static_cast<long long>(cheby_norms.size() - 1))
+        .number("ssor_predicted_neg_log_rate", ps, "%.5g")
+        .number("ssor_fitted_neg_log_rate", fs, "%.5g")
+        .number("ssor_rel_diff", fs / ps - 1.0, "%.4f")
+        .integer("ssor_iterations", static_cast<long long>(ssor_norms.size() - 1))
+        .print();
+  }
+}
+
+// The "iat" line: the autocorrelation time the per-sample cost rests on, checked on the decay graph (primal).
+// The predicted IAT of the slowest mode against the one measured from a run of one chain, observed through the
+// slowest mode's coefficient c = v^T M x (A v = lambda_min M v, v^T M v = 1, dense, for up to 2500 nodes) and
+// through the node average (Q's smallest eigenvector on a homogeneous graph, which carries most of that mode).
+void measure_iat(const std::string& decay_graph, double sigma, double omega) {
+  const Model m = load_model(decay_graph, 1.0, sigma);
+  const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
+  const ChebyshevSsorSweep cheby(ssor_spectrum(m, Domain::Primal, omega));
+  const Index n = m.num_nodes();
+  Eigen::VectorXd mode;  // M v
+  if (n <= 2500) {
+    const Eigen::MatrixXd A = Eigen::MatrixXd(m.primal_precision());
+    const Eigen::MatrixXd L = A.triangularView<Eigen::StrictlyLower>();
+    const Eigen::VectorXd d = A.diagonal();
+    const Eigen::MatrixXd F = Eigen::MatrixXd(d.asDiagonal()) / omega + L;
+    const Eigen::MatrixXd M = omega / (2.0 - omega) * F * d.cwiseInverse().asDiagonal() * F.transpose();
+    const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> es(A, M);
+    mode = M * es.eigenvectors().col(0);
+  }
+  GibbsSampler<CsrKernel, 1, ChebyshevSsorSweep> g(k, cheby, 21);
+  g.set_random_state();
+  g.sweep(100);  // burn-in, far beyond the mean's 1e-12
+  const std::size_t count = 20000;
+  std::vector<double> average(count), slowest(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    g.sweep();
+    const Eigen::VectorXd x = g.state(0);
+    average[t] = x.mean();
+    slowest[t] = mode.size() ? mode.dot(x) : 0.0;
+  }
+  const auto [phi1, phi2] = slowest_mode_ar2(cheby);
+  const auto [tau_a, se_a] = measured_iat(average);
+  const auto [tau_s, se_s] = mode.size() ? measured_iat(slowest) : std::pair<double, double>{NAN, NAN};
+  bench::JsonLine()
+      .text("measure", "iat")
+      .text("graph", decay_graph)
+      .text("domain", "primal")
+      .integer("iterations", static_cast<long long>(count))
+      .number("predicted_iat_slowest_mode", ar2_iat(phi1, phi2), "%.4g")
+      .number("measured_iat_slowest_mode", tau_s, "%.4g")
+      .number("measured_iat_slowest_mode_se", se_s, "%.2g")
+      .number("measured_iat_node_average", tau_a, "%.4g")
+      .number("measured_iat_node_average_se", se_a, "%.2g")
+      .print();
+}
+
+// The "exact" line (CHOLMOD's factorization and time per exact draw, cheby-ssor's autocorrelation time) and the
+// "per_effective_sample" lines, one per lock-step width, on the cost graph's model `m` (its kernel `k`).
+void measure_exact(const Model& m, const CsrKernel& k, const ChebyshevSsorSweep& cheby, const std::string& cost_graph,
+                   std::size_t draws, const std::vector<int>& widths) {
+  const Clock factor_clock;
+  const CholeskyFactor f(m.primal_precision());
+  const double factor_seconds = factor_clock.seconds(), factor_cpu = factor_clock.cpu_seconds();
+  const Clock draw_clock;
+  const Eigen::MatrixXd x = f.sample(draws, 3);
+  const double draw_seconds = draw_clock.seconds() / static_cast<double>(draws),
+               draw_cpu = draw_clock.cpu_seconds() / static_cast<double>(draws);
+  // The slowest mode (eigenvalue lambda_min of M^-1 A) under the asymptotic weights alpha = 2 / (1 + sqrt(1 -
+  // rho^2)): x_{k+1} = alpha (1 - tau lambda_min) x_k + (1 - alpha) x_{k-1} + noise.
+  const auto [phi1, phi2] = slowest_mode_ar2(cheby);
+  const double iat = ar2_iat(phi1, phi2);
+  bench::JsonLine()
+      .text("measure", "exact")
+      .text("graph", cost_graph)
+      .number("cholmod_factorize_wall", factor_seconds, "%.4g")
+      .number("cholmod_factorize_cpu", factor_cpu, "%.4g")
+      .number("cholmod_wall_per_draw", draw_seconds, "%.4g")
+      .number("cholmod_cpu_per_draw", draw_cpu, "%.4g")
+      .integer("draws", static_cast<long long>(draws))
+      .number("cheby_iat_iterations", iat, "%.4g")
+      .number("check", x.norm(), "%.3g")
+      .print();
+  // Chebyshev-SSOR per effectively independent sample, per chain, for lock-step blocks of W chains: the chains of a
+  // block share each pass over Q (one row read serves W lanes) but draw their own deviates; with the fixed sweep
+  // order of the scheme a lane is bit for bit the single chain of the same seed and index (test_accelerated), so
+  // the W chains are independent. CHOLMOD's draws are batched (`draws` right-hand sides) in the same way.
+  for (int w : widths) {
+    const std::size_t count = std::max<std::size_t>(2, 40 / static_cast<std::size_t>(w));
+    const auto t = time_per_chain_iteration(k, cheby, count, w);
+    bench::JsonLine()
+        .text("measure", "per_effective_sample")
+        .text("graph", cost_graph)
+        .text("scheme", "cheby-ssor")
+        .integer("width", w)
+        .integer("iterations_timed", static_cast<long long>(count))
+        .number("cheby_wall_per_iteration_per_chain", t.first, "%.4g")
+        .number("cheby_cpu_per_iteration_per_chain", t.second, "%.4g")
+        .number("cheby_wall_per_effective_sample", iat * t.first, "%.4g")
+        .number("cheby_cpu_per_effective_sample", iat * t.second, "%.4g")
+        .number("cholmod_cpu_per_draw", draw_cpu, "%.4g")
+        .number("cpu_ratio_cholmod_draw_over_cheby_effective", draw_cpu / (iat * t.second), "%.3g")
+        .boolean("target_met", draw_cpu >= iat * t.second)
+        .print();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -224,88 +357,8 @@ int main(int argc, char** argv) {
       .number("sigma", sigma, "%g")
       .print();
 
-  // ---- decay: predicted vs measured -ln r per iteration ----
-  {
-    const Model m = load_model(decay_graph, 1.0, sigma);
-    for (Domain d : {Domain::Primal, Domain::Dual}) {
-      const SsorSpectrum sp = ssor_spectrum(m, d, omega);
-      const ChebyshevSsorSweep cheby(sp);
-      std::vector<double> cheby_norms, ssor_norms;
-      if (d == Domain::Primal) {
-        const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
-        cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, false);
-        ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, false);
-      } else {
-        const DualIncidenceKernel k(m);
-        cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, true);
-        ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, true);
-      }
-      const double pc = -std::log(chebyshev_ssor_rate(sp)), fc = fitted_rate(cheby_norms);
-      const double ps = -std::log(ssor_rate(sp)), fs = fitted_rate(ssor_norms);
-      bench::JsonLine()
-          .text("measure", "decay")
-          .text("graph", decay_graph)
-          .text("domain", to_string(d))
-          .text("observed", d == Domain::Primal ? "x" : "x~ = B y~")
-          .number("lambda_min", sp.lambda_min)
-          .number("lambda_max", sp.lambda_max)
-          .number("cheby_predicted_neg_log_rate", pc, "%.5g")
-          .number("cheby_fitted_neg_log_rate", fc, "%.5g")
-          .number("cheby_rel_diff", fc / pc - 1.0, "%.4f")
-          .integer("cheby_iterations", static_cast<long long>(cheby_norms.size() - 1))
-          .number("ssor_predicted_neg_log_rate", ps, "%.5g")
-          .number("ssor_fitted_neg_log_rate", fs, "%.5g")
-          .number("ssor_rel_diff", fs / ps - 1.0, "%.4f")
-          .integer("ssor_iterations", static_cast<long long>(ssor_norms.size() - 1))
-          .print();
-    }
-  }
-
-  // ---- the autocorrelation time the per-sample cost rests on, checked on the decay graph (primal) ----
-  // The predicted IAT of the slowest mode against the one measured from a run of one chain, observed through the
-  // slowest mode's coefficient c = v^T M x (A v = lambda_min M v, v^T M v = 1, dense, for up to 2500 nodes) and
-  // through the node average (Q's smallest eigenvector on a homogeneous graph, which carries most of that mode).
-  {
-    const Model m = load_model(decay_graph, 1.0, sigma);
-    const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
-    const ChebyshevSsorSweep cheby(ssor_spectrum(m, Domain::Primal, omega));
-    const Index n = m.num_nodes();
-    Eigen::VectorXd mode;  // M v
-    if (n <= 2500) {
-      const Eigen::MatrixXd A = Eigen::MatrixXd(m.primal_precision());
-      const Eigen::MatrixXd L = A.triangularView<Eigen::StrictlyLower>();
-      const Eigen::VectorXd d = A.diagonal();
-      const Eigen::MatrixXd F = Eigen::MatrixXd(d.asDiagonal()) / omega + L;
-      const Eigen::MatrixXd M = omega / (2.0 - omega) * F * d.cwiseInverse().asDiagonal() * F.transpose();
-      const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> es(A, M);
-      mode = M * es.eigenvectors().col(0);
-    }
-    GibbsSampler<CsrKernel, 1, ChebyshevSsorSweep> g(k, cheby, 21);
-    g.set_random_state();
-    g.sweep(100);  // burn-in, far beyond the mean's 1e-12
-    const std::size_t count = 20000;
-    std::vector<double> average(count), slowest(count);
-    for (std::size_t t = 0; t < count; ++t) {
-      g.sweep();
-      const Eigen::VectorXd x = g.state(0);
-      average[t] = x.mean();
-      slowest[t] = mode.size() ? mode.dot(x) : 0.0;
-    }
-    const auto [phi1, phi2] = slowest_mode_ar2(cheby);
-    const auto [tau_a, se_a] = measured_iat(average);
-    const auto [tau_s, se_s] = mode.size() ? measured_iat(slowest) : std::pair<double, double>{NAN, NAN};
-    bench::JsonLine()
-        .text("measure", "iat")
-        .text("graph", decay_graph)
-        .text("domain", "primal")
-        .integer("iterations", static_cast<long long>(count))
-        .number("predicted_iat_slowest_mode", ar2_iat(phi1, phi2), "%.4g")
-        .number("measured_iat_slowest_mode", tau_s, "%.4g")
-        .number("measured_iat_slowest_mode_se", se_s, "%.2g")
-        .number("measured_iat_node_average", tau_a, "%.4g")
-        .number("measured_iat_node_average_se", se_a, "%.2g")
-        .print();
-  }
+  measure_decay(decay_graph, sigma, omega);
+  measure_iat(decay_graph, sigma, omega);
 
   // ---- cost to a mean error of 1e-6, primal, one chain, one thread ----
   const Model m = load_model(cost_graph, 1.0, sigma);
@@ -359,50 +412,6 @@ int main(int argc, char** argv) {
               gibbs_sweeps * gibbs_time.first / (static_cast<double>(cheby_iterations) * cheby_time.first), "%.3g")
       .print();
 
-  // ---- exact sampling from the Cholesky factor against cheby-ssor per effective sample ----
-  const Clock factor_clock;
-  const CholeskyFactor f(m.primal_precision());
-  const double factor_seconds = factor_clock.seconds(), factor_cpu = factor_clock.cpu_seconds();
-  const Clock draw_clock;
-  const Eigen::MatrixXd x = f.sample(draws, 3);
-  const double draw_seconds = draw_clock.seconds() / static_cast<double>(draws),
-               draw_cpu = draw_clock.cpu_seconds() / static_cast<double>(draws);
-  // The slowest mode (eigenvalue lambda_min of M^-1 A) under the asymptotic weights alpha = 2 / (1 + sqrt(1 -
-  // rho^2)): x_{k+1} = alpha (1 - tau lambda_min) x_k + (1 - alpha) x_{k-1} + noise.
-  const auto [phi1, phi2] = slowest_mode_ar2(cheby);
-  const double iat = ar2_iat(phi1, phi2);
-  bench::JsonLine()
-      .text("measure", "exact")
-      .text("graph", cost_graph)
-      .number("cholmod_factorize_wall", factor_seconds, "%.4g")
-      .number("cholmod_factorize_cpu", factor_cpu, "%.4g")
-      .number("cholmod_wall_per_draw", draw_seconds, "%.4g")
-      .number("cholmod_cpu_per_draw", draw_cpu, "%.4g")
-      .integer("draws", static_cast<long long>(draws))
-      .number("cheby_iat_iterations", iat, "%.4g")
-      .number("check", x.norm(), "%.3g")
-      .print();
-  // Chebyshev-SSOR per effectively independent sample, per chain, for lock-step blocks of W chains: the chains of a
-  // block share each pass over Q (one row read serves W lanes) but draw their own deviates; with the fixed sweep
-  // order of the scheme a lane is bit for bit the single chain of the same seed and index (test_accelerated), so
-  // the W chains are independent. CHOLMOD's draws are batched (`draws` right-hand sides) in the same way.
-  for (int w : widths) {
-    const std::size_t count = std::max<std::size_t>(2, 40 / static_cast<std::size_t>(w));
-    const auto t = time_per_chain_iteration(k, cheby, count, w);
-    bench::JsonLine()
-        .text("measure", "per_effective_sample")
-        .text("graph", cost_graph)
-        .text("scheme", "cheby-ssor")
-        .integer("width", w)
-        .integer("iterations_timed", static_cast<long long>(count))
-        .number("cheby_wall_per_iteration_per_chain", t.first, "%.4g")
-        .number("cheby_cpu_per_iteration_per_chain", t.second, "%.4g")
-        .number("cheby_wall_per_effective_sample", iat * t.first, "%.4g")
-        .number("cheby_cpu_per_effective_sample", iat * t.second, "%.4g")
-        .number("cholmod_cpu_per_draw", draw_cpu, "%.4g")
-        .number("cpu_ratio_cholmod_draw_over_cheby_effective", draw_cpu / (iat * t.second), "%.3g")
-        .boolean("target_met", draw_cpu >= iat * t.second)
-        .print();
-  }
+  measure_exact(m, k, cheby, cost_graph, draws, widths);
   return 0;
 }
