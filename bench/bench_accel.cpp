@@ -35,15 +35,13 @@
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
+#include "harness.hpp"
+
 #include <Eigen/Dense>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <ctime>
-#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,12 +50,7 @@ using namespace dualgibbs;
 
 namespace {
 
-struct Clock {
-  std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
-  std::clock_t cpu = std::clock();
-  double wall_seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(); }
-  double cpu_seconds() const { return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC; }
-};
+using Clock = bench::Stopwatch;
 
 // ||observed|| after 0, 1, 2, ... noise-free iterations from a random start, until it falls below `floor` times its
 // start or after max_iterations. Primal: the state; dual: the tally x~ = B y~.
@@ -104,7 +97,7 @@ std::pair<double, double> time_per_iteration(const Kernel& kernel, const Scheme&
   g.sweep(1);  // warm-up: pages touched, caches filled
   const Clock c;
   g.sweep(count);
-  return {c.wall_seconds() / static_cast<double>(count), c.cpu_seconds() / static_cast<double>(count)};
+  return {c.seconds() / static_cast<double>(count), c.cpu_seconds() / static_cast<double>(count)};
 }
 
 // Integrated autocorrelation time (in iterations) of the AR(2) process x_{k+1} = phi1 x_k + phi2 x_{k-1} + noise.
@@ -189,49 +182,160 @@ std::vector<int> parse_widths(const std::string& text) {
   return out;
 }
 
+// The "decay" lines: predicted vs measured -ln r per iteration of ssor and cheby-ssor on the decay graph.
+void measure_decay(const std::string& decay_graph, double sigma, double omega) {
+  const Model m = load_model(decay_graph, 1.0, sigma);
+  for (Domain d : {Domain::Primal, Domain::Dual}) {
+    const SsorSpectrum sp = ssor_spectrum(m, d, omega);
+    const ChebyshevSsorSweep cheby(sp);
+    std::vector<double> cheby_norms, ssor_norms;
+    if (d == Domain::Primal) {
+      const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
+      cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, false);
+      ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, false);
+    } else {
+      const DualIncidenceKernel k(m);
+      cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, true);
+      ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, true);
+    }
+    const double pc = -std::log(chebyshev_ssor_rate(sp)), fc = fitted_rate(cheby_norms);
+    const double ps = -std::log(ssor_rate(sp)), fs = fitted_rate(ssor_norms);
+    bench::JsonLine()
+        .text("measure", "decay")
+        .text("graph", decay_graph)
+        .text("domain", to_string(d))
+        .text("observed", d == Domain::Primal ? "x" : "x~ = B y~")
+        .number("lambda_min", sp.lambda_min)
+        .number("lambda_max", sp.lambda_max)
+        .number("cheby_predicted_neg_log_rate", pc, "%.5g")
+        .number("cheby_fitted_neg_log_rate", fc, "%.5g")
+        .number("cheby_rel_diff", fc / pc - 1.0, "%.4f")
+        .integer("cheby_iterations", static_cast<long long>(cheby_norms.size() - 1))
+        .number("ssor_predicted_neg_log_rate", ps, "%.5g")
+        .number("ssor_fitted_neg_log_rate", fs, "%.5g")
+        .number("ssor_rel_diff", fs / ps - 1.0, "%.4f")
+        .integer("ssor_iterations", static_cast<long long>(ssor_norms.size() - 1))
+        .print();
+  }
+}
+
+// The "iat" line: the autocorrelation time the per-sample cost rests on, checked on the decay graph (primal).
+// The predicted IAT of the slowest mode against the one measured from a run of one chain, observed through the
+// slowest mode's coefficient c = v^T M x (A v = lambda_min M v, v^T M v = 1, dense, for up to 2500 nodes) and
+// through the node average (Q's smallest eigenvector on a homogeneous graph, which carries most of that mode).
+void measure_iat(const std::string& decay_graph, double sigma, double omega) {
+  const Model m = load_model(decay_graph, 1.0, sigma);
+  const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
+  const ChebyshevSsorSweep cheby(ssor_spectrum(m, Domain::Primal, omega));
+  const Index n = m.num_nodes();
+  Eigen::VectorXd mode;  // M v
+  if (n <= 2500) {
+    const Eigen::MatrixXd A = Eigen::MatrixXd(m.primal_precision());
+    const Eigen::MatrixXd L = A.triangularView<Eigen::StrictlyLower>();
+    const Eigen::VectorXd d = A.diagonal();
+    const Eigen::MatrixXd F = Eigen::MatrixXd(d.asDiagonal()) / omega + L;
+    const Eigen::MatrixXd M = omega / (2.0 - omega) * F * d.cwiseInverse().asDiagonal() * F.transpose();
+    const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> es(A, M);
+    mode = M * es.eigenvectors().col(0);
+  }
+  GibbsSampler<CsrKernel, 1, ChebyshevSsorSweep> g(k, cheby, 21);
+  g.set_random_state();
+  g.sweep(100);  // burn-in, far beyond the mean's 1e-12
+  const std::size_t count = 20000;
+  std::vector<double> average(count), slowest(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    g.sweep();
+    const Eigen::VectorXd x = g.state(0);
+    average[t] = x.mean();
+    slowest[t] = mode.size() ? mode.dot(x) : 0.0;
+  }
+  const auto [phi1, phi2] = slowest_mode_ar2(cheby);
+  const auto [tau_a, se_a] = measured_iat(average);
+  const auto [tau_s, se_s] = mode.size() ? measured_iat(slowest) : std::pair<double, double>{NAN, NAN};
+  bench::JsonLine()
+      .text("measure", "iat")
+      .text("graph", decay_graph)
+      .text("domain", "primal")
+      .integer("iterations", static_cast<long long>(count))
+      .number("predicted_iat_slowest_mode", ar2_iat(phi1, phi2), "%.4g")
+      .number("measured_iat_slowest_mode", tau_s, "%.4g")
+      .number("measured_iat_slowest_mode_se", se_s, "%.2g")
+      .number("measured_iat_node_average", tau_a, "%.4g")
+      .number("measured_iat_node_average_se", se_a, "%.2g")
+      .print();
+}
+
+// The "exact" line (CHOLMOD's factorization and time per exact draw, cheby-ssor's autocorrelation time) and the
+// "per_effective_sample" lines, one per lock-step width, on the cost graph's model `m` (its kernel `k`).
+void measure_exact(const Model& m, const CsrKernel& k, const ChebyshevSsorSweep& cheby, const std::string& cost_graph,
+                   std::size_t draws, const std::vector<int>& widths) {
+  const Clock factor_clock;
+  const CholeskyFactor f(m.primal_precision());
+  const double factor_seconds = factor_clock.seconds(), factor_cpu = factor_clock.cpu_seconds();
+  const Clock draw_clock;
+  const Eigen::MatrixXd x = f.sample(draws, 3);
+  const double draw_seconds = draw_clock.seconds() / static_cast<double>(draws),
+               draw_cpu = draw_clock.cpu_seconds() / static_cast<double>(draws);
+  // The slowest mode (eigenvalue lambda_min of M^-1 A) under the asymptotic weights alpha = 2 / (1 + sqrt(1 -
+  // rho^2)): x_{k+1} = alpha (1 - tau lambda_min) x_k + (1 - alpha) x_{k-1} + noise.
+  const auto [phi1, phi2] = slowest_mode_ar2(cheby);
+  const double iat = ar2_iat(phi1, phi2);
+  bench::JsonLine()
+      .text("measure", "exact")
+      .text("graph", cost_graph)
+      .number("cholmod_factorize_wall", factor_seconds, "%.4g")
+      .number("cholmod_factorize_cpu", factor_cpu, "%.4g")
+      .number("cholmod_wall_per_draw", draw_seconds, "%.4g")
+      .number("cholmod_cpu_per_draw", draw_cpu, "%.4g")
+      .integer("draws", static_cast<long long>(draws))
+      .number("cheby_iat_iterations", iat, "%.4g")
+      .number("check", x.norm(), "%.3g")
+      .print();
+  // Chebyshev-SSOR per effectively independent sample, per chain, for lock-step blocks of W chains: the chains of a
+  // block share each pass over Q (one row read serves W lanes) but draw their own deviates; with the fixed sweep
+  // order of the scheme a lane is bit for bit the single chain of the same seed and index (test_accelerated), so
+  // the W chains are independent. CHOLMOD's draws are batched (`draws` right-hand sides) in the same way.
+  for (int w : widths) {
+    const std::size_t count = std::max<std::size_t>(2, 40 / static_cast<std::size_t>(w));
+    const auto t = time_per_chain_iteration(k, cheby, count, w);
+    bench::JsonLine()
+        .text("measure", "per_effective_sample")
+        .text("graph", cost_graph)
+        .text("scheme", "cheby-ssor")
+        .integer("width", w)
+        .integer("iterations_timed", static_cast<long long>(count))
+        .number("cheby_wall_per_iteration_per_chain", t.first, "%.4g")
+        .number("cheby_cpu_per_iteration_per_chain", t.second, "%.4g")
+        .number("cheby_wall_per_effective_sample", iat * t.first, "%.4g")
+        .number("cheby_cpu_per_effective_sample", iat * t.second, "%.4g")
+        .number("cholmod_cpu_per_draw", draw_cpu, "%.4g")
+        .number("cpu_ratio_cholmod_draw_over_cheby_effective", draw_cpu / (iat * t.second), "%.3g")
+        .boolean("target_met", draw_cpu >= iat * t.second)
+        .print();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string decay_graph = "torus:100", cost_graph = "torus:1000", spectrum_graph, omega_text = "1.5",
-              widths_text = "1,8,16";
-  double sigma = 0.25;
-  std::size_t draws = 16;
-  double cost_lambda_min = 0;  // > 0: the cost graph's spectrum is [this, 1] (the Lanczos run for lambda_min of a
-                               // 10^6-node torus takes over half an hour on a loaded machine)
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--quick") {
-      decay_graph = "torus:30";
-      cost_graph = "torus:100";
-    } else if (a == "--decay-graph" && has_value) {
-      decay_graph = argv[++i];
-    } else if (a == "--cost-graph" && has_value) {
-      cost_graph = argv[++i];
-    } else if (a == "--spectrum-graph" && has_value) {
-      spectrum_graph = argv[++i];
-    } else if (a == "--sigma" && has_value) {
-      sigma = std::atof(argv[++i]);
-    } else if (a == "--omega" && has_value) {
-      omega_text = argv[++i];
-    } else if (a == "--widths" && has_value) {
-      widths_text = argv[++i];
-    } else if (a == "--cost-lambda-min" && has_value) {
-      cost_lambda_min = std::atof(argv[++i]);
-    } else if (a == "--draws" && has_value) {
-      draws = static_cast<std::size_t>(std::atol(argv[++i]));
-    } else {
-      std::cerr << "usage: bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--spectrum-graph SPEC] "
-                   "[--sigma S] [--omega W|optimal] [--widths 1,8,16] [--draws K] [--cost-lambda-min L]\n";
-      return 2;
-    }
-  }
+  bench::Args args(argc, argv,
+                   "bench_accel [--quick] [--decay-graph SPEC] [--cost-graph SPEC] [--spectrum-graph SPEC] "
+                   "[--sigma S] [--omega W|optimal] [--widths 1,8,16] [--draws K] [--cost-lambda-min L]");
+  const bool quick = args.flag("--quick");
+  const std::string decay_graph = args.text("--decay-graph", quick ? "torus:30" : "torus:100");
+  const std::string cost_graph = args.text("--cost-graph", quick ? "torus:100" : "torus:1000");
+  const std::string spectrum_graph = args.text("--spectrum-graph", "");
+  const std::string omega_text = args.text("--omega", "1.5"), widths_text = args.text("--widths", "1,8,16");
+  const double sigma = args.number("--sigma", 0.25);
+  const auto draws = static_cast<std::size_t>(args.integer("--draws", 16, 1));
+  // > 0: the cost graph's spectrum is [this, 1] (the Lanczos run for lambda_min of a 10^6-node torus takes over half
+  // an hour on a loaded machine)
+  const double cost_lambda_min = args.number("--cost-lambda-min", 0);
+  args.finish();
   const std::vector<int> widths = parse_widths(widths_text);
   for (int w : widths)
-    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16) {
-      std::cerr << "bench_accel: --widths takes widths from 1, 2, 4, 8, 16, got '" << widths_text << "'\n";
-      return 2;
-    }
+    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
+      args.fail("--widths takes widths from 1, 2, 4, 8, 16, got '" + widths_text + "'");
   // The relaxation: given, or the optimum (optimal_ssor_spectrum) of the primal Q of the spectrum graph (default the
   // decay graph), which the cost graph then uses as well.
   double omega = 0;
@@ -240,87 +344,21 @@ int main(int argc, char** argv) {
   if (omega_text == "optimal") {
     const Clock c;
     omega = optimal_ssor_spectrum(load_model(omega_graph, 1.0, sigma).primal_precision()).omega;
-    omega_search_seconds = c.wall_seconds();
+    omega_search_seconds = c.seconds();
   } else {
     omega = std::atof(omega_text.c_str());
   }
-  std::printf(
-      "{\"bench\": \"accel\", \"cpu\": \"%s\", \"load_average\": \"%s\", \"omega\": %.6g, \"omega_from\": \"%s\", "
-      "\"omega_search_seconds\": %.3g, \"sigma\": %g}\n",
-      cpu_description().c_str(), load_average().c_str(), omega,
-      omega_text == "optimal" ? ("optimal_ssor_spectrum(" + omega_graph + ")").c_str() : "given", omega_search_seconds,
-      sigma);
-  std::fflush(stdout);
+  bench::JsonLine()
+      .text("bench", "accel")
+      .machine()
+      .number("omega", omega)
+      .text("omega_from", omega_text == "optimal" ? "optimal_ssor_spectrum(" + omega_graph + ")" : "given")
+      .number("omega_search_seconds", omega_search_seconds, "%.3g")
+      .number("sigma", sigma, "%g")
+      .print();
 
-  // ---- decay: predicted vs measured -ln r per iteration ----
-  {
-    const Model m = load_model(decay_graph, 1.0, sigma);
-    for (Domain d : {Domain::Primal, Domain::Dual}) {
-      const SsorSpectrum sp = ssor_spectrum(m, d, omega);
-      const ChebyshevSsorSweep cheby(sp);
-      std::vector<double> cheby_norms, ssor_norms;
-      if (d == Domain::Primal) {
-        const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
-        cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, false);
-        ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, false);
-      } else {
-        const DualIncidenceKernel k(m);
-        cheby_norms = noise_free_decay(k, cheby, 400, 1e-12, true);
-        ssor_norms = noise_free_decay(k, SymmetricSweep(omega), 3000, 1e-12, true);
-      }
-      const double pc = -std::log(chebyshev_ssor_rate(sp)), fc = fitted_rate(cheby_norms);
-      const double ps = -std::log(ssor_rate(sp)), fs = fitted_rate(ssor_norms);
-      std::printf(
-          "{\"measure\": \"decay\", \"graph\": \"%s\", \"domain\": \"%s\", \"observed\": \"%s\", \"lambda_min\": %.6g, "
-          "\"lambda_max\": %.6g, \"cheby_predicted_neg_log_rate\": %.5g, \"cheby_fitted_neg_log_rate\": %.5g, "
-          "\"cheby_rel_diff\": %.4f, \"cheby_iterations\": %zu, \"ssor_predicted_neg_log_rate\": %.5g, "
-          "\"ssor_fitted_neg_log_rate\": %.5g, \"ssor_rel_diff\": %.4f, \"ssor_iterations\": %zu}\n",
-          decay_graph.c_str(), to_string(d), d == Domain::Primal ? "x" : "x~ = B y~", sp.lambda_min, sp.lambda_max, pc,
-          fc, fc / pc - 1.0, cheby_norms.size() - 1, ps, fs, fs / ps - 1.0, ssor_norms.size() - 1);
-      std::fflush(stdout);
-    }
-  }
-
-  // ---- the autocorrelation time the per-sample cost rests on, checked on the decay graph (primal) ----
-  // The predicted IAT of the slowest mode against the one measured from a run of one chain, observed through the
-  // slowest mode's coefficient c = v^T M x (A v = lambda_min M v, v^T M v = 1, dense, for up to 2500 nodes) and
-  // through the node average (Q's smallest eigenvector on a homogeneous graph, which carries most of that mode).
-  {
-    const Model m = load_model(decay_graph, 1.0, sigma);
-    const CsrKernel k(m.primal_precision(), SpdCheck::Cheap);
-    const ChebyshevSsorSweep cheby(ssor_spectrum(m, Domain::Primal, omega));
-    const Index n = m.num_nodes();
-    Eigen::VectorXd mode;  // M v
-    if (n <= 2500) {
-      const Eigen::MatrixXd A = Eigen::MatrixXd(m.primal_precision());
-      const Eigen::MatrixXd L = A.triangularView<Eigen::StrictlyLower>();
-      const Eigen::VectorXd d = A.diagonal();
-      const Eigen::MatrixXd F = Eigen::MatrixXd(d.asDiagonal()) / omega + L;
-      const Eigen::MatrixXd M = omega / (2.0 - omega) * F * d.cwiseInverse().asDiagonal() * F.transpose();
-      const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> es(A, M);
-      mode = M * es.eigenvectors().col(0);
-    }
-    GibbsSampler<CsrKernel, 1, ChebyshevSsorSweep> g(k, cheby, 21);
-    g.set_random_state();
-    g.sweep(100);  // burn-in, far beyond the mean's 1e-12
-    const std::size_t count = 20000;
-    std::vector<double> average(count), slowest(count);
-    for (std::size_t t = 0; t < count; ++t) {
-      g.sweep();
-      const Eigen::VectorXd x = g.state(0);
-      average[t] = x.mean();
-      slowest[t] = mode.size() ? mode.dot(x) : 0.0;
-    }
-    const auto [phi1, phi2] = slowest_mode_ar2(cheby);
-    const auto [tau_a, se_a] = measured_iat(average);
-    const auto [tau_s, se_s] = mode.size() ? measured_iat(slowest) : std::pair<double, double>{NAN, NAN};
-    std::printf(
-        "{\"measure\": \"iat\", \"graph\": \"%s\", \"domain\": \"primal\", \"iterations\": %zu, "
-        "\"predicted_iat_slowest_mode\": %.4g, \"measured_iat_slowest_mode\": %.4g, \"measured_iat_slowest_mode_se\": "
-        "%.2g, \"measured_iat_node_average\": %.4g, \"measured_iat_node_average_se\": %.2g}\n",
-        decay_graph.c_str(), count, ar2_iat(phi1, phi2), tau_s, se_s, tau_a, se_a);
-    std::fflush(stdout);
-  }
+  measure_decay(decay_graph, sigma, omega);
+  measure_iat(decay_graph, sigma, omega);
 
   // ---- cost to a mean error of 1e-6, primal, one chain, one thread ----
   const Model m = load_model(cost_graph, 1.0, sigma);
@@ -339,7 +377,7 @@ int main(int argc, char** argv) {
   } else {
     sp = ssor_spectrum(m, Domain::Primal, omega);
   }
-  const double spectrum_seconds = spectrum_clock.wall_seconds();
+  const double spectrum_seconds = spectrum_clock.seconds();
   const ChebyshevSsorSweep cheby(sp);
   const std::vector<double> cheby_norms = noise_free_decay(k, cheby, 400, 1e-7, false);
   const std::size_t cheby_iterations = iterations_to(cheby_norms, 1e-6);
@@ -349,56 +387,31 @@ int main(int argc, char** argv) {
   const auto ssor_time = time_per_iteration(k, SymmetricSweep(omega), 5);
   const auto cheby_time = time_per_iteration(k, cheby, 5);
   const double cheby_sweep_equivalents = 2.0 * static_cast<double>(cheby_iterations);
-  std::printf(
-      "{\"measure\": \"cost\", \"graph\": \"%s\", \"domain\": \"primal\", \"spectrum_from\": \"%s\", "
-      "\"lambda_min_used\": %.6g, \"lambda_max_used\": %.6g, "
-      "\"spectrum_seconds\": %.3g, "
-      "\"gibbs_rate_per_sweep\": %.8g, \"gibbs_sweeps_to_1e-6_predicted\": %.0f, \"gibbs_wall_per_sweep\": %.4g, "
-      "\"gibbs_cpu_per_sweep\": %.4g, \"ssor_wall_per_iteration\": %.4g, \"ssor_cpu_per_iteration\": %.4g, "
-      "\"cheby_iterations_to_1e-6_measured\": %zu, \"cheby_sweep_equivalents\": %.0f, "
-      "\"cheby_wall_per_iteration\": %.4g, \"cheby_cpu_per_iteration\": %.4g, \"sweep_ratio_gibbs_over_cheby\": %.3g, "
-      "\"cpu_ratio_gibbs_over_cheby\": %.3g, \"wall_ratio_gibbs_over_cheby\": %.3g}\n",
-      cost_graph.c_str(), spectrum_from.c_str(), sp.lambda_min, sp.lambda_max, spectrum_seconds, rate_p, gibbs_sweeps,
-      gibbs_time.first, gibbs_time.second, ssor_time.first, ssor_time.second, cheby_iterations, cheby_sweep_equivalents,
-      cheby_time.first, cheby_time.second, gibbs_sweeps / cheby_sweep_equivalents,
-      gibbs_sweeps * gibbs_time.second / (static_cast<double>(cheby_iterations) * cheby_time.second),
-      gibbs_sweeps * gibbs_time.first / (static_cast<double>(cheby_iterations) * cheby_time.first));
-  std::fflush(stdout);
+  bench::JsonLine()
+      .text("measure", "cost")
+      .text("graph", cost_graph)
+      .text("domain", "primal")
+      .text("spectrum_from", spectrum_from)
+      .number("lambda_min_used", sp.lambda_min)
+      .number("lambda_max_used", sp.lambda_max)
+      .number("spectrum_seconds", spectrum_seconds, "%.3g")
+      .number("gibbs_rate_per_sweep", rate_p, "%.8g")
+      .number("gibbs_sweeps_to_1e-6_predicted", gibbs_sweeps, "%.0f")
+      .number("gibbs_wall_per_sweep", gibbs_time.first, "%.4g")
+      .number("gibbs_cpu_per_sweep", gibbs_time.second, "%.4g")
+      .number("ssor_wall_per_iteration", ssor_time.first, "%.4g")
+      .number("ssor_cpu_per_iteration", ssor_time.second, "%.4g")
+      .integer("cheby_iterations_to_1e-6_measured", static_cast<long long>(cheby_iterations))
+      .number("cheby_sweep_equivalents", cheby_sweep_equivalents, "%.0f")
+      .number("cheby_wall_per_iteration", cheby_time.first, "%.4g")
+      .number("cheby_cpu_per_iteration", cheby_time.second, "%.4g")
+      .number("sweep_ratio_gibbs_over_cheby", gibbs_sweeps / cheby_sweep_equivalents, "%.3g")
+      .number("cpu_ratio_gibbs_over_cheby",
+              gibbs_sweeps * gibbs_time.second / (static_cast<double>(cheby_iterations) * cheby_time.second), "%.3g")
+      .number("wall_ratio_gibbs_over_cheby",
+              gibbs_sweeps * gibbs_time.first / (static_cast<double>(cheby_iterations) * cheby_time.first), "%.3g")
+      .print();
 
-  // ---- exact sampling from the Cholesky factor against cheby-ssor per effective sample ----
-  const Clock factor_clock;
-  const CholeskyFactor f(m.primal_precision());
-  const double factor_seconds = factor_clock.wall_seconds(), factor_cpu = factor_clock.cpu_seconds();
-  const Clock draw_clock;
-  const Eigen::MatrixXd x = f.sample(draws, 3);
-  const double draw_seconds = draw_clock.wall_seconds() / static_cast<double>(draws),
-               draw_cpu = draw_clock.cpu_seconds() / static_cast<double>(draws);
-  // The slowest mode (eigenvalue lambda_min of M^-1 A) under the asymptotic weights alpha = 2 / (1 + sqrt(1 -
-  // rho^2)): x_{k+1} = alpha (1 - tau lambda_min) x_k + (1 - alpha) x_{k-1} + noise.
-  const auto [phi1, phi2] = slowest_mode_ar2(cheby);
-  const double iat = ar2_iat(phi1, phi2);
-  std::printf(
-      "{\"measure\": \"exact\", \"graph\": \"%s\", \"cholmod_factorize_wall\": %.4g, \"cholmod_factorize_cpu\": %.4g, "
-      "\"cholmod_wall_per_draw\": %.4g, \"cholmod_cpu_per_draw\": %.4g, \"draws\": %zu, \"cheby_iat_iterations\": "
-      "%.4g, \"check\": %.3g}\n",
-      cost_graph.c_str(), factor_seconds, factor_cpu, draw_seconds, draw_cpu, draws, iat, x.norm());
-  std::fflush(stdout);
-  // Chebyshev-SSOR per effectively independent sample, per chain, for lock-step blocks of W chains: the chains of a
-  // block share each pass over Q (one row read serves W lanes) but draw their own deviates; with the fixed sweep
-  // order of the scheme a lane is bit for bit the single chain of the same seed and index (test_accelerated), so
-  // the W chains are independent. CHOLMOD's draws are batched (`draws` right-hand sides) in the same way.
-  for (int w : widths) {
-    const std::size_t count = std::max<std::size_t>(2, 40 / static_cast<std::size_t>(w));
-    const auto t = time_per_chain_iteration(k, cheby, count, w);
-    std::printf(
-        "{\"measure\": \"per_effective_sample\", \"graph\": \"%s\", \"scheme\": \"cheby-ssor\", \"width\": %d, "
-        "\"iterations_timed\": %zu, \"cheby_wall_per_iteration_per_chain\": %.4g, "
-        "\"cheby_cpu_per_iteration_per_chain\": %.4g, \"cheby_wall_per_effective_sample\": %.4g, "
-        "\"cheby_cpu_per_effective_sample\": %.4g, \"cholmod_cpu_per_draw\": %.4g, "
-        "\"cpu_ratio_cholmod_draw_over_cheby_effective\": %.3g, \"target_met\": %s}\n",
-        cost_graph.c_str(), w, count, t.first, t.second, iat * t.first, iat * t.second, draw_cpu,
-        draw_cpu / (iat * t.second), draw_cpu >= iat * t.second ? "true" : "false");
-    std::fflush(stdout);
-  }
+  measure_exact(m, k, cheby, cost_graph, draws, widths);
   return 0;
 }

@@ -13,10 +13,11 @@
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 
+#include "harness.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <sstream>
@@ -37,33 +38,17 @@ std::vector<std::string> split(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  int replicates = 0;
-  double budget = 0;
-  std::string only, methods_arg, targets_arg, cheby_arg = "primal";
-  for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--quick"))
-      quick = true;
-    else if (!std::strcmp(argv[a], "--replicates") && a + 1 < argc)
-      replicates = std::max(2, std::atoi(argv[++a]));
-    else if (!std::strcmp(argv[a], "--budget") && a + 1 < argc)
-      budget = std::atof(argv[++a]);
-    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc)
-      only = argv[++a];
-    else if (!std::strcmp(argv[a], "--methods") && a + 1 < argc)
-      methods_arg = argv[++a];
-    else if (!std::strcmp(argv[a], "--targets") && a + 1 < argc)
-      targets_arg = argv[++a];
-    else if (!std::strcmp(argv[a], "--cheby-ssor") && a + 1 < argc)
-      cheby_arg = argv[++a];
-    else {
-      std::fprintf(stderr,
-                   "usage: bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
+  bench::Args args(argc, argv,
+                   "bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
                    "[--methods primal,dual,dual-cv,primal-cv,cholesky] [--targets 0.01,0.001] "
-                   "[--cheby-ssor primal,primal-cv|none]\n");
-      return 2;
-    }
-  }
+                   "[--cheby-ssor primal,primal-cv|none]");
+  const bool quick = args.flag("--quick");
+  const long long replicates_arg = args.integer("--replicates", 0);
+  const int replicates = replicates_arg ? static_cast<int>(std::max<long long>(2, replicates_arg)) : 0;
+  const double budget = args.number("--budget", 0);
+  const std::string only = args.text("--only", ""), methods_arg = args.text("--methods", "");
+  const std::string targets_arg = args.text("--targets", ""), cheby_arg = args.text("--cheby-ssor", "primal");
+  args.finish();
   AccuracySettings s;
   s.replicates = replicates ? replicates : (quick ? 3 : 10);
   s.budget_seconds = budget > 0 ? budget : (quick ? 20 : 600);
@@ -91,9 +76,8 @@ int main(int argc, char** argv) {
   s.targets.clear();
   for (const std::string& t : split(targets_arg.empty() ? (quick ? "0.01" : "0.01,0.001") : targets_arg))
     s.targets.push_back(std::atof(t.c_str()));
-  std::printf("# bench_accuracy: one thread, %d replicates, budget %g s per run; CPU: %s\n", s.replicates,
-              s.budget_seconds, cpu_description().c_str());
-  std::fflush(stdout);
+  std::printf("# bench_accuracy: one thread, %d replicates, budget %g s per run\n", s.replicates, s.budget_seconds);
+  bench::print_machine_comment();
   std::vector<std::string> notes;
   try {
     const Table table = time_to_accuracy(s, notes, [](const std::string& stage, double) {

@@ -12,12 +12,17 @@
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
 
+#include "harness.hpp"
+#include "support/models.hpp"
+#include "support/references.hpp"
+
 #include <Eigen/Dense>
 
 #include <malloc.h>
 
-#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -26,11 +31,10 @@
 #include <vector>
 
 using namespace dualgibbs;
+using testing::heterogeneous_torus;
+using testing::worst_against_solves;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // VmRSS or VmHWM of this process in MB, from /proc/self/status.
 double proc_status_mb(const std::string& key) {
@@ -51,9 +55,9 @@ Step measure(F f) {
   malloc_trim(0);  // hand freed heap pages back, so that memory reused by this step counts as new
   { std::ofstream("/proc/self/clear_refs") << "5"; }
   const double rss0 = proc_status_mb("VmRSS:");
-  const auto t0 = Clock::now();
+  const bench::Stopwatch clock;
   f();
-  const double s = since(t0);
+  const double s = clock.seconds();
   return {s, proc_status_mb("VmHWM:") - rss0, proc_status_mb("VmRSS:")};
 }
 
@@ -107,41 +111,26 @@ Run run_steps(const std::string& name, const SparseMatrix& a, Ordering ordering)
   return r;
 }
 
-Model heterogeneous_torus(Index n, std::uint64_t seed) {
-  Graph g = make_torus(n, n);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> us(0.5, 2.0), usig(0.1, 1.0);
-  std::vector<double> s(static_cast<std::size_t>(g.num_nodes())), sigma(static_cast<std::size_t>(g.num_edges()));
-  for (double& x : s) x = us(rng);
-  for (double& x : sigma) x = usig(rng);
-  return Model(std::move(g), std::move(s), std::move(sigma));
-}
-
-// Largest relative difference between selected-inversion variances and e_i^T M^-1 e_i from CHOLMOD solves
-// at `count` random coordinates (an independent path through the same factor's triangular solves).
-double check_by_solves(const SparseMatrix& a, const Eigen::VectorXd& var, int count) {
-  const CholeskyFactor f(a);
-  std::mt19937_64 rng(5);
-  double worst = 0;
-  for (int k = 0; k < count; ++k) {
-    const Eigen::Index i = static_cast<Eigen::Index>(rng() % static_cast<std::uint64_t>(a.rows()));
-    Eigen::VectorXd e = Eigen::VectorXd::Zero(a.rows());
-    e[i] = 1;
-    worst = std::max(worst, std::abs(f.solve(e)[i] - var[i]) / var[i]);
-  }
-  return worst;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Index n = argc > 1 ? static_cast<Index>(std::stol(argv[1])) : 1000;
+  bench::Args args(argc, argv, "bench_exact [N=1000] [orderings=amd,metis,nesdis,auto]");
+  const std::string n_text = args.positional(0, "1000"), orderings_text = args.positional(1, "amd,metis,nesdis,auto");
+  args.finish();
+  char* end = nullptr;
+  const long n_value = std::strtol(n_text.c_str(), &end, 10);
+  if (end == n_text.c_str() || *end != '\0' || n_value < 3 || n_value > 46340)
+    args.fail("N must be a whole number in [3, 46340], not '" + n_text + "'");
+  const auto n = static_cast<Index>(n_value);
   std::vector<Ordering> orderings;
-  {
-    std::stringstream ss(argc > 2 ? argv[2] : "amd,metis,nesdis,auto");
+  try {
+    std::stringstream ss(orderings_text);
     for (std::string o; std::getline(ss, o, ',');) orderings.push_back(parse_ordering(o));
+  } catch (const std::exception& e) {
+    args.fail(e.what());
   }
-  std::cout << "# BLAS: " << blas_library() << "\n# load average at start: " << load_average() << "\n"
+  bench::print_machine_comment();
+  std::cout << "# BLAS: " << blas_library() << "\n"
             << "# peak_extra_MB: peak resident memory during the step minus the resident set at its start\n"
             << "# total = analyze + factorize + selected_inversion (the refactorize rows are extra runs)\n"
             << "matrix,ordering,step,seconds,peak_extra_MB,rss_after_MB,note" << std::endl;
@@ -183,7 +172,7 @@ int main(int argc, char** argv) {
     const Run r = run_steps("Q heterogeneous " + std::to_string(n) + "x" + std::to_string(n), q, Ordering::Amd);
     const double total = r.total_seconds;
     std::ostringstream note;
-    note << "max rel diff vs 20 solves=" << check_by_solves(q, r.var, 20);
+    note << "max rel diff vs 20 solves=" << worst_against_solves(CholeskyFactor(q), r.var, 20, 5);
     row("Q heterogeneous " + std::to_string(n) + "x" + std::to_string(n), "amd", "total",
         Step{total, 0, proc_status_mb("VmRSS:")}, note.str());
   }
@@ -197,7 +186,7 @@ int main(int argc, char** argv) {
     const Run run = run_steps(name, r, Ordering::Amd);
     const double total = run.total_seconds;
     std::ostringstream note;
-    note << "max rel diff vs 20 solves=" << check_by_solves(r, run.var, 20);
+    note << "max rel diff vs 20 solves=" << worst_against_solves(CholeskyFactor(r), run.var, 20, 5);
     row(name, "amd", "total", Step{total, 0, proc_status_mb("VmRSS:")}, note.str());
   }
   return 0;

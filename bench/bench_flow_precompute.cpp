@@ -14,14 +14,14 @@
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/model/io.hpp>
 
+#include "harness.hpp"
+
 #include <Eigen/SparseCore>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,12 +29,6 @@
 using namespace dualgibbs;
 
 namespace {
-
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 double minimum(const std::vector<double>& x) { return *std::min_element(x.begin(), x.end()); }
 
@@ -63,23 +57,14 @@ std::uint64_t bits_hash(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 7;
-  std::vector<std::string> graphs = {"kregular:10000,4", "torus:100"};
-  std::vector<int> degrees = {4, 5, 6};
-  for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--reps") && a + 1 < argc) {
-      reps = std::max(1, std::atoi(argv[++a]));
-    } else if (!std::strcmp(argv[a], "--graphs") && a + 1 < argc) {
-      graphs = split(argv[++a], ';');  // specs have commas
-    } else if (!std::strcmp(argv[a], "--degrees") && a + 1 < argc) {
-      degrees.clear();
-      for (const std::string& d : split(argv[++a])) degrees.push_back(std::max(1, std::atoi(d.c_str())));
-    } else {
-      std::fprintf(stderr, "usage: bench_flow_precompute [--reps R] [--graphs 'spec;spec'] [--degrees 4,5,6]\n");
-      return 2;
-    }
-  }
-  std::printf("# CPU: %s\n# load average at start: %s\n", cpu_description().c_str(), load_average().c_str());
+  bench::Args args(argc, argv, "bench_flow_precompute [--reps R] [--graphs 'spec;spec'] [--degrees 4,5,6]");
+  const int reps = static_cast<int>(std::max<long long>(1, args.integer("--reps", 7)));
+  const std::vector<std::string> graphs = split(args.text("--graphs", "kregular:10000,4;torus:100"), ';');
+  std::vector<int> degrees;
+  for (const std::string& d : split(args.text("--degrees", "4,5,6")))
+    degrees.push_back(std::max(1, std::atoi(d.c_str())));
+  args.finish();
+  bench::print_machine_comment();
   std::printf("graph,nodes,k,visits_per_node,precompute_cpu_ms,ns_per_visit,spmv_ns_per_nnz,ratio,bits\n");
   for (const std::string& spec : graphs) {
     const Model model = load_model(spec, 1.0, 0.25);
@@ -96,15 +81,15 @@ int main(int argc, char** argv) {
       // The products are repeated to take about as long as the precomputation (a single one is too short to time).
       const int products = std::max(1, static_cast<int>(probe.visits_per_node / 10));
       for (int r = 0; r < reps; ++r) {
-        double t0 = cpu_seconds();
+        bench::Stopwatch clock;
         for (int p = 0; p < products; ++p) {
           y.noalias() = q * x;
           x[p % n] += 1e-9 * y[(p * 7919) % n];
         }
-        spmv.push_back((cpu_seconds() - t0) / products);
-        t0 = cpu_seconds();
+        spmv.push_back(clock.cpu_seconds() / products);
+        clock.restart();
         const FlowControlVariate cv(model, options);
-        pre.push_back(cpu_seconds() - t0);
+        pre.push_back(clock.cpu_seconds());
         bits = bits_hash(cv.flow_energy(), cv.lower_bound());
       }
       const double pre_s = minimum(pre), spmv_ns = 1e9 * minimum(spmv) / static_cast<double>(q.nonZeros());

@@ -14,9 +14,9 @@
 #include <dualgibbs/core/memory.hpp>
 #include <dualgibbs/model/generators.hpp>
 
+#include "harness.hpp"
+
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -114,36 +114,15 @@ void touch_beside(EdgeRecord* edges, const Index* sites, std::size_t count, doub
 }  // namespace
 
 int main(int argc, char** argv) {
-  long long side = 1000, updates = 40000000, repeat = 3;
-  // A whole number in [low, high] or exit 2 with a message naming the option.
-  auto number = [](const char* option, const char* text, long long low, long long high) {
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < low || v > high) {
-      std::fprintf(stderr, "bench_memory_floor: %s must be a whole number in [%lld, %lld], not '%s'\n", option, low,
-                   high, text);
-      std::exit(2);
-    }
-    return v;
-  };
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (arg == "--side" && a + 1 < argc) {
-      side = number("--side", argv[++a], 3, 10000);
-    } else if (arg == "--updates" && a + 1 < argc) {
-      updates = number("--updates", argv[++a], 1, 1000000000);
-    } else if (arg == "--repeat" && a + 1 < argc) {
-      repeat = number("--repeat", argv[++a], 1, 100);
-    } else {
-      std::fprintf(stderr, "usage: bench_memory_floor [--side N] [--updates N] [--repeat N]\n");
-      return 2;
-    }
-  }
+  bench::Args args(argc, argv, "bench_memory_floor [--side N] [--updates N] [--repeat N]");
+  const long long side = args.integer("--side", 1000, 3, 10000);
+  const long long updates = args.integer("--updates", 40000000, 1, 1000000000);
+  const long long repeat = args.integer("--repeat", 3, 1, 100);
+  args.finish();
   const Graph g = make_torus(static_cast<Index>(side), static_cast<Index>(side));
   const auto m = static_cast<std::size_t>(g.num_edges());
   const auto n = static_cast<std::size_t>(g.num_nodes());
-  std::printf("# CPU: %s\n# load average: %s\n", cpu_description().c_str(), load_average().c_str());
+  bench::print_machine_comment();
   std::printf(
       "# torus %lldx%lld: %zu edges, %zu nodes; state %.1f MB, ends %.1f MB; %lld updates per run, best of %lld\n",
       side, side, m, n, 8e-6 * static_cast<double>(m + n), 8e-6 * static_cast<double>(m), updates, repeat);
@@ -159,9 +138,9 @@ int main(int argc, char** argv) {
       double best_wall = 1e300, best_cpu = 1e300;
       for (long long r = 0; r < repeat; ++r) {
         const double c0 = thread_cpu_seconds();
-        const auto t0 = std::chrono::steady_clock::now();
+        const bench::Stopwatch clock;
         run(ahead);
-        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double wall = clock.seconds();
         best_wall = std::min(best_wall, wall);
         best_cpu = std::min(best_cpu, thread_cpu_seconds() - c0);
       }

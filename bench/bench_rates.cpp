@@ -9,11 +9,11 @@
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 
+#include "harness.hpp"
+
 #include <Eigen/Core>
 
-#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -24,10 +24,6 @@
 using namespace dualgibbs;
 
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 /// Baseline: what a straightforward implementation does at a checkpoint - per half, one pass of rank-1
 /// updates x x^T chain by chain (lower triangle, plain loops), then the covariance, the Woodbury
@@ -64,20 +60,20 @@ void accumulation_benchmark(bool quick) {
   const Eigen::MatrixXd target = Eigen::MatrixXd::Identity(d, d);
   const int reps = quick ? 5 : 40;
   CovarianceErrorTracker tracker(Domain::Primal, Eigen::VectorXd::Ones(d), target);
-  double t0 = now();
+  bench::Stopwatch clock;
   for (int r = 0; r < reps; ++r) tracker.observe(0, 0, x);
-  const double ours = (now() - t0) / reps;
+  const double ours = clock.seconds() / reps;
   // The rank-k updates alone (GroupedMoments), without the scoring and the jackknife.
   std::vector<std::size_t> offsets;
   for (int k = 0; k <= 32; ++k) offsets.push_back(static_cast<std::size_t>(k * L / 32));
-  t0 = now();
+  clock.restart();
   for (int r = 0; r < reps; ++r) GroupedMoments gm(x, offsets, MomentKind::Full);
-  const double syrk = (now() - t0) / reps;
+  const double syrk = clock.seconds() / reps;
   const int nreps = quick ? 2 : 5;
   double sink = 0;
-  t0 = now();
+  clock.restart();
   for (int r = 0; r < nreps; ++r) sink += naive_checkpoint(x, target);
-  const double naive = (now() - t0) / nreps;
+  const double naive = clock.seconds() / nreps;
   std::cout << "1. one checkpoint, 10^4 chains x |V| = 100, full covariance of both halves\n"
             << "   ours: grouped BLAS rank-k updates + scoring + jackknife " << std::setw(8) << std::setprecision(3)
             << 1e3 * ours << " ms\n"
@@ -86,15 +82,21 @@ void accumulation_benchmark(bool quick) {
             << std::setprecision(3) << naive / ours << "x slower; Eu of both " << (sink != 0 ? "agree" : "?") << ")\n"
             << "   fig6 has 2 x 201 checkpoints: " << std::setprecision(3) << 402 * ours << " s with ours, "
             << 402 * naive << " s with the baseline\n\n";
-  std::cout << "json: {\"part\":\"accumulation\",\"ms_per_checkpoint\":" << 1e3 * ours
-            << ",\"ms_rank_k_updates\":" << 1e3 * syrk << ",\"baseline_ms_per_checkpoint\":" << 1e3 * naive << "}\n\n";
+  bench::JsonLine()
+      .text("part", "accumulation")
+      .number("ms_per_checkpoint", 1e3 * ours, "%.3g")
+      .number("ms_rank_k_updates", 1e3 * syrk, "%.3g")
+      .number("baseline_ms_per_checkpoint", 1e3 * naive, "%.3g")
+      .machine()
+      .print("json: ");
+  std::cout << "\n";
 }
 
 void figure_benchmark(const std::string& name, double target_seconds) {
   ExperimentOptions o;
-  const double c0 = cpu_seconds(), t0 = now();
+  const bench::Stopwatch clock;
   const ExperimentResult r = run_experiment(name, o);
-  const double wall = now() - t0, cpu = cpu_seconds() - c0;
+  const double wall = clock.seconds(), cpu = clock.cpu_seconds();
   double sp = 0, sd = 0, acc = 0;
   for (const auto& [k, v] : r.timings) {
     if (k == "sampling_primal") sp = v;
@@ -111,17 +113,25 @@ void figure_benchmark(const std::string& name, double target_seconds) {
             << "   sampling primal " << sp << " s + dual " << sd << " s; accumulation and scoring " << acc - sp - sd
             << " s\n";
   std::cout << format_rate_table(r.rates) << "\n";
-  std::cout << "json: {\"part\":\"" << name << "\",\"wall_seconds\":" << wall << ",\"cpu_seconds\":" << cpu
-            << ",\"sampling_primal\":" << sp << ",\"sampling_dual\":" << sd << ",\"accumulation\":" << acc - sp - sd
-            << ",\"target_seconds\":" << target_seconds << "}\n\n";
+  bench::JsonLine()
+      .text("part", name)
+      .number("wall_seconds", wall, "%.3g")
+      .number("cpu_seconds", cpu, "%.3g")
+      .number("sampling_primal", sp, "%.3g")
+      .number("sampling_dual", sd, "%.3g")
+      .number("accumulation", acc - sp - sd, "%.3g")
+      .number("target_seconds", target_seconds, "%.3g")
+      .machine()
+      .print("json: ");
+  std::cout << "\n";
 }
 
 void rates_benchmark(bool quick) {
   ExperimentOptions o;
   o.quick = quick;
-  const double t0 = now();
+  const bench::Stopwatch clock;
   const ExperimentResult r = run_experiment("rates", o);
-  const double wall = now() - t0;
+  const double wall = clock.seconds();
   std::cout << "3. spectral-rate benchmark (" << (quick ? "quick" : "full") << "): -ln r per sweep\n";
   const Table& t = r.table;
   std::cout << std::left << std::setw(32) << "graph, s/sigma" << std::right;
@@ -137,27 +147,22 @@ void rates_benchmark(bool quick) {
   }
   for (const auto& [k, v] : r.summary) std::cout << "   " << k << " = " << v << "\n";
   std::cout << "   wall " << wall << " s\n";
-  std::cout << "json: {\"part\":\"rates\",\"wall_seconds\":" << wall << ",\"rows\":" << t.num_rows() << "}\n";
+  bench::JsonLine()
+      .text("part", "rates")
+      .number("wall_seconds", wall, "%.4g")
+      .integer("rows", static_cast<long long>(t.num_rows()))
+      .machine()
+      .print("json: ");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, acc = true, figs = true, rates = true;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick"))
-      quick = true;
-    else if (!std::strcmp(argv[i], "--skip-accumulation"))
-      acc = false;
-    else if (!std::strcmp(argv[i], "--skip-figures"))
-      figs = false;
-    else if (!std::strcmp(argv[i], "--skip-rates"))
-      rates = false;
-    else {
-      std::cerr << "usage: bench_rates [--quick] [--skip-accumulation] [--skip-figures] [--skip-rates]\n";
-      return 2;
-    }
-  }
+  bench::Args args(argc, argv, "bench_rates [--quick] [--skip-accumulation] [--skip-figures] [--skip-rates]");
+  const bool quick = args.flag("--quick");
+  const bool acc = !args.flag("--skip-accumulation"), figs = !args.flag("--skip-figures");
+  const bool rates = !args.flag("--skip-rates");
+  args.finish();
   if (acc) accumulation_benchmark(quick);
   if (figs && !quick) {
     figure_benchmark("fig6", 15.0);

@@ -18,8 +18,9 @@
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 
+#include "harness.hpp"
+
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,7 +46,7 @@ double baseline_ns(const SparseMatrix& M, ScanOrder scan, std::size_t min_update
   std::normal_distribution<double> normal;
   std::uniform_int_distribution<int> pick(0, n - 1);
   const std::size_t sweeps = std::max<std::size_t>(1, min_updates / static_cast<std::size_t>(n));
-  const auto t0 = std::chrono::steady_clock::now();
+  const bench::Stopwatch clock;
   for (std::size_t s = 0; s < sweeps; ++s)
     for (int t = 0; t < n; ++t) {
       const int i = scan == ScanOrder::Random ? pick(rng) : t;
@@ -58,7 +59,7 @@ double baseline_ns(const SparseMatrix& M, ScanOrder scan, std::size_t min_update
       }
       z[static_cast<std::size_t>(i)] = -sum / diag + normal(rng) / std::sqrt(diag);
     }
-  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double sec = clock.seconds();
   volatile double sink = z[0];
   (void)sink;
   return sec * 1e9 / static_cast<double>(sweeps * static_cast<std::size_t>(n));
@@ -123,25 +124,11 @@ struct Config {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  int repeat = 3;
-  std::string only;
-  bool paths = false;
-  for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--quick"))
-      quick = true;
-    else if (!std::strcmp(argv[a], "--paths"))
-      paths = true;
-    else if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc)
-      repeat = std::max(1, std::atoi(argv[++a]));
-    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc)
-      only = argv[++a];
-    else {
-      std::fprintf(stderr,
-                   "usage: bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32] [--paths]\n");
-      return 2;
-    }
-  }
+  bench::Args args(argc, argv, "bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32] [--paths]");
+  const bool quick = args.flag("--quick"), paths = args.flag("--paths");
+  const int repeat = static_cast<int>(std::max<long long>(1, args.integer("--repeat", 3)));
+  const std::string only = args.text("--only", "");
+  args.finish();
   std::printf("# CPU: %s\n", cpu_description().c_str());
   if (paths) return compare_paths(repeat, quick);
   std::printf("# bench_sampler: ns per chain-update (best of %d); load average at start: %s\n", repeat,

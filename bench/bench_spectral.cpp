@@ -19,13 +19,13 @@
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
+#include "harness.hpp"
+
 #include <Eigen/Eigenvalues>
 
 #include <malloc.h>
-#include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -40,9 +40,6 @@ using namespace dualgibbs;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 // VmRSS or VmHWM of this process in MB, from /proc/self/status.
 double proc_status_mb(const char* key) {
   std::ifstream in("/proc/self/status");
@@ -51,14 +48,6 @@ double proc_status_mb(const char* key) {
   while (std::getline(in, line))
     if (line.compare(0, len, key) == 0) return std::stod(line.substr(len + 1)) / 1024.0;
   return NAN;
-}
-
-// CPU time of the whole process (all threads, user + system), seconds.
-double process_cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 struct Step {
@@ -71,11 +60,9 @@ Step measure(F&& f) {
   malloc_trim(0);
   { std::ofstream("/proc/self/clear_refs") << "5"; }  // reset VmHWM
   const double rss0 = proc_status_mb("VmRSS:");
-  const double cpu0 = process_cpu_seconds();
-  const auto t0 = Clock::now();
+  const bench::Stopwatch clock;  // CPU: the whole process (all threads)
   f();
-  const double s = since(t0);
-  return {s, process_cpu_seconds() - cpu0, proc_status_mb("VmHWM:") - rss0};
+  return {clock.seconds(), clock.cpu_seconds(), proc_status_mb("VmHWM:") - rss0};
 }
 
 // y = L x on the graph's adjacency (the operation matrix-free Lanczos repeats).
@@ -94,9 +81,9 @@ double matvec_seconds(const Graph& g, int reps) {
   Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(g.num_nodes(), -1.0, 1.0), y(g.num_nodes());
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
-    const auto t0 = Clock::now();
+    const bench::Stopwatch clock;
     laplacian_product(g, x, y);
-    t.push_back(since(t0));
+    t.push_back(clock.seconds());
     x.swap(y);
     x /= x.norm();
   }
@@ -170,24 +157,14 @@ void rates_row(const std::string& c, const Graph& g, double baseline_seconds) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // line-buffered: progress is visible when piped
-  Index side = 1000, nodes = 100000, degree = 32;
-  bool rates = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--side" && i + 1 < argc)
-      side = std::atoi(argv[++i]);
-    else if (a == "--nodes" && i + 1 < argc)
-      nodes = std::atoi(argv[++i]);
-    else if (a == "--degree" && i + 1 < argc)
-      degree = std::atoi(argv[++i]);
-    else if (a == "--rates")
-      rates = true;
-    else {
-      std::fprintf(stderr, "usage: bench_spectral [--side N] [--nodes n] [--degree k] [--rates]\n");
-      return 2;
-    }
-  }
-  std::printf("# bench_spectral: lambda_2(L) at scale; load average at start: %s\n", load_average().c_str());
+  bench::Args args(argc, argv, "bench_spectral [--side N] [--nodes n] [--degree k] [--rates]");
+  const auto side = static_cast<Index>(args.integer("--side", 1000, 1, 1 << 20));
+  const auto nodes = static_cast<Index>(args.integer("--nodes", 100000, 1, 1 << 30));
+  const auto degree = static_cast<Index>(args.integer("--degree", 32, 1, 1 << 20));
+  const bool rates = args.flag("--rates");
+  args.finish();
+  std::printf("# bench_spectral: lambda_2(L) at scale\n");
+  bench::print_machine_comment();
   std::printf("case,step,seconds,cpu_seconds,peak_extra_mb,value,reference,relative_error,seconds_in_matvecs\n");
 
   // Baseline 1: the dense eigensolver on a 30 x 30 torus.

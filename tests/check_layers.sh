@@ -2,7 +2,8 @@
 # The layer rules of shared/DESIGN.md section 2, checked on every #include of the library and the benchmarks:
 #   core/ <- model/ <- sampling/, truth/, estimation/ <- experiments/ <- api/
 # (sampling/, truth/ and estimation/ never include one another; truth/ never reaches sampling/), the library
-# knows no command line, and the benchmarks use public headers only. Prints every violation; exit 1 if any.
+# knows no command line, and the benchmarks use public headers only (and the header-only harness and test support,
+# which use public headers only). Prints every violation; exit 1 if any.
 set -u
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
@@ -32,9 +33,18 @@ for f in $(find include/dualgibbs lib -mindepth 2 -name '*.[ch]pp' | sort); do
     echo "$f: the library includes command-line code"; bad=1
   fi
 done
+# Benchmarks: public headers, plus exactly the harness and the support headers shared with the tests (header-only,
+# themselves on public headers only); never a private header of lib/.
 for f in bench/*.cpp; do
   checked=$((checked + 1))
-  if grep -nE '^#include "' "$f"; then echo "$f: a benchmark includes a private header (public headers only)"; bad=1; fi
+  if grep -nE '^#include "' "$f" | grep -vE '^[0-9]+:#include "(harness\.hpp|support/[a-z_]+\.hpp)"$'; then
+    echo "$f: a benchmark includes a private header (public headers, harness.hpp and support/*.hpp only)"
+    bad=1
+  fi
+done
+for f in bench/harness.hpp tests/support/*.hpp; do
+  checked=$((checked + 1))
+  if grep -nE '^#include "' "$f"; then echo "$f: the bench harness and test support use public headers only"; bad=1; fi
 done
 stray=$(find lib include/dualgibbs -maxdepth 1 -name '*.[ch]pp' ! -name dualgibbs.hpp)
 [ -n "$stray" ] && { echo "files outside the layer folders: $stray"; bad=1; }

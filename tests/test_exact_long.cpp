@@ -7,6 +7,9 @@
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
 
+#include "support/models.hpp"
+#include "support/references.hpp"
+
 #include <cmath>
 #include <random>
 #include <string>
@@ -14,34 +17,8 @@
 
 using namespace dualgibbs;
 
-namespace {
-
-Model heterogeneous_torus(Index n, std::uint64_t seed) {
-  Graph g = make_torus(n, n);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> us(0.5, 2.0), usig(0.1, 1.0);
-  std::vector<double> s(static_cast<std::size_t>(g.num_nodes())), sigma(static_cast<std::size_t>(g.num_edges()));
-  for (double& x : s) x = us(rng);
-  for (double& x : sigma) x = usig(rng);
-  return Model(std::move(g), std::move(s), std::move(sigma));
-}
-
-// Largest relative difference between var and e_i^T M^-1 e_i computed by CHOLMOD solves (an independent path:
-// triangular solves with the factor, not the selected inversion) at `count` random coordinates.
-double worst_against_solves(const SparseMatrix& m, const Eigen::VectorXd& var, int count, std::uint64_t seed) {
-  const CholeskyFactor f(m, Ordering::Metis);  // another ordering than the default (AMD): another factor
-  std::mt19937_64 rng(seed);
-  double worst = 0;
-  for (int k = 0; k < count; ++k) {
-    const Eigen::Index i = static_cast<Eigen::Index>(rng() % static_cast<std::uint64_t>(m.rows()));
-    Eigen::VectorXd e = Eigen::VectorXd::Zero(m.rows());
-    e[i] = 1;
-    worst = std::max(worst, std::abs(f.solve(e)[i] - var[i]) / var[i]);
-  }
-  return worst;
-}
-
-}  // namespace
+using testing::heterogeneous_torus;
+using testing::worst_against_solves;
 
 BOOST_AUTO_TEST_SUITE(exact_at_scale)
 
@@ -58,7 +35,7 @@ BOOST_AUTO_TEST_CASE(heterogeneous_1000x1000_torus_matches_independent_solves) {
   const Model m = heterogeneous_torus(1000, 3);
   const SparseMatrix q = m.primal_precision();
   const Eigen::VectorXd var = CholeskyFactor(q).marginal_variances();
-  BOOST_TEST(worst_against_solves(q, var, 30, 11) < 1e-10);
+  BOOST_TEST(worst_against_solves(CholeskyFactor(q, Ordering::Metis), var, 30, 11) < 1e-10);
 }
 
 // Prop. 2 [eq:cov_woodbury5] and Prop. 3 [eq:cov_woodbury88] on the diagonals, at scale, from two independent
@@ -80,7 +57,7 @@ BOOST_AUTO_TEST_CASE(woodbury_diagonals_hold_on_a_heterogeneous_300x300_torus) {
   }
   BOOST_TEST(worst2 < 1e-11);
   BOOST_TEST(worst3 < 1e-11);
-  BOOST_TEST(worst_against_solves(m.dual_precision(), var_yt, 20, 13) < 1e-10);
+  BOOST_TEST(worst_against_solves(CholeskyFactor(m.dual_precision(), Ordering::Metis), var_yt, 20, 13) < 1e-10);
 }
 
 // An expander's factor fills in: 200000 nodes of degree 32 need about 150 GiB of factor values, more than any

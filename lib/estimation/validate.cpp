@@ -327,6 +327,34 @@ struct DrawValidator::Impl {
          " have values so large that their sums or squares overflow");
   }
   void close();
+
+  // The steps of close(). The moments of the checkpoint's draws about their mean, from the segment sums:
+  struct Moments {
+    Eigen::VectorXd delta;    // mean - centre
+    Eigen::VectorXd mean;     // per coordinate
+    Eigen::VectorXd s2v;      // sample variances (divisor n - 1)
+    Eigen::VectorXd delta_e;  // per edge: delta of its head - delta of its tail
+    Eigen::VectorXd d2;       // sample variances of the edge differences
+  };
+  // Batch sums about the mean: of x, of (x - mean)^2, of the edge differences' squares, of the global statistic.
+  struct Batches {
+    BatchAccumulator xs, sq, dq, gq;
+  };
+  // Records a test's outcome for the checkpoint being closed.
+  struct Offenders {
+    TestSink sink;
+    std::size_t checkpoint;
+    double sweep;
+    void operator()(ValidationTest test, Index index, Outcome o, double estimate, double exact);
+  };
+  // The segment that ends at a batch's or tracker group's boundary `draw`.
+  Eigen::Index segment_of(std::size_t draw) const;
+  Moments add_lanes();
+  Batches batch_sums(const Moments& m, bool sequential) const;
+  void coordinate_tests(CheckpointValidation& out, const Moments& m, const Batches& bs, Offenders& offender);
+  void global_test(CheckpointValidation& out, const BatchAccumulator& gq, Offenders& offender) const;
+  void edge_tests(CheckpointValidation& out, const Moments& m, const BatchAccumulator& dq, Offenders& offender) const;
+  ErrorEstimate split_half_error(std::size_t c);
 };
 
 DrawValidator::DrawValidator(const Model& model, DrawKind kind, ExactTruth truth, const ValidateOptions& options)
@@ -557,42 +585,37 @@ void DrawValidator::end_checkpoint() {
   m.open = false;
 }
 
-// The tests of the open checkpoint from its segment sums (see validate_draws()).
-void DrawValidator::Impl::close() {
-  const std::size_t c = report.checkpoints.size();
-  const double nd = static_cast<double>(n);
-  const Eigen::VectorXd& var = truth.variance;
-  CheckpointValidation out;
-  out.sweep = sweep;
-  out.draws = n;
-  out.sequential = !chain_offsets.empty();
-  out.chains = out.sequential ? chain_offsets.size() - 1 : n;
-  std::vector<ValidationOffender> all;
-  TestSink sink{all, out};
-  auto offender = [&](ValidationTest test, Index index, Outcome o, double estimate, double exact) {
-    ValidationOffender v;
-    v.checkpoint = c;
-    v.sweep = sweep;
-    v.test = test;
-    v.index = index;
-    v.z = o.z;
-    v.p = o.p;
-    v.estimate = estimate;
-    v.exact = exact;
-    sink.add(v);
-  };
+namespace {
+// Sum of the columns [a, b) of m, in column order (the sums over a range of segments).
+Eigen::VectorXd range_sum(const Eigen::MatrixXd& m, Eigen::Index a, Eigen::Index b) {
+  Eigen::VectorXd acc = m.col(a);
+  for (Eigen::Index s = a + 1; s < b; ++s) acc += m.col(s);
+  return acc;
+}
+}  // namespace
 
-  // Sums over a range of segments, about the centre.
-  auto segment_of = [&](std::size_t draw) {
-    return static_cast<Eigen::Index>(std::lower_bound(bounds.begin(), bounds.end(), draw) - bounds.begin());
-  };
-  auto range_sum = [](const Eigen::MatrixXd& m, Eigen::Index a, Eigen::Index b) {
-    Eigen::VectorXd acc = m.col(a);
-    for (Eigen::Index s = a + 1; s < b; ++s) acc += m.col(s);
-    return acc;
-  };
+Eigen::Index DrawValidator::Impl::segment_of(std::size_t draw) const {
+  return static_cast<Eigen::Index>(std::lower_bound(bounds.begin(), bounds.end(), draw) - bounds.begin());
+}
+
+void DrawValidator::Impl::Offenders::operator()(ValidationTest test, Index index, Outcome o, double estimate,
+                                                double exact) {
+  ValidationOffender v;
+  v.checkpoint = checkpoint;
+  v.sweep = sweep;
+  v.test = test;
+  v.index = index;
+  v.z = o.z;
+  v.p = o.p;
+  v.estimate = estimate;
+  v.exact = exact;
+  sink.add(v);
+}
+
+// The lanes' sums, added in lane order, and the moments of all draws about their mean from them.
+DrawValidator::Impl::Moments DrawValidator::Impl::add_lanes() {
+  const double nd = static_cast<double>(n);
   const auto segments = static_cast<Eigen::Index>(bounds.size() - 1);
-  // The lanes' sums, added in lane order.
   s1 = lanes[0].sums.s1;
   s2 = lanes[0].sums.s2;
   e2 = lanes[0].sums.e2;
@@ -606,24 +629,30 @@ void DrawValidator::Impl::close() {
   const Eigen::VectorXd t1 = range_sum(s1, 0, segments);
   const Eigen::VectorXd t2 = range_sum(s2, 0, segments);
   // Moments about the mean from sums about the centre: delta = mean - centre, sum (x - mean)^2 = t2 - n delta^2.
-  const Eigen::VectorXd delta = t1 / nd;
-  const Eigen::VectorXd mean = centre + delta;
-  const Eigen::VectorXd s2v = (t2 - nd * delta.cwiseAbs2()) / (nd - 1);  // sample variances (divisor n - 1)
-  Eigen::VectorXd delta_e(num_edges), d2(num_edges);
+  Moments m;
+  m.delta = t1 / nd;
+  m.mean = centre + m.delta;
+  m.s2v = (t2 - nd * m.delta.cwiseAbs2()) / (nd - 1);  // sample variances (divisor n - 1)
+  m.delta_e.resize(num_edges);
+  m.d2.resize(num_edges);
   if (num_edges > 0) {
     const Eigen::VectorXd te = range_sum(e2, 0, segments);
     for (Eigen::Index e = 0; e < num_edges; ++e) {
-      delta_e[e] = delta[heads[static_cast<std::size_t>(e)]] - delta[tails[static_cast<std::size_t>(e)]];
-      d2[e] = (te[e] - nd * delta_e[e] * delta_e[e]) / (nd - 1);  // sample variances of the edge differences
+      m.delta_e[e] = m.delta[heads[static_cast<std::size_t>(e)]] - m.delta[tails[static_cast<std::size_t>(e)]];
+      m.d2[e] = (te[e] - nd * m.delta_e[e] * m.delta_e[e]) / (nd - 1);  // sample variances of the edge differences
     }
   }
+  return m;
+}
 
-  // Batch sums about the mean (only the global test's for independent draws).
+// Batch sums about the mean (only the global test's for independent draws).
+DrawValidator::Impl::Batches DrawValidator::Impl::batch_sums(const Moments& m, bool sequential) const {
   const auto nb = static_cast<Eigen::Index>(batches.size());
-  BatchAccumulator xs{Eigen::MatrixXd::Zero(out.sequential ? dim : 0, nb), {}};
-  BatchAccumulator sq{Eigen::MatrixXd::Zero(out.sequential ? dim : 0, nb), {}};
-  BatchAccumulator dq{Eigen::MatrixXd::Zero(out.sequential ? num_edges : 0, nb), {}};
-  BatchAccumulator gq{Eigen::MatrixXd::Zero(1, nb), {}};
+  Batches out{{Eigen::MatrixXd::Zero(sequential ? dim : 0, nb), {}},
+              {Eigen::MatrixXd::Zero(sequential ? dim : 0, nb), {}},
+              {Eigen::MatrixXd::Zero(sequential ? num_edges : 0, nb), {}},
+              {Eigen::MatrixXd::Zero(1, nb), {}}};
+  BatchAccumulator &xs = out.xs, &sq = out.sq, &dq = out.dq, &gq = out.gq;
   for (Eigen::Index b = 0; b < nb; ++b) {
     const auto [first, last] = batches[static_cast<std::size_t>(b)];
     const Eigen::Index sa = segment_of(first), sb = segment_of(last);
@@ -633,20 +662,28 @@ void DrawValidator::Impl::close() {
     dq.lengths.push_back(len);
     gq.lengths.push_back(len);
     for (Eigen::Index s = sa; s < sb; ++s) gq.sums(0, b) += gs[static_cast<std::size_t>(s)];
-    if (!out.sequential) continue;
+    if (!sequential) continue;
     const Eigen::VectorXd b1 = range_sum(s1, sa, sb);
-    xs.sums.col(b) = b1 - len * delta;
-    sq.sums.col(b) = range_sum(s2, sa, sb) - 2 * delta.cwiseProduct(b1) + len * delta.cwiseAbs2();
+    xs.sums.col(b) = b1 - len * m.delta;
+    sq.sums.col(b) = range_sum(s2, sa, sb) - 2 * m.delta.cwiseProduct(b1) + len * m.delta.cwiseAbs2();
     if (num_edges > 0) {
       const Eigen::VectorXd be = range_sum(e2, sa, sb);
       for (Eigen::Index e = 0; e < num_edges; ++e) {
         const double r1 = b1[heads[static_cast<std::size_t>(e)]] - b1[tails[static_cast<std::size_t>(e)]];
-        dq.sums(e, b) = be[e] - 2 * delta_e[e] * r1 + len * delta_e[e] * delta_e[e];
+        dq.sums(e, b) = be[e] - 2 * m.delta_e[e] * r1 + len * m.delta_e[e] * m.delta_e[e];
       }
     }
   }
-  const double unbias = nd / (nd - 1);
+  return out;
+}
 
+// The mean and variance tests of every coordinate: exact for independent draws, batch means for sequential ones.
+void DrawValidator::Impl::coordinate_tests(CheckpointValidation& out, const Moments& m, const Batches& bs,
+                                           Offenders& offender) {
+  const double nd = static_cast<double>(n);
+  const Eigen::VectorXd& var = truth.variance;
+  const Eigen::VectorXd &mean = m.mean, &s2v = m.s2v;
+  const double unbias = nd / (nd - 1);
   out.mean_z = Eigen::VectorXd::Zero(dim);
   out.variance_z = Eigen::VectorXd::Zero(dim);
   out.variance_ratio = Eigen::VectorXd::Constant(dim, kNaN);
@@ -672,116 +709,116 @@ void DrawValidator::Impl::close() {
       out.variance_z[i] = ov[k].z;
       offender(ValidationTest::Variance, i, ov[k], s2v[i], var[i]);
     }
-  } else {
-    out.batches = batches.size();
-    out.batch_length = n;
-    for (const auto& [first, last] : batches) out.batch_length = std::min(out.batch_length, last - first);
-    const double dof = static_cast<double>(batches.size()) - 1;
-    // Batch means of x - mean (overall 0) and of (x - mean)^2 (overall s2 (n - 1) / n).
-    const Eigen::VectorXd se_mean = batch_standard_errors(xs, Eigen::VectorXd::Zero(dim), nd);
-    const Eigen::VectorXd se_var = batch_standard_errors(sq, s2v / unbias, nd) * unbias;
-    std::vector<double> ess;
-    double tau_max = 0;
-    for (Index i = 0; i < dim; ++i) {
-      if (!tested[static_cast<std::size_t>(i)]) continue;
-      const Outcome om = t_test(mean[i], mu[i], se_mean[i], dof);
-      out.mean_z[i] = om.z;
-      offender(ValidationTest::Mean, i, om, mean[i], mu[i]);
-      out.variance_ratio[i] = s2v[i] / var[i];
-      const Outcome ov = t_test(s2v[i], var[i], se_var[i], dof);
-      out.variance_z[i] = ov.z;
-      offender(ValidationTest::Variance, i, ov, s2v[i], var[i]);
-      // Effective sample size of the mean: Var(x) / se^2 (n for independent draws).
-      const double e = se_mean[i] > 0 ? std::min(nd, s2v[i] / (se_mean[i] * se_mean[i])) : nd;
-      ess.push_back(e);
-      if (std::isnan(out.ess_min) || e < out.ess_min) {
-        out.ess_min = e;
-        out.ess_min_index = i;
-      }
-      tau_max = std::max(tau_max, nd / e);
-    }
-    if (!ess.empty()) {
-      std::nth_element(ess.begin(), ess.begin() + static_cast<std::ptrdiff_t>(ess.size() / 2), ess.end());
-      out.ess_median = ess[ess.size() / 2];
-    }
-    // Batch means are trustworthy when a batch spans many autocorrelation times.
-    if (tau_max > static_cast<double>(out.batch_length) / 10) short_batches = true;
+    return;
   }
-  // Coordinates with exact variance 0 (x~ of an isolated node): the draws must be exactly the mean.
+  out.batches = batches.size();
+  out.batch_length = n;
+  for (const auto& [first, last] : batches) out.batch_length = std::min(out.batch_length, last - first);
+  const double dof = static_cast<double>(batches.size()) - 1;
+  // Batch means of x - mean (overall 0) and of (x - mean)^2 (overall s2 (n - 1) / n).
+  const Eigen::VectorXd se_mean = batch_standard_errors(bs.xs, Eigen::VectorXd::Zero(dim), nd);
+  const Eigen::VectorXd se_var = batch_standard_errors(bs.sq, s2v / unbias, nd) * unbias;
+  std::vector<double> ess;
+  double tau_max = 0;
   for (Index i = 0; i < dim; ++i) {
-    if (tested[static_cast<std::size_t>(i)]) continue;
-    ++out.degenerate;
-    if (s2v[i] > 0 || mean[i] != mu[i]) {
-      Outcome o{0.0, normal_score(0.0, true)};
-      out.variance_z[i] = o.z;
-      offender(ValidationTest::Variance, i, o, s2v[i], 0.0);
+    if (!tested[static_cast<std::size_t>(i)]) continue;
+    const Outcome om = t_test(mean[i], mu[i], se_mean[i], dof);
+    out.mean_z[i] = om.z;
+    offender(ValidationTest::Mean, i, om, mean[i], mu[i]);
+    out.variance_ratio[i] = s2v[i] / var[i];
+    const Outcome ov = t_test(s2v[i], var[i], se_var[i], dof);
+    out.variance_z[i] = ov.z;
+    offender(ValidationTest::Variance, i, ov, s2v[i], var[i]);
+    // Effective sample size of the mean: Var(x) / se^2 (n for independent draws).
+    const double e = se_mean[i] > 0 ? std::min(nd, s2v[i] / (se_mean[i] * se_mean[i])) : nd;
+    ess.push_back(e);
+    if (std::isnan(out.ess_min) || e < out.ess_min) {
+      out.ess_min = e;
+      out.ess_min_index = i;
     }
+    tau_max = std::max(tau_max, nd / e);
   }
-  if (k_tested > 0 && nb >= 4) {
-    // g's standard error from the same draws is correlated with g (draws with small squares give a small mean
-    // and a small spread: a t test then rejects too often in its lower tail, measured 6x at the 0.5% level).
-    // So the batches are split: the first half estimates the scale, the second half's mean is tested. 1 + g_B is
-    // a weighted sum of chi^2 variables with mean 1: Satterthwaite's chi^2_nu / nu with nu = 2 / se_B^2, made
-    // normal by Wilson-Hilferty's cube root, N(1 - 2 / (9 nu), 2 / (9 nu)), and referred to Student t with
-    // B_A - 1 degrees of freedom since the scale is estimated from B_A batches.
-    const double g = gq.sums.sum() / nd;
-    const Eigen::Index half = nb / 2;
-    BatchAccumulator a{gq.sums.leftCols(half), {gq.lengths.begin(), gq.lengths.begin() + half}};
-    BatchAccumulator bb{gq.sums.rightCols(nb - half), {gq.lengths.begin() + half, gq.lengths.end()}};
-    double n_a = 0, n_b = 0;
-    for (double l : a.lengths) n_a += l;
-    for (double l : bb.lengths) n_b += l;
-    const double g_a = a.sums.sum() / n_a, g_b = bb.sums.sum() / n_b;
-    const double se_a = batch_standard_errors(a, Eigen::VectorXd::Constant(1, g_a), n_a)[0];
-    const double se_b = se_a * std::sqrt(n_a / n_b);
-    Outcome o{1.0, 0.0};
-    if (se_b > 0) {
-      const double nu = 2 / (se_b * se_b);
-      o = t_test(std::cbrt(std::max(0.0, 1 + g_b)), 1 - 2 / (9 * nu), std::sqrt(2 / (9 * nu)),
-                 static_cast<double>(half) - 1);
-    } else if (g_b != 0) {
-      o = {0.0, normal_score(0.0, g_b > 0)};
-    }
-    out.global_statistic = g;
-    out.global_se = batch_standard_errors(gq, Eigen::VectorXd::Constant(1, g), nd)[0];
-    out.global_z = o.z;
-    offender(ValidationTest::Global, -1, o, g, 0.0);
+  if (!ess.empty()) {
+    std::nth_element(ess.begin(), ess.begin() + static_cast<std::ptrdiff_t>(ess.size() / 2), ess.end());
+    out.ess_median = ess[ess.size() / 2];
   }
-  out.mean = summarize(out.mean_z, tested);
-  out.variance = summarize(out.variance_z, tested);
+  // Batch means are trustworthy when a batch spans many autocorrelation times.
+  if (tau_max > static_cast<double>(out.batch_length) / 10) short_batches = true;
+}
 
-  if (with_edges) {
-    out.edge_z = Eigen::VectorXd::Zero(num_edges);
-    out.edge_covariance_error = Eigen::VectorXd::Zero(num_edges);
-    const Eigen::VectorXd se_d =
-        out.sequential ? Eigen::VectorXd(batch_standard_errors(dq, d2 / unbias, nd) * unbias) : Eigen::VectorXd();
-    const double dof = static_cast<double>(batches.size()) - 1;
-    double sum2 = 0;
-    std::vector<Outcome> oe(static_cast<std::size_t>(num_edges));
-    const Index chunk = 256;
-    detail::run_tasks(static_cast<std::size_t>((num_edges + chunk - 1) / chunk), 2e3 * static_cast<double>(num_edges),
-                      [&](std::size_t t) {
-                        const Index a = static_cast<Index>(t) * chunk, b = std::min<Index>(num_edges, a + chunk);
-                        for (Index e = a; e < b; ++e)
-                          oe[static_cast<std::size_t>(e)] = out.sequential ? t_test(d2[e], var_d[e], se_d[e], dof)
-                                                                           : chi2_test(d2[e] / var_d[e], nd - 1);
-                      });
-    for (Index e = 0; e < num_edges; ++e) {
-      const Index h = heads[static_cast<std::size_t>(e)], t = tails[static_cast<std::size_t>(e)];
-      const Outcome o = oe[static_cast<std::size_t>(e)];
-      out.edge_z[e] = o.z;
-      offender(ValidationTest::EdgeDifference, e, o, d2[e], var_d[e]);
-      // Cov^(u, v) = (S_u + S_v - S_{u-v}) / 2.
-      const double err = 0.5 * (s2v[h] + s2v[t] - d2[e]) - truth.edge_covariance[e];
-      out.edge_covariance_error[e] = err;
-      out.edge_covariance_error_max = std::max(out.edge_covariance_error_max, std::abs(err));
-      sum2 += err * err;
-    }
-    out.edge_covariance_error_rms = std::sqrt(sum2 / static_cast<double>(num_edges));
-    out.edge = summarize(out.edge_z, edge_tested);
+// The global test of the per-draw statistic g (its batches `gq`).
+void DrawValidator::Impl::global_test(CheckpointValidation& out, const BatchAccumulator& gq,
+                                      Offenders& offender) const {
+  const double nd = static_cast<double>(n);
+  const auto nb = static_cast<Eigen::Index>(batches.size());
+  // g's standard error from the same draws is correlated with g (draws with small squares give a small mean
+  // and a small spread: a t test then rejects too often in its lower tail, measured 6x at the 0.5% level).
+  // So the batches are split: the first half estimates the scale, the second half's mean is tested. 1 + g_B is
+  // a weighted sum of chi^2 variables with mean 1: Satterthwaite's chi^2_nu / nu with nu = 2 / se_B^2, made
+  // normal by Wilson-Hilferty's cube root, N(1 - 2 / (9 nu), 2 / (9 nu)), and referred to Student t with
+  // B_A - 1 degrees of freedom since the scale is estimated from B_A batches.
+  const double g = gq.sums.sum() / nd;
+  const Eigen::Index half = nb / 2;
+  BatchAccumulator a{gq.sums.leftCols(half), {gq.lengths.begin(), gq.lengths.begin() + half}};
+  BatchAccumulator bb{gq.sums.rightCols(nb - half), {gq.lengths.begin() + half, gq.lengths.end()}};
+  double n_a = 0, n_b = 0;
+  for (double l : a.lengths) n_a += l;
+  for (double l : bb.lengths) n_b += l;
+  const double g_a = a.sums.sum() / n_a, g_b = bb.sums.sum() / n_b;
+  const double se_a = batch_standard_errors(a, Eigen::VectorXd::Constant(1, g_a), n_a)[0];
+  const double se_b = se_a * std::sqrt(n_a / n_b);
+  Outcome o{1.0, 0.0};
+  if (se_b > 0) {
+    const double nu = 2 / (se_b * se_b);
+    o = t_test(std::cbrt(std::max(0.0, 1 + g_b)), 1 - 2 / (9 * nu), std::sqrt(2 / (9 * nu)),
+               static_cast<double>(half) - 1);
+  } else if (g_b != 0) {
+    o = {0.0, normal_score(0.0, g_b > 0)};
   }
+  out.global_statistic = g;
+  out.global_se = batch_standard_errors(gq, Eigen::VectorXd::Constant(1, g), nd)[0];
+  out.global_z = o.z;
+  offender(ValidationTest::Global, -1, o, g, 0.0);
+}
 
-  // The split-half error from the same sums, cut at the tracker's groups.
+// The tests of the edge differences' variances and the edge covariances' errors.
+void DrawValidator::Impl::edge_tests(CheckpointValidation& out, const Moments& m, const BatchAccumulator& dq,
+                                     Offenders& offender) const {
+  const double nd = static_cast<double>(n);
+  const double unbias = nd / (nd - 1);
+  const Eigen::VectorXd &s2v = m.s2v, &d2 = m.d2;
+  out.edge_z = Eigen::VectorXd::Zero(num_edges);
+  out.edge_covariance_error = Eigen::VectorXd::Zero(num_edges);
+  const Eigen::VectorXd se_d =
+      out.sequential ? Eigen::VectorXd(batch_standard_errors(dq, d2 / unbias, nd) * unbias) : Eigen::VectorXd();
+  const double dof = static_cast<double>(batches.size()) - 1;
+  double sum2 = 0;
+  std::vector<Outcome> oe(static_cast<std::size_t>(num_edges));
+  const Index chunk = 256;
+  detail::run_tasks(static_cast<std::size_t>((num_edges + chunk - 1) / chunk), 2e3 * static_cast<double>(num_edges),
+                    [&](std::size_t t) {
+                      const Index a = static_cast<Index>(t) * chunk, b = std::min<Index>(num_edges, a + chunk);
+                      for (Index e = a; e < b; ++e)
+                        oe[static_cast<std::size_t>(e)] = out.sequential ? t_test(d2[e], var_d[e], se_d[e], dof)
+                                                                         : chi2_test(d2[e] / var_d[e], nd - 1);
+                    });
+  for (Index e = 0; e < num_edges; ++e) {
+    const Index h = heads[static_cast<std::size_t>(e)], t = tails[static_cast<std::size_t>(e)];
+    const Outcome o = oe[static_cast<std::size_t>(e)];
+    out.edge_z[e] = o.z;
+    offender(ValidationTest::EdgeDifference, e, o, d2[e], var_d[e]);
+    // Cov^(u, v) = (S_u + S_v - S_{u-v}) / 2.
+    const double err = 0.5 * (s2v[h] + s2v[t] - d2[e]) - truth.edge_covariance[e];
+    out.edge_covariance_error[e] = err;
+    out.edge_covariance_error_max = std::max(out.edge_covariance_error_max, std::abs(err));
+    sum2 += err * err;
+  }
+  out.edge_covariance_error_rms = std::sqrt(sum2 / static_cast<double>(num_edges));
+  out.edge = summarize(out.edge_z, edge_tested);
+}
+
+// The split-half error of checkpoint c from the same sums, cut at the tracker's groups.
+ErrorEstimate DrawValidator::Impl::split_half_error(std::size_t c) {
   std::vector<MomentSums> groups;
   for (std::size_t j = 0; j + 1 < tracker_offsets.size(); ++j) {
     const Eigen::Index sa = segment_of(tracker_offsets[j]), sb = segment_of(tracker_offsets[j + 1]);
@@ -791,8 +828,39 @@ void DrawValidator::Impl::close() {
     g.scatter = range_sum(s2, sa, sb);
     groups.push_back(std::move(g));
   }
-  out.error = tracker->observe(std::isnan(sweep) ? c : static_cast<std::size_t>(std::max(0.0, sweep)), 0.0,
-                               GroupedMoments(MomentKind::Diagonal, centre, std::move(groups)));
+  return tracker->observe(std::isnan(sweep) ? c : static_cast<std::size_t>(std::max(0.0, sweep)), 0.0,
+                          GroupedMoments(MomentKind::Diagonal, centre, std::move(groups)));
+}
+
+// The tests of the open checkpoint from its segment sums (see validate_draws()).
+void DrawValidator::Impl::close() {
+  const std::size_t c = report.checkpoints.size();
+  CheckpointValidation out;
+  out.sweep = sweep;
+  out.draws = n;
+  out.sequential = !chain_offsets.empty();
+  out.chains = out.sequential ? chain_offsets.size() - 1 : n;
+  std::vector<ValidationOffender> all;
+  Offenders offender{TestSink{all, out}, c, sweep};
+
+  const Moments m = add_lanes();
+  const Batches bs = batch_sums(m, out.sequential);
+  coordinate_tests(out, m, bs, offender);
+  // Coordinates with exact variance 0 (x~ of an isolated node): the draws must be exactly the mean.
+  for (Index i = 0; i < dim; ++i) {
+    if (tested[static_cast<std::size_t>(i)]) continue;
+    ++out.degenerate;
+    if (m.s2v[i] > 0 || m.mean[i] != mu[i]) {
+      Outcome o{0.0, normal_score(0.0, true)};
+      out.variance_z[i] = o.z;
+      offender(ValidationTest::Variance, i, o, m.s2v[i], 0.0);
+    }
+  }
+  if (k_tested > 0 && batches.size() >= 4) global_test(out, bs.gq, offender);
+  out.mean = summarize(out.mean_z, tested);
+  out.variance = summarize(out.variance_z, tested);
+  if (with_edges) edge_tests(out, m, bs.dq, offender);
+  out.error = split_half_error(c);
 
   // Keep only the worst few tests between checkpoints.
   worst.insert(worst.end(), all.begin(), all.end());

@@ -48,16 +48,9 @@ std::size_t deferred_batch(const ChainGroup& group, const std::vector<std::size_
   return batch >= k ? batch / k * k : batch;
 }
 
-}  // namespace
-
-ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::MatrixXd& target,
-                                      const ConvergenceSettings& settings, const ProgressFn& progress,
-                                      const std::string& label) {
-  const ScopedThreadLimit cap(settings.threads);  // the estimators' helpers too (core/machine.hpp)
-  // The covariance errors are of zero-mean draws: a model's mean is dropped (it does not change Q).
-  std::optional<Model> zero_mean;
-  if (model_in.has_mean()) zero_mean = model_in.without_mean();
-  const Model& model = zero_mean ? *zero_mean : model_in;
+// The checks of measure_convergence(): enough chains for the split-half error, a sweep, a dual domain, a target of
+// the model's size.
+void check_convergence_input(const Model& model, const Eigen::MatrixXd& target, const ConvergenceSettings& settings) {
   if (settings.chains < kMinSplitHalfChains)
     throw std::invalid_argument("measure_convergence: need at least " + std::to_string(kMinSplitHalfChains) +
                                 " chains (two halves of three), got " + std::to_string(settings.chains));
@@ -69,6 +62,37 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     throw std::invalid_argument("measure_convergence: target is " + std::to_string(target.rows()) + " x " +
                                 std::to_string(target.cols()) + ", expected " + std::to_string(n) + " x " +
                                 std::to_string(n) + " or " + std::to_string(n) + " x 1");
+}
+
+// The ensemble of one domain's run: the settings' chains, sweeps, scan and start, a seed of the domain's own.
+EnsembleOptions ensemble_options(const ConvergenceSettings& settings, Domain domain) {
+  EnsembleOptions o;
+  o.chains = settings.chains;
+  o.sweeps = settings.sweeps;
+  o.scan = settings.scan;
+  o.seed = detail::derive_seed(settings.seed, domain == Domain::Primal ? 1 : 2);
+  o.threads = settings.threads;
+  o.checkpoint_every = settings.checkpoint_every;
+  o.init = settings.init;
+  o.init_value = settings.init_value;
+  o.init_scale = settings.init_scale;
+  if (settings.init == InitialState::Given)
+    o.given_state = domain == Domain::Primal ? settings.given_primal : settings.given_dual;
+  o.lockstep = 1;  // independent schedules: the split-half estimator needs independent chains
+  return o;
+}
+
+}  // namespace
+
+ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::MatrixXd& target,
+                                      const ConvergenceSettings& settings, const ProgressFn& progress,
+                                      const std::string& label) {
+  const ScopedThreadLimit cap(settings.threads);  // the estimators' helpers too (core/machine.hpp)
+  // The covariance errors are of zero-mean draws: a model's mean is dropped (it does not change Q).
+  std::optional<Model> zero_mean;
+  if (model_in.has_mean()) zero_mean = model_in.without_mean();
+  const Model& model = zero_mean ? *zero_mean : model_in;
+  check_convergence_input(model, target, settings);
   ErrorTrackerOptions topt;
   topt.jackknife_groups = settings.jackknife_groups;
   ConvergenceCurves out;
@@ -90,19 +114,7 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     cv_tracker.emplace(Domain::Dual, s2, shifted, topt);
   }
   for (Domain domain : {Domain::Primal, Domain::Dual}) {
-    EnsembleOptions o;
-    o.chains = settings.chains;
-    o.sweeps = settings.sweeps;
-    o.scan = settings.scan;
-    o.seed = detail::derive_seed(settings.seed, domain == Domain::Primal ? 1 : 2);
-    o.threads = settings.threads;
-    o.checkpoint_every = settings.checkpoint_every;
-    o.init = settings.init;
-    o.init_value = settings.init_value;
-    o.init_scale = settings.init_scale;
-    if (settings.init == InitialState::Given)
-      o.given_state = domain == Domain::Primal ? settings.given_primal : settings.given_dual;
-    o.lockstep = 1;  // independent schedules: the split-half estimator needs independent chains
+    EnsembleOptions o = ensemble_options(settings, domain);
     CovarianceErrorTracker tracker(domain, model.node_variances(), target, topt);
     // Over the members of a chain group (MPI ranks), each member's observer sees only its share of the trackers'
     // groups of chains and reduces it to the groups' sums (docs/mpi.md section 5); alone, it sees every chain.

@@ -195,6 +195,77 @@ ExperimentResult run_fig6(const ExperimentOptions& opt) {
 
 // ---- Fig. 7 ----------------------------------------------------------------------------------------
 
+namespace {
+
+// Realisation r of fig7: a WS(64, 4, 0.3) graph (redrawn until connected, `attempts` the draws; as published, the
+// authors' networkx graph r) with node and edge standard deviations uniform in [s_lo, s_hi] and [sg_lo, sg_hi].
+Model fig7_model(const ExperimentOptions& opt, std::size_t r, double s_lo, double s_hi, double sg_lo, double sg_hi,
+                 int& attempts) {
+  const Index nodes = 64, k = 4;
+  const double p = 0.3;
+  attempts = 1;
+  Graph g = opt.as_published
+                ? networkx_watts_strogatz(nodes, k, p, static_cast<std::uint32_t>(r))
+                : detail::connected_graph([&](std::uint64_t sd) { return make_watts_strogatz(nodes, k, p, sd); },
+                                          opt.seed, 7000 + r, &attempts);
+  const auto nv = static_cast<std::size_t>(g.num_nodes()), ne = static_cast<std::size_t>(g.num_edges());
+  std::vector<double> sv, sgv;
+  if (opt.as_published) {  // the authors' ws_hetero_builder: np.random.seed(1000 + r), nodes first, then edges
+    NumpyLegacyRandom numpy_rng(static_cast<std::uint32_t>(1000 + r));
+    sv = numpy_rng.beta11(nv, s_lo, s_hi);
+    sgv = numpy_rng.beta11(ne, sg_lo, sg_hi);
+  } else {
+    sv = detail::uniform_vector(nv, s_lo, s_hi, derive_seed(opt.seed, 71, r));
+    sgv = detail::uniform_vector(ne, sg_lo, sg_hi, derive_seed(opt.seed, 72, r));
+  }
+  return Model(std::move(g), std::move(sv), std::move(sgv));
+}
+
+// Mean and standard deviation (divisor n - 1; 0 for one value) of the values.
+void mean_and_sd(const std::vector<double>& v, double& mean, double& sd) {
+  mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
+}
+
+// Fig7's rate rows: the per-graph predictions and fits averaged over the graphs, the window from the earliest start
+// to the latest end.
+struct MeanRates {
+  double pred[2] = {0, 0}, fit[2] = {0, 0};
+  std::size_t nfit[2] = {0, 0};
+  double win_lo[2] = {kNaN, kNaN}, win_hi[2] = {kNaN, kNaN};
+
+  // One graph's row of domain i (0 primal, 1 dual).
+  void add(int i, const RateComparison& row) {
+    pred[i] += row.predicted;
+    const RateFit& f = row.fit;
+    if (!f.ok()) return;
+    fit[i] += f.neg_log_rate;
+    ++nfit[i];
+    win_lo[i] = std::isnan(win_lo[i]) ? f.first_sweep : std::min(win_lo[i], f.first_sweep);
+    win_hi[i] = std::isnan(win_hi[i]) ? f.last_sweep : std::max(win_hi[i], f.last_sweep);
+  }
+  // The rows of domain i over `graphs` graphs.
+  RateComparison row(int i, double graphs) const {
+    RateComparison a;
+    a.label = i == 0 ? "primal (mean over graphs)" : "dual x~ (mean over graphs)";
+    a.fitted_from = "Eu";
+    a.predicted_by = i == 0 ? "r_p" : "r_d";
+    a.predicted = pred[i] / graphs;
+    a.fit.neg_log_rate = nfit[i] ? fit[i] / static_cast<double>(nfit[i]) : kNaN;
+    a.fit.rate = std::exp(-a.fit.neg_log_rate);
+    a.fit.points = nfit[i];
+    a.fit.first_sweep = win_lo[i];
+    a.fit.last_sweep = win_hi[i];
+    return a;
+  }
+};
+
+}  // namespace
+
 ExperimentResult run_fig7(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
   ExperimentResult res = start_figure(
@@ -204,8 +275,6 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
           ": mean and +-1 sd band",
       opt);
   const std::size_t graphs = opt.quick ? 6 : 64;
-  const Index nodes = 64, k = 4;
-  const double p = 0.3;
   // The paper's text: s_v ~ U(0.8, 1.2), sigma_e ~ U(0.2, 0.3). The authors' experiments.py (ws_hetero_builder):
   // U(0.75, 1.5) and U(0.25, 0.5) (Beta(1, 1) scaled), random starts of scale 1.
   const double s_lo = opt.as_published ? 0.75 : 0.8, s_hi = opt.as_published ? 1.5 : 1.2;
@@ -230,32 +299,12 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
   const std::size_t points = cs.sweeps / cs.checkpoint_every + 1;
   std::vector<std::vector<double>> P(points), D(points), TP(points), TD(points);
   Table per_graph({"realization", "nodes", "edges", "draws", "pred_primal", "pred_dual", "fit_primal", "fit_dual"});
-  double pred_p = 0, pred_d = 0, fit_p = 0, fit_d = 0;
-  std::size_t nfit_p = 0, nfit_d = 0;
-  double win_lo[2] = {kNaN, kNaN}, win_hi[2] = {kNaN, kNaN};  // per-graph windows: earliest start, latest end
-  auto widen = [&](int i, const RateFit& f) {
-    if (!f.ok()) return;
-    win_lo[i] = std::isnan(win_lo[i]) ? f.first_sweep : std::min(win_lo[i], f.first_sweep);
-    win_hi[i] = std::isnan(win_hi[i]) ? f.last_sweep : std::max(win_hi[i], f.last_sweep);
-  };
+  MeanRates mean_rates;
   double sampling = 0;
   for (std::size_t r = 0; r < graphs; ++r) {
     int attempts = 1;
-    Graph g = opt.as_published
-                  ? networkx_watts_strogatz(nodes, k, p, static_cast<std::uint32_t>(r))
-                  : detail::connected_graph([&](std::uint64_t sd) { return make_watts_strogatz(nodes, k, p, sd); },
-                                            opt.seed, 7000 + r, &attempts);
-    const auto nv = static_cast<std::size_t>(g.num_nodes()), ne = static_cast<std::size_t>(g.num_edges());
-    std::vector<double> sv, sgv;
-    if (opt.as_published) {  // the authors' ws_hetero_builder: np.random.seed(1000 + r), nodes first, then edges
-      NumpyLegacyRandom numpy_rng(static_cast<std::uint32_t>(1000 + r));
-      sv = numpy_rng.beta11(nv, s_lo, s_hi);
-      sgv = numpy_rng.beta11(ne, sg_lo, sg_hi);
-    } else {
-      sv = detail::uniform_vector(nv, s_lo, s_hi, derive_seed(opt.seed, 71, r));
-      sgv = detail::uniform_vector(ne, sg_lo, sg_hi, derive_seed(opt.seed, 72, r));
-    }
-    const Model m(std::move(g), std::move(sv), std::move(sgv));
+    const Model m = fig7_model(opt, r, s_lo, s_hi, sg_lo, sg_hi, attempts);
+    const auto nv = static_cast<std::size_t>(m.num_nodes()), ne = static_cast<std::size_t>(m.num_edges());
     cs.seed = derive_seed(opt.seed, 73, r);
     const Eigen::MatrixXd target = covariance_primal(m);
     const ConvergenceCurves c =
@@ -277,64 +326,27 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
     const auto rows = compare_rates(m, c);
     const RateComparison& rp = rows[0];
     const RateComparison& rd = rows[1];
-    pred_p += rp.predicted;
-    pred_d += rd.predicted;
-    if (rp.fit.ok()) {
-      fit_p += rp.fit.neg_log_rate;
-      ++nfit_p;
-    }
-    widen(0, rp.fit);
-    widen(1, rd.fit);
-    if (rd.fit.ok()) {
-      fit_d += rd.fit.neg_log_rate;
-      ++nfit_d;
-    }
+    mean_rates.add(0, rp);
+    mean_rates.add(1, rd);
     per_graph.add_row({static_cast<double>(r), static_cast<double>(nv), static_cast<double>(ne),
                        static_cast<double>(attempts), rp.predicted, rd.predicted, rp.fit.neg_log_rate,
                        rd.fit.neg_log_rate});
   }
-  auto stats = [](const std::vector<double>& v, double& mean, double& sd) {
-    mean = 0;
-    for (double x : v) mean += x;
-    mean /= static_cast<double>(v.size());
-    double ss = 0;
-    for (double x : v) ss += (x - mean) * (x - mean);
-    sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
-  };
   res.table = Table({"sweep", "Eu_primal_mean", "Eu_primal_lo", "Eu_primal_hi", "Eu_dual_mean", "Eu_dual_lo",
                      "Eu_dual_hi", "time_primal", "time_dual"});
   for (std::size_t i = 0; i < points; ++i) {
     if (P[i].empty()) continue;
     double mp, sp, md, sdv, tp, tps, td, tds;
-    stats(P[i], mp, sp);
-    stats(D[i], md, sdv);
-    stats(TP[i], tp, tps);
-    stats(TD[i], td, tds);
+    mean_and_sd(P[i], mp, sp);
+    mean_and_sd(D[i], md, sdv);
+    mean_and_sd(TP[i], tp, tps);
+    mean_and_sd(TD[i], td, tds);
     res.table.add_row({static_cast<double>(std::min(i * cs.checkpoint_every, cs.sweeps)), mp, mp - sp, mp + sp, md,
                        md - sdv, md + sdv, tp, td});
   }
   res.extra_tables.emplace_back("graphs", std::move(per_graph));
   const auto G = static_cast<double>(graphs);
-  RateComparison a;
-  a.label = "primal (mean over graphs)";
-  a.fitted_from = "Eu";
-  a.predicted_by = "r_p";
-  a.predicted = pred_p / G;
-  a.fit.neg_log_rate = nfit_p ? fit_p / static_cast<double>(nfit_p) : kNaN;
-  a.fit.rate = std::exp(-a.fit.neg_log_rate);
-  a.fit.points = nfit_p;
-  a.fit.first_sweep = win_lo[0];
-  a.fit.last_sweep = win_hi[0];
-  RateComparison b = a;
-  b.label = "dual x~ (mean over graphs)";
-  b.predicted_by = "r_d";
-  b.predicted = pred_d / G;
-  b.fit.neg_log_rate = nfit_d ? fit_d / static_cast<double>(nfit_d) : kNaN;
-  b.fit.rate = std::exp(-b.fit.neg_log_rate);
-  b.fit.points = nfit_d;
-  b.fit.first_sweep = win_lo[1];
-  b.fit.last_sweep = win_hi[1];
-  res.rates = {a, b};
+  res.rates = {mean_rates.row(0, G), mean_rates.row(1, G)};
   res.notes.push_back(
       "rate rows average the per-graph fits (window: earliest start to latest end over the graphs; "
       "'points' = graphs with a fit). "
@@ -631,29 +643,32 @@ ExperimentResult run_fig11(const ExperimentOptions& opt) {
 
 // ---- rates -----------------------------------------------------------------------------------------
 
-ExperimentResult run_rates(const ExperimentOptions& opt) {
-  const detail::Stopwatch total;
-  ExperimentResult res = start_figure(
-      "rates", "Spectral rates r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay", opt);
-  struct Config {
-    std::string spec;  // the family and sizes (random graphs: the seed is derived, not the spec's)
-    std::function<Graph()> make;
-  };
+namespace {
+
+// A graph of the rate benchmark: its family and sizes (random graphs: the seed is derived, not the spec's).
+struct RateConfig {
+  std::string spec;
+  std::function<Graph()> make;
+};
+
+// The benchmark's graphs and ratios s / sigma (fewer with --quick).
+std::vector<RateConfig> rate_configs(const ExperimentOptions& opt, std::vector<double>& ratios) {
   const std::uint64_t gs = derive_seed(opt.seed, 12);
   auto kreg = [gs](Index n, Index k) {
-    return Config{"kregular:" + std::to_string(n) + "," + std::to_string(k), [gs, n, k] {
-                    return detail::connected_graph([n, k](std::uint64_t sd) { return make_random_regular(n, k, sd); },
-                                                   gs, 1200 + static_cast<std::uint64_t>(n * 64 + k));
-                  }};
+    return RateConfig{"kregular:" + std::to_string(n) + "," + std::to_string(k), [gs, n, k] {
+                        return detail::connected_graph(
+                            [n, k](std::uint64_t sd) { return make_random_regular(n, k, sd); }, gs,
+                            1200 + static_cast<std::uint64_t>(n * 64 + k));
+                      }};
   };
   auto ws = [gs](Index n) {
-    return Config{"ws:" + std::to_string(n) + ",4,0.3", [gs, n] {
-                    return detail::connected_graph([n](std::uint64_t sd) { return make_watts_strogatz(n, 4, 0.3, sd); },
-                                                   gs, 1300 + static_cast<std::uint64_t>(n));
-                  }};
+    return RateConfig{"ws:" + std::to_string(n) + ",4,0.3", [gs, n] {
+                        return detail::connected_graph(
+                            [n](std::uint64_t sd) { return make_watts_strogatz(n, 4, 0.3, sd); }, gs,
+                            1300 + static_cast<std::uint64_t>(n));
+                      }};
   };
-  std::vector<Config> configs;
-  std::vector<double> ratios;
+  std::vector<RateConfig> configs;
   if (opt.quick) {
     configs = {{"torus:6x6", [] { return make_torus(6, 6); }},
                kreg(32, 4),
@@ -678,6 +693,99 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
                ws(128)};
     ratios = {0.5, 2.0, 8.0};
   }
+  return configs;
+}
+
+// What every run of the rate benchmark shares, and the time its runs add up.
+struct RatesRun {
+  const ExperimentOptions& opt;
+  std::size_t mean_chains, eu_chains;
+  double sampling = 0, spectra_seconds = 0;
+};
+
+// One graph at one ratio s / sigma (s = 1): predicted, closed-form and fitted rates, a row of the table and five
+// rate comparisons. `q_factor` holds the symbolic analysis of Q's pattern for the graph.
+void rates_of_model(RatesRun& run, const Graph& g, const std::string& spec_text, const GraphSpec& spec,
+                    CholeskyFactor& q_factor, std::size_t gi, std::size_t ri, double ratio, double progress,
+                    ExperimentResult& res) {
+  const ExperimentOptions& opt = run.opt;
+  const double s = 1.0, sigma = 1.0 / ratio;
+  const Model m(g, s, sigma);
+  const detail::Stopwatch sp;
+  const Rates r = convergence_rates(m);
+  run.spectra_seconds += sp.seconds();
+  const double pp = detail::neg_log(r.rate_primal), pd = detail::neg_log(r.rate_dual),
+               pe = detail::neg_log(r.rate_dual_effective);
+  const double slowest = std::min(pp, pd);
+  std::size_t sweeps = static_cast<std::size_t>(std::clamp(std::ceil(25.0 / slowest), 30.0, 200.0));
+  if (opt.quick) sweeps = std::min<std::size_t>(sweeps, 60);
+  if (opt.sweeps) sweeps = opt.sweeps;
+  const std::string label = spec_text + " s/sigma=" + number_text(ratio, 10);
+  if (opt.progress) opt.progress("rates " + label, progress);
+  const std::uint64_t seed = derive_seed(opt.seed, 120 + gi, ri);
+  RateFit fit_xt;
+  const RateFit fit_p =
+      mean_decay(m, Domain::Primal, run.mean_chains, sweeps, derive_seed(seed, 1), opt.threads, nullptr, &run.sampling);
+  const RateFit fit_y =
+      mean_decay(m, Domain::Dual, run.mean_chains, sweeps, derive_seed(seed, 2), opt.threads, &fit_xt, &run.sampling);
+  ConvergenceSettings cs = settings_for(opt, run.eu_chains, sweeps, derive_seed(seed, 3));
+  apply_start(cs, opt, InitialState::Constant);
+  q_factor.factorize(m.primal_precision());
+  const ConvergenceCurves c = measure_convergence(m, q_factor.inverse(), cs);  // target = covariance_primal(m)
+  run.sampling += c.primal_stats.seconds + c.dual_stats.seconds;
+  const RateFit eu_p = detail::fit_eu(c.primal), eu_d = detail::fit_eu(c.dual);
+  const Graph& gg = m.graph();
+  const double e = static_cast<double>(gg.num_edges());
+  // Closed forms: Prop. 1 (regular), Prop. 4 and 5 (cycles, Prop. 5 at the computed lambda_2), appendix A.
+  const ClosedForms cf = closed_forms(spec, m, r.lambda2_L);
+  const double cp = detail::neg_log(cf.rate_primal), cd = detail::neg_log(cf.rate_dual),
+               ce = detail::neg_log(cf.rate_dual_effective);
+  res.table.add_row(label, {static_cast<double>(gg.num_nodes()), e, ratio, r.lambda2_L, pp, pd, pe, cp, cd, ce,
+                            fit_p.neg_log_rate, fit_y.neg_log_rate, fit_xt.neg_log_rate, eu_p.neg_log_rate,
+                            eu_d.neg_log_rate, fit_p.neg_log_rate / pp - 1.0, fit_y.neg_log_rate / pd - 1.0,
+                            fit_xt.neg_log_rate / (std::isnan(pe) ? pd : pe) - 1.0, static_cast<double>(sweeps)});
+  auto row = [&](const std::string& what, const std::string& by, double pred, double closed, const RateFit& f,
+                 const std::string& from) {
+    RateComparison rc;
+    rc.label = label + " " + what;
+    rc.fitted_from = from;
+    rc.predicted_by = by;
+    rc.predicted = pred;
+    rc.closed_form = closed;
+    rc.fit = f;
+    res.rates.push_back(rc);
+  };
+  row("primal", "r_p", pp, cp, fit_p, "mean");
+  row("dual y~", "r_d", pd, cd, fit_y, "mean");
+  // On a tree B is injective (no cycle space): x~ converges at r_d itself.
+  const double ce_or_tree = std::isnan(pe) ? cd : ce;
+  row("dual x~", std::isnan(pe) ? "r_d" : "r_d^eff", std::isnan(pe) ? pd : pe, ce_or_tree, fit_xt, "mean");
+  row("primal", "r_p", pp, cp, eu_p, "Eu");
+  row("dual x~", std::isnan(pe) ? "r_d" : "r_d^eff", std::isnan(pe) ? pd : pe, ce_or_tree, eu_d, "Eu");
+}
+
+// Agreement summary over the mean fits (the primary measurement).
+void summarise_rate_agreement(ExperimentResult& res) {
+  std::vector<double> rel;
+  for (const auto& rw : res.table.rows())
+    for (std::size_t c : {res.table.column_index("rel_primal"), res.table.column_index("rel_dual"),
+                          res.table.column_index("rel_dual_eff")})
+      if (std::isfinite(rw[c])) rel.push_back(std::abs(rw[c]));
+  std::sort(rel.begin(), rel.end());
+  if (!rel.empty()) {
+    res.summary.emplace_back("mean_fit_median_abs_rel_disagreement", rel[rel.size() / 2]);
+    res.summary.emplace_back("mean_fit_max_abs_rel_disagreement", rel.back());
+  }
+}
+
+}  // namespace
+
+ExperimentResult run_rates(const ExperimentOptions& opt) {
+  const detail::Stopwatch total;
+  ExperimentResult res = start_figure(
+      "rates", "Spectral rates r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay", opt);
+  std::vector<double> ratios;
+  const std::vector<RateConfig> configs = rate_configs(opt, ratios);
   const std::size_t mean_chains = pick(opt.chains, opt.quick, 200, 500);
   if (opt.as_published)
     res.notes.push_back("as published: the authors published no rate benchmark; this is the paper-text run.");
@@ -697,81 +805,19 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
                     {"nodes", "edges", "ratio", "lambda2", "pred_primal", "pred_dual", "pred_dual_eff", "closed_primal",
                      "closed_dual", "closed_dual_eff", "fit_primal_mean", "fit_dual_mean", "fit_dual_eff_mean",
                      "fit_primal_Eu", "fit_dual_Eu", "rel_primal", "rel_dual", "rel_dual_eff", "sweeps"});
-  double sampling = 0, spectra_seconds = 0;
+  RatesRun run{opt, mean_chains, eu_chains};
   const std::size_t total_runs = configs.size() * ratios.size();
-  std::size_t run = 0;
+  std::size_t runs = 0;
   for (std::size_t gi = 0; gi < configs.size(); ++gi) {
     const Graph g = configs[gi].make();
     const GraphSpec spec = parse_graph_spec(configs[gi].spec);
     CholeskyFactor q_factor;  // one symbolic analysis of Q's pattern for the graph's ratios
     q_factor.analyze(Model(g, 1.0, 1.0).primal_precision());
-    for (std::size_t ri = 0; ri < ratios.size(); ++ri, ++run) {
-      const double ratio = ratios[ri], s = 1.0, sigma = 1.0 / ratio;
-      const Model m(g, s, sigma);
-      const detail::Stopwatch sp;
-      const Rates r = convergence_rates(m);
-      spectra_seconds += sp.seconds();
-      const double pp = detail::neg_log(r.rate_primal), pd = detail::neg_log(r.rate_dual),
-                   pe = detail::neg_log(r.rate_dual_effective);
-      const double slowest = std::min(pp, pd);
-      std::size_t sweeps = static_cast<std::size_t>(std::clamp(std::ceil(25.0 / slowest), 30.0, 200.0));
-      if (opt.quick) sweeps = std::min<std::size_t>(sweeps, 60);
-      if (opt.sweeps) sweeps = opt.sweeps;
-      const std::string label = configs[gi].spec + " s/sigma=" + number_text(ratio, 10);
-      if (opt.progress) opt.progress("rates " + label, static_cast<double>(run) / static_cast<double>(total_runs));
-      const std::uint64_t seed = derive_seed(opt.seed, 120 + gi, ri);
-      RateFit fit_xt;
-      const RateFit fit_p =
-          mean_decay(m, Domain::Primal, mean_chains, sweeps, derive_seed(seed, 1), opt.threads, nullptr, &sampling);
-      const RateFit fit_y =
-          mean_decay(m, Domain::Dual, mean_chains, sweeps, derive_seed(seed, 2), opt.threads, &fit_xt, &sampling);
-      ConvergenceSettings cs = settings_for(opt, eu_chains, sweeps, derive_seed(seed, 3));
-      apply_start(cs, opt, InitialState::Constant);
-      q_factor.factorize(m.primal_precision());
-      const ConvergenceCurves c = measure_convergence(m, q_factor.inverse(), cs);  // target = covariance_primal(m)
-      sampling += c.primal_stats.seconds + c.dual_stats.seconds;
-      const RateFit eu_p = detail::fit_eu(c.primal), eu_d = detail::fit_eu(c.dual);
-      const Graph& gg = m.graph();
-      const double e = static_cast<double>(gg.num_edges());
-      // Closed forms: Prop. 1 (regular), Prop. 4 and 5 (cycles, Prop. 5 at the computed lambda_2), appendix A.
-      const ClosedForms cf = closed_forms(spec, m, r.lambda2_L);
-      const double cp = detail::neg_log(cf.rate_primal), cd = detail::neg_log(cf.rate_dual),
-                   ce = detail::neg_log(cf.rate_dual_effective);
-      res.table.add_row(label, {static_cast<double>(gg.num_nodes()), e, ratio, r.lambda2_L, pp, pd, pe, cp, cd, ce,
-                                fit_p.neg_log_rate, fit_y.neg_log_rate, fit_xt.neg_log_rate, eu_p.neg_log_rate,
-                                eu_d.neg_log_rate, fit_p.neg_log_rate / pp - 1.0, fit_y.neg_log_rate / pd - 1.0,
-                                fit_xt.neg_log_rate / (std::isnan(pe) ? pd : pe) - 1.0, static_cast<double>(sweeps)});
-      auto row = [&](const std::string& what, const std::string& by, double pred, double closed, const RateFit& f,
-                     const std::string& from) {
-        RateComparison rc;
-        rc.label = label + " " + what;
-        rc.fitted_from = from;
-        rc.predicted_by = by;
-        rc.predicted = pred;
-        rc.closed_form = closed;
-        rc.fit = f;
-        res.rates.push_back(rc);
-      };
-      row("primal", "r_p", pp, cp, fit_p, "mean");
-      row("dual y~", "r_d", pd, cd, fit_y, "mean");
-      // On a tree B is injective (no cycle space): x~ converges at r_d itself.
-      const double ce_or_tree = std::isnan(pe) ? cd : ce;
-      row("dual x~", std::isnan(pe) ? "r_d" : "r_d^eff", std::isnan(pe) ? pd : pe, ce_or_tree, fit_xt, "mean");
-      row("primal", "r_p", pp, cp, eu_p, "Eu");
-      row("dual x~", std::isnan(pe) ? "r_d" : "r_d^eff", std::isnan(pe) ? pd : pe, ce_or_tree, eu_d, "Eu");
-    }
+    for (std::size_t ri = 0; ri < ratios.size(); ++ri, ++runs)
+      rates_of_model(run, g, configs[gi].spec, spec, q_factor, gi, ri, ratios[ri],
+                     static_cast<double>(runs) / static_cast<double>(total_runs), res);
   }
-  // Agreement summary over the mean fits (the primary measurement).
-  std::vector<double> rel;
-  for (const auto& rw : res.table.rows())
-    for (std::size_t c : {res.table.column_index("rel_primal"), res.table.column_index("rel_dual"),
-                          res.table.column_index("rel_dual_eff")})
-      if (std::isfinite(rw[c])) rel.push_back(std::abs(rw[c]));
-  std::sort(rel.begin(), rel.end());
-  if (!rel.empty()) {
-    res.summary.emplace_back("mean_fit_median_abs_rel_disagreement", rel[rel.size() / 2]);
-    res.summary.emplace_back("mean_fit_max_abs_rel_disagreement", rel.back());
-  }
+  summarise_rate_agreement(res);
   res.notes.push_back(
       "pred_dual_eff is undefined on trees (no cycle space): there x~ = B y~ converges at r_d, and "
       "rel_dual_eff compares with r_d.");
@@ -781,8 +827,8 @@ ExperimentResult run_rates(const ExperimentOptions& opt) {
       "(effective rate r_d^eff, cut space). Eu fits: split-half covariance error from the constant "
       "start, paper convention E ~ r^(2t).");
   note_missing_fits(res);
-  res.timings.emplace_back("sampling", sampling);
-  res.timings.emplace_back("spectra", spectra_seconds);
+  res.timings.emplace_back("sampling", run.sampling);
+  res.timings.emplace_back("spectra", run.spectra_seconds);
   return finish(std::move(res), total);
 }
 

@@ -336,6 +336,39 @@ MarginalMethod default_marginal_method(const Model& model) {
   return lattice_like || g.num_edges() == 0 ? MarginalMethod::Exact : MarginalMethod::DualCv;
 }
 
+namespace {
+
+// The exact method: selected inversion of Q.
+MarginalResult exact_marginals(const Model& model, const Stopper& stop, MarginalResult& r) {
+  r.estimate = marginal_variances(model, Domain::Primal);
+  r.std_error = Eigen::VectorXd::Zero(r.estimate.size());
+  r.lower = r.upper = r.estimate;
+  r.reached_target = true;
+  r.seconds = stop.elapsed();
+  return r;
+}
+
+// The cholesky method: batches of o.chains exact draws (CHOLMOD) until the stopping rule is met.
+MarginalResult cholesky_marginals(const Model& model, const MarginalOptions& o, const Stopper& stop,
+                                  MarginalResult& r) {
+  double rel = 0;
+  FlowCvOptions fo;
+  fo.degree = 0;
+  const FlowControlVariate cv(model, fo);
+  MarginalVarianceCv acc(cv, Domain::Primal, o.chains);
+  const CholeskyFactor factor(model.primal_precision());
+  for (std::uint64_t batch = 0;; ++batch) {
+    acc.add(factor.sample(o.chains, mix64(o.seed + batch * 0x9e3779b97f4a7c15ULL)));
+    r.samples += o.chains;
+    if (stop.done(acc, rel)) break;
+  }
+  fill_from(acc, cv, false, r, o.rel_rmse);
+  r.seconds = stop.elapsed();
+  return r;
+}
+
+}  // namespace
+
 MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& options) {
   const ScopedThreadLimit cap(options.threads);  // the estimators' helpers too (core/machine.hpp)
   // The variances do not depend on the model's mean, and the estimators assume zero-mean draws (mean(x_v^2)):
@@ -354,14 +387,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   MarginalResult r;
   r.method = o.method;
 
-  if (o.method == MarginalMethod::Exact) {
-    r.estimate = marginal_variances(model, Domain::Primal);
-    r.std_error = Eigen::VectorXd::Zero(r.estimate.size());
-    r.lower = r.upper = r.estimate;
-    r.reached_target = true;
-    r.seconds = stop.elapsed();
-    return r;
-  }
+  if (o.method == MarginalMethod::Exact) return exact_marginals(model, stop, r);
 
   const bool dual = o.method == MarginalMethod::Dual || o.method == MarginalMethod::DualCv;
   const bool with_cv = o.method == MarginalMethod::DualCv || o.method == MarginalMethod::PrimalCv;
@@ -370,23 +396,8 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
                                 "' samples the dual domain, and this graph has no edges");
   r.chains = o.chains;
   const Domain domain = dual ? Domain::Dual : Domain::Primal;
+  if (o.method == MarginalMethod::Cholesky) return cholesky_marginals(model, o, stop, r);
   double rel = 0;
-
-  if (o.method == MarginalMethod::Cholesky) {
-    FlowCvOptions fo;
-    fo.degree = 0;
-    const FlowControlVariate cv(model, fo);
-    MarginalVarianceCv acc(cv, Domain::Primal, o.chains);
-    const CholeskyFactor factor(model.primal_precision());
-    for (std::uint64_t batch = 0;; ++batch) {
-      acc.add(factor.sample(o.chains, mix64(o.seed + batch * 0x9e3779b97f4a7c15ULL)));
-      r.samples += o.chains;
-      if (stop.done(acc, rel)) break;
-    }
-    fill_from(acc, cv, false, r, o.rel_rmse);
-    r.seconds = stop.elapsed();
-    return r;
-  }
 
   // The control variate is built before sampling when its degree is fixed (0 without one), and from a pilot of
   // two evaluations after the burn-in when it is automatic (choose_degree).
