@@ -37,3 +37,8 @@
 #include <dualgibbs/api/common.hpp>
 
 #include <dualgibbs/api/scheme.hpp>
+#include <dualgibbs/api/bench.hpp>
+#include <dualgibbs/api/converge.hpp>
+#include <dualgibbs/api/info.hpp>
+#include <dualgibbs/api/marginals.hpp>
+#include <dualgibbs/api/reproduce.hpp>
