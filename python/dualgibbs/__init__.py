@@ -22,10 +22,12 @@ Sampling
 Exact inference
     log_det, marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
     torus_marginal_variance; spectra and rates: algebraic_connectivity, lambda_max_A, convergence_rates,
-    closed_forms (the paper's propositions and Table I).
+    closed_forms (the paper's propositions and Table I); info(model, spec) (`dualgibbs info --json`).
 Experiments and estimators
-    figures(), run_experiment('fig6', quick=True), run_convergence(model) (`dualgibbs converge`);
-    marginals(model, method=..., rel_rmse=...) (the accuracy estimator of `dualgibbs marginals`);
+    figures(), run_experiment('fig6', quick=True) (`dualgibbs reproduce`), run_convergence(model) (`dualgibbs
+    converge`); marginals(model, method=..., rel_rmse=...) (the accuracy estimator of `dualgibbs marginals`);
+    bench(model) (`dualgibbs bench`). Each returns the record the command prints with --json (the same keys and
+    defaults), plus its arrays and tables.
     validate_draws(model, draws, kind=...) (`dualgibbs validate`).
 Errors
     Bad input raises ValueError with the library's message; numerical failures raise NumericalError (subclasses
@@ -48,12 +50,14 @@ from ._core import (  # noqa: F401  (re-exported)
     SolverNotConvergedError,
     __version__,
     algebraic_connectivity,
+    bench,
     closed_forms,
     convergence_rates,
     covariance,
     dual_node_variances,
     entropy,
     figures,
+    info,
     lambda_max_A,
     log_det,
     marginal_variances,
@@ -67,8 +71,8 @@ from ._core import (  # noqa: F401  (re-exported)
 
 __all__ = [
     "CholeskyFactor", "EigensolverError", "FactorizationError", "Graph", "Model", "NotPositiveDefiniteError",
-    "NumericalError", "SolverNotConvergedError", "algebraic_connectivity", "as_graph", "closed_forms",
-    "convergence_rates", "covariance", "dual_node_variances", "entropy", "figures", "lambda_max_A", "log_det",
+    "NumericalError", "SolverNotConvergedError", "algebraic_connectivity", "as_graph", "bench", "closed_forms",
+    "convergence_rates", "covariance", "dual_node_variances", "entropy", "figures", "info", "lambda_max_A", "log_det",
     "marginal_variances", "marginals", "posterior_mean", "run_convergence", "run_experiment", "sample",
     "torus_marginal_variance", "validate_draws",
 ]
