@@ -67,6 +67,11 @@ BOOST_AUTO_TEST_CASE(rejects_what_the_command_rejects) {
   BOOST_CHECK_THROW(api::bench(source("torus:5"), o, {}), std::invalid_argument);
   BOOST_CHECK_EXCEPTION(api::bench(source("path:1"), {}, {}), std::invalid_argument,
                         message_has({"the dual domain has no coordinates"}));
+  o = {};
+  o.chains = 1000000000000;  // refused by run_ensemble for its memory, before anything of that size is allocated
+  o.sweeps = 1;
+  BOOST_CHECK_EXCEPTION(api::bench(source("torus:3"), o, {}), std::invalid_argument,
+                        message_has({"1000000000000 chains", "memory"}));
   api::ModelSource s = source("torus:5");
   s.obs_file = "never-read.txt";
   BOOST_CHECK_EXCEPTION(api::bench(s, {}, {}), std::invalid_argument,

@@ -80,8 +80,6 @@ BenchResult bench(const Model& model, const BenchOptions& options, const ModelSo
   r.scheme = make_scheme(options.scheme, execution.threads, model, domain, "bench");
   r.per_sweep = site_updates_per_sweep(r.scheme, n);
   r.ensemble = ensemble_options(options, source, execution, r.per_sweep);
-  for (const auto& block : lockstep_blocks(r.ensemble.chains, r.ensemble.lockstep))
-    r.widest_block = std::max(r.widest_block, block.second);
   const std::string load_before = load_average();
   for (int k = 0; k < options.repeat; ++k) {
     const EnsembleStats st = run_ensemble(model, domain, r.ensemble, Observer(), r.scheme);
@@ -89,6 +87,9 @@ BenchResult bench(const Model& model, const BenchOptions& options, const ModelSo
     if (k == 0 || st.ns_per_update < r.best.ns_per_update) r.best = st;
     if (k == 0 || cpu_ns < r.best_cpu_ns) r.best_cpu_ns = cpu_ns;
   }
+  // After the runs: run_ensemble() refuses a chain count whose states do not fit before this list is built.
+  for (const auto& block : lockstep_blocks(r.ensemble.chains, r.ensemble.lockstep))
+    r.widest_block = std::max(r.widest_block, block.second);
   r.record = bench_record(model, r, options, source, execution, load_before);
   return r;
 }
