@@ -99,8 +99,10 @@ def test_bench_is_the_commands_record(cli):
 def test_run_convergence_is_the_commands_record(cli):
     ref = cli_json(cli, "converge", "--graph", "torus:5", "--sigma", "0.3", "--seed", "4", "--chains", "60",
                    "--sweeps", "8", "--every", "2", "--threads", "1")
+    stages = []
     r = dg.run_convergence(dg.Model.from_spec("torus:5", 1.0, 0.3), chains=60, sweeps=8, every=2, seed=4, threads=1,
-                           graph="torus:5")
+                           graph="torus:5", progress=lambda stage, fraction: stages.append(fraction))
+    assert stages and all(0 <= f <= 1 for f in stages)  # called back with the GIL held, from the calling thread
     assert set(r) == set(ref) | {"name", "table", "extra_tables"}
     assert comparable(r, drop={"name", "table", "extra_tables"}) == comparable(ref)
     assert list(r["table"]) == ref["columns"] and r["name"] == ref["figure"] == "converge"
