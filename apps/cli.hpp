@@ -78,12 +78,6 @@ using SchemeCli = api::SchemeChoice;
 /// Adds --scheme, --omega, --lambda-min and --lambda-max to a subcommand.
 void add_scheme_options(CLI::App& app, SchemeCli& target);
 
-/// api::make_scheme() without the scan.
-inline SchemeOptions resolve_scheme(const SchemeCli& cli, const Model& model, Domain domain,
-                                    const std::string& command) {
-  return api::make_scheme(cli, model, domain, command);
-}
-
 /// api::make_scheme() with the subcommand's --scan and --threads.
 inline SchemeOptions resolve_scheme(SchemeCli cli, const std::string& scan, unsigned threads, const Model& model,
                                     Domain domain, const std::string& command) {

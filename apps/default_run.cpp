@@ -7,13 +7,14 @@
 #include "mpi_session.hpp"
 #include "output.hpp"
 
+#include <dualgibbs/api/converge.hpp>
+#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 #include <dualgibbs/version.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
@@ -77,20 +78,24 @@ int run_default(const CommonOptions& common) {
                "'dualgibbs --help' lists everything)\n\n";
   print_theory(m, common.spec());
 
-  ConvergenceSettings cs;
-  cs.chains = 4000;
-  cs.sweeps = 100;
-  cs.seed = common.seed;
-  std::cout << "sampling " << cs.chains << " independent chains x " << cs.sweeps
+  api::ConvergeOptions co;
+  co.chains = 4000;
+  co.sweeps = 100;
+  co.name = "demo";
+  co.command_line = "dualgibbs --graph " + common.graph;
+  std::cout << "sampling " << co.chains << " independent chains x " << co.sweeps
             << " random sweeps in each domain; every sweep the covariance of x (primal) and of x~ = B y~ (dual,\n"
                "through Woodbury Cov(X) = D_s - D_s Cov(x~) D_s) is scored against the exact Cov(X) with the unbiased\n"
                "split-half error Eu = trace((S1 - S)^T (S2 - S)) [eq:unbiased_error]\n\n"
             << std::flush;
   ProgressPrinter progress(common.quiet);
-  const auto t0 = std::chrono::steady_clock::now();
-  const ExperimentResult r = run_convergence(m, "demo", common.graph, cs, 2000, progress.callback());
+  api::Execution ex;
+  ex.group = current_chain_group();
+  ex.progress = progress.callback();
+  const api::ExperimentRun run = api::converge(m, co, common, ex);
   progress.finish();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const ExperimentResult& r = run.result;
+  const double wall = run.wall_seconds;
 
   // Compare like with like: Eu is a squared error of the covariance, whose slowest mode decays like r^(2t), so
   // Eu ~ r^(4t) (docs/reproducing.md, Fig. 6). fit_decay_rate() follows the paper's convention E ~ r^(2t)
@@ -131,7 +136,7 @@ int run_default(const CommonOptions& common) {
             << fmt(r.table.column("time_dual").back()) << " s (the same O(|E|) cost per sweep)\n\n";
 
   WrittenFiles files;
-  on_root([&] { files = write_result(r, out, wall, 0, "dualgibbs --graph " + common.graph, true); });
+  on_root([&] { files = write_result(r, run.record, out, true); });
   std::cout << "files:\n";
   for (const auto& f : files.files) std::cout << "  " << f << "\n";
   if (!files.plot_message.empty()) std::cout << "  (" << files.plot_message << ")\n";

@@ -2,6 +2,8 @@
 #include "output.hpp"
 #include "mpi_session.hpp"
 
+#include <dualgibbs/api/reproduce.hpp>
+#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/version.hpp>
 
@@ -101,8 +103,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
@@ -131,52 +131,6 @@ std::string find_plot_script() {
   return "";
 }
 
-nlohmann::json result_json(const ExperimentResult& r, double wall_seconds, unsigned threads,
-                           const std::string& command_line) {
-  nlohmann::json j;
-  j["figure"] = r.name;
-  j["title"] = r.title;
-  j["version"] = DUALGIBBS_VERSION_STRING;
-  j["command"] = command_line;
-  nlohmann::json params = nlohmann::json::object();
-  for (const auto& [k, v] : r.parameters) params[k] = v;
-  j["parameters"] = params;
-  for (const auto& [k, v] : r.parameters)
-    if (k == "seed") j["seed"] = std::stoull(v);
-  j["threads"] = {
-      {"requested", threads}, {"used", resolved_threads(threads)}, {"hardware", std::thread::hardware_concurrency()}};
-  j["mpi_ranks"] = mpi_ranks();  // 1 without mpirun; threads are per rank
-  nlohmann::json timings = nlohmann::json::object();
-  for (const auto& [k, v] : r.timings) timings[k] = number(v);
-  j["timings_seconds"] = timings;
-  j["wall_seconds"] = wall_seconds;
-  nlohmann::json summary = nlohmann::json::object();
-  for (const auto& [k, v] : r.summary) summary[k] = number(v);
-  j["summary"] = summary;
-  nlohmann::json rates = nlohmann::json::array();
-  for (const auto& c : r.rates) {
-    nlohmann::json x;
-    x["label"] = c.label;
-    x["fitted_from"] = c.fitted_from;
-    x["predicted_by"] = c.predicted_by;
-    x["predicted_neg_log_rate"] = number(c.predicted);
-    x["closed_form_neg_log_rate"] = number(c.closed_form);
-    x["fitted_neg_log_rate"] = number(c.fit.neg_log_rate);
-    x["window_first_sweep"] = number(c.fit.first_sweep);
-    x["window_last_sweep"] = number(c.fit.last_sweep);
-    x["window_points"] = c.fit.points;
-    x["relative_disagreement"] = number(c.relative_disagreement());
-    if (!c.fit.note.empty()) x["note"] = c.fit.note;
-    rates.push_back(x);
-  }
-  j["rates"] = rates;
-  j["notes"] = r.notes;
-  nlohmann::json cols = r.table.columns();
-  if (!r.table.label_column().empty()) cols.insert(cols.begin(), r.table.label_column());
-  j["columns"] = cols;
-  return j;
-}
-
 void prepare_output_directory(const std::string& dir) {
   if (dir.empty()) throw std::invalid_argument("cannot write into an output directory with an empty name");
   if (dir == "-")
@@ -190,8 +144,7 @@ void prepare_output_directory(const std::string& dir) {
     throw std::invalid_argument("cannot write into '" + dir + "': " + std::strerror(errno));
 }
 
-WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, double wall_seconds, unsigned threads,
-                          const std::string& command_line, bool plot) {
+WrittenFiles write_result(const ExperimentResult& r, nlohmann::json j, const std::string& dir, bool plot) {
   WrittenFiles w;
   prepare_output_directory(dir);
   const fs::path d(dir);
@@ -203,7 +156,6 @@ WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, dou
     write_atomically(p.string(), [&](std::ostream& o) { extra.second.write_csv(o); });
     w.files.push_back(p.string());
   }
-  nlohmann::json j = result_json(r, wall_seconds, threads, command_line);
   nlohmann::json files = w.files;
   files.push_back((d / (r.name + ".json")).string());
   if (plot) {
@@ -247,6 +199,14 @@ WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, dou
     w.plot_message = "plotting failed (exit " + std::to_string(code) + "): " + output;
   }
   return w;
+}
+
+WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, double wall_seconds, unsigned threads,
+                          const std::string& command_line, bool plot) {
+  api::Execution execution;
+  execution.threads = threads;
+  execution.group = current_chain_group();
+  return write_result(r, api::experiment_record(r, wall_seconds, command_line, execution), dir, plot);
 }
 
 std::string text_report(const ExperimentResult& r, const WrittenFiles& files, double wall_seconds) {

@@ -83,21 +83,19 @@ struct WrittenFiles {
   std::string plot_message;        ///< empty if the plots were drawn, else why not
 };
 
-/// The JSON sidecar of an experiment's result: figure, title, version, seed, parameters, threads
-/// ({requested, used, hardware}), timings, wall time, summary, rate table, notes, columns (files are added
-/// by write_result()).
-nlohmann::json result_json(const ExperimentResult& r, double wall_seconds, unsigned threads,
-                           const std::string& command_line);
-
 /// Creates the output directory DIR (and its parents) if needed and checks that files can be created in it,
 /// so that a bad --out fails before a long run rather than after it.
 /// \throws std::invalid_argument naming DIR and the reason (not a directory, permission denied, "-": an
 ///         experiment writes several files, so it cannot go to standard output).
 void prepare_output_directory(const std::string& dir);
 
-/// Writes DIR/NAME.csv, DIR/NAME_<extra>.csv and DIR/NAME.json, each through AtomicOutput, then draws
-/// DIR/NAME.png and DIR/NAME.pdf with scripts/plot.py unless `plot` is false. Creates DIR
-/// (prepare_output_directory()). \throws as AtomicOutput and prepare_output_directory().
+/// Writes DIR/NAME.csv, DIR/NAME_<extra>.csv and DIR/NAME.json (`record`, api::experiment_record(), with the
+/// files added), each through AtomicOutput, then draws DIR/NAME.png and DIR/NAME.pdf with scripts/plot.py unless
+/// `plot` is false. Creates DIR (prepare_output_directory()). \throws as AtomicOutput and prepare_output_directory().
+WrittenFiles write_result(const ExperimentResult& r, nlohmann::json record, const std::string& dir, bool plot);
+
+/// write_result() with the record api::experiment_record(r, wall_seconds, command_line) of a run on `threads`
+/// threads (0 = available_threads()) in this process's chain group.
 WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, double wall_seconds, unsigned threads,
                           const std::string& command_line, bool plot);
 

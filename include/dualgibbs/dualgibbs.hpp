@@ -41,3 +41,8 @@
 #include <dualgibbs/api/sample.hpp>
 #include <dualgibbs/api/scheme.hpp>
 #include <dualgibbs/api/validate.hpp>
+#include <dualgibbs/api/bench.hpp>
+#include <dualgibbs/api/converge.hpp>
+#include <dualgibbs/api/info.hpp>
+#include <dualgibbs/api/marginals.hpp>
+#include <dualgibbs/api/reproduce.hpp>

@@ -20,12 +20,15 @@ Sampling
     sample(model, domain='dual', chains=10, sweeps=100, seed=1, threads=0, scan='random', ...) -> ndarray
     (chains x coordinates), bitwise what `dualgibbs sample` writes for the same arguments; the GIL is released.
 Exact inference
-    exact(model) (the whole report of `dualgibbs exact`: its JSON fields plus the arrays), log_det, marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
+    exact(model) (the whole report of `dualgibbs exact`: its JSON fields plus the arrays), log_det,
+    marginal_variances (selected inversion), dual_node_variances, covariance, entropy, CholeskyFactor,
     torus_marginal_variance; spectra and rates: algebraic_connectivity, lambda_max_A, convergence_rates,
-    closed_forms (the paper's propositions and Table I).
+    closed_forms (the paper's propositions and Table I); info(model, spec) (`dualgibbs info --json`).
 Experiments and estimators
-    figures(), run_experiment('fig6', quick=True), run_convergence(model) (`dualgibbs converge`);
-    marginals(model, method=..., rel_rmse=...) (the accuracy estimator of `dualgibbs marginals`);
+    figures(), run_experiment('fig6', quick=True) (`dualgibbs reproduce`), run_convergence(model) (`dualgibbs
+    converge`); marginals(model, method=..., rel_rmse=...) (the accuracy estimator of `dualgibbs marginals`);
+    bench(model) (`dualgibbs bench`). Each returns the record the command prints with --json (the same keys and
+    defaults), plus its arrays and tables.
     validate_draws(model, draws, kind=...) (`dualgibbs validate`).
 Errors
     Bad input raises ValueError with the library's message; numerical failures raise NumericalError (subclasses
@@ -48,6 +51,7 @@ from ._core import (  # noqa: F401  (re-exported)
     SolverNotConvergedError,
     __version__,
     algebraic_connectivity,
+    bench,
     closed_forms,
     convergence_rates,
     covariance,
@@ -55,6 +59,7 @@ from ._core import (  # noqa: F401  (re-exported)
     entropy,
     exact,
     figures,
+    info,
     lambda_max_A,
     log_det,
     marginal_variances,
@@ -68,8 +73,8 @@ from ._core import (  # noqa: F401  (re-exported)
 
 __all__ = [
     "CholeskyFactor", "EigensolverError", "FactorizationError", "Graph", "Model", "NotPositiveDefiniteError",
-    "NumericalError", "SolverNotConvergedError", "algebraic_connectivity", "as_graph", "closed_forms",
-    "convergence_rates", "covariance", "dual_node_variances", "entropy", "exact", "figures", "lambda_max_A", "log_det",
+    "NumericalError", "SolverNotConvergedError", "algebraic_connectivity", "as_graph", "bench", "closed_forms",
+    "convergence_rates", "covariance", "dual_node_variances", "entropy", "exact", "figures", "info", "lambda_max_A", "log_det",
     "marginal_variances", "marginals", "posterior_mean", "run_convergence", "run_experiment", "sample",
     "torus_marginal_variance", "validate_draws",
 ]

@@ -12,6 +12,7 @@
 // Errors: std::invalid_argument arrives as ValueError (pybind11's own translation, message unchanged); the library's
 // numerical failures (NotPositiveDefinite, FactorizationError, EigensolverError, SolverNotConverged) and a sampler
 // that reached a non-finite value arrive as dualgibbs.NumericalError or its subclasses, message unchanged.
+#include "experiments.hpp"
 #include "record.hpp"
 
 #include <dualgibbs/dualgibbs.hpp>
@@ -254,17 +255,6 @@ py::object sample(const Model& model, const api::SampleOptions& options, unsigne
 
 // ---- results as dictionaries ---------------------------------------------------------------------------------------
 
-py::dict table_dict(const Table& t) {
-  py::dict d;
-  if (!t.label_column().empty()) d[py::str(t.label_column())] = t.labels();
-  for (std::size_t j = 0; j < t.columns().size(); ++j) {
-    Eigen::VectorXd col(static_cast<Eigen::Index>(t.num_rows()));
-    for (std::size_t r = 0; r < t.num_rows(); ++r) col[static_cast<Eigen::Index>(r)] = t.rows()[r][j];
-    d[py::str(t.columns()[j])] = col;
-  }
-  return d;
-}
-
 py::dict rates_dict(const Rates& r) {
   return py::dict(
       "lambda2_L"_a = r.lambda2_L, "lambda_max_A_primal"_a = r.lambda_max_A_primal,
@@ -276,31 +266,6 @@ py::dict rates_dict(const Rates& r) {
       "method_lambda2"_a = to_string(r.method_lambda2), "method_primal"_a = to_string(r.method_primal),
       "method_dual"_a = to_string(r.method_dual), "seconds_lambda2"_a = r.seconds_lambda2,
       "seconds_primal"_a = r.seconds_primal, "seconds_dual"_a = r.seconds_dual);
-}
-
-py::dict experiment_dict(const ExperimentResult& r) {
-  py::dict extra;
-  for (const auto& [suffix, table] : r.extra_tables) extra[py::str(suffix)] = table_dict(table);
-  py::list rates;
-  for (const auto& c : r.rates)
-    rates.append(py::dict("label"_a = c.label, "fitted_from"_a = c.fitted_from, "predicted_by"_a = c.predicted_by,
-                          "predicted"_a = c.predicted, "closed_form"_a = c.closed_form, "fitted"_a = c.fit.neg_log_rate,
-                          "relative_disagreement"_a = c.relative_disagreement()));
-  py::dict summary, parameters, timings;
-  for (const auto& [k, v] : r.summary) summary[py::str(k)] = v;
-  for (const auto& [k, v] : r.parameters) parameters[py::str(k)] = v;
-  for (const auto& [k, v] : r.timings) timings[py::str(k)] = v;
-  return py::dict("name"_a = r.name, "title"_a = r.title, "table"_a = table_dict(r.table), "extra_tables"_a = extra,
-                  "rates"_a = rates, "summary"_a = summary, "parameters"_a = parameters, "timings"_a = timings,
-                  "notes"_a = r.notes);
-}
-
-py::dict marginal_dict(const MarginalResult& r) {
-  return py::dict("method"_a = to_string(r.method), "estimate"_a = r.estimate, "std_error"_a = r.std_error,
-                  "lower"_a = r.lower, "upper"_a = r.upper, "rel_se_rms"_a = r.rel_se_rms, "seconds"_a = r.seconds,
-                  "sweeps"_a = r.sweeps, "burn_in"_a = r.burn_in, "chains"_a = r.chains, "samples"_a = r.samples,
-                  "degree"_a = r.degree, "gap_ratio_rms"_a = r.gap_ratio_rms, "pilot_gap_ratio"_a = r.pilot_gap_ratio,
-                  "reached_target"_a = r.reached_target);
 }
 
 // validate_draws' dict: the command's JSON report (api::validate()'s record), plus the kind and, per checkpoint, what
@@ -833,103 +798,9 @@ NumericalError). The GIL is released.)doc");
         return d;
       },
       "The paper's experiments run_experiment() knows: {name: description}, in the paper's order.");
-  m.def(
-      "run_experiment",
-      [](const std::string& name, bool quick, std::uint64_t seed, unsigned threads, std::size_t chains,
-         std::size_t sweeps, const std::function<void(const std::string&, double)>& progress) {
-        ExperimentOptions o;
-        o.quick = quick;
-        o.seed = seed;
-        o.threads = threads;
-        o.chains = chains;
-        o.sweeps = sweeps;
-        if (progress)
-          o.progress = [&progress](const std::string& stage, double fraction) {
-            const py::gil_scoped_acquire locked;
-            progress(stage, fraction);
-          };
-        ExperimentResult r;
-        {
-          const py::gil_scoped_release unlocked;
-          r = run_experiment(name, o);
-        }
-        return experiment_dict(r);
-      },
-      "name"_a, py::kw_only(), "quick"_a = false, "seed"_a = 1, "threads"_a = 0, "chains"_a = 0, "sweeps"_a = 0,
-      "progress"_a = py::none(),
-      "Run one of the paper's figures (see figures()) as `dualgibbs reproduce NAME` does; returns a dict with "
-      "'table' ({column: array}), 'extra_tables', 'rates', 'summary', 'parameters', 'timings' and 'notes'. "
-      "progress(stage, fraction) is called from the calling thread.");
-
-  m.def(
-      "run_convergence",
-      [](const Model& model, std::size_t chains, std::size_t sweeps, std::size_t every, const std::string& scan,
-         const std::string& init, double init_value, double init_scale, std::uint64_t seed, unsigned threads,
-         bool control_variate, Index max_full_nodes, const std::string& name, const std::string& graph) {
-        ConvergenceSettings c;
-        c.chains = chains;
-        c.sweeps = sweeps;
-        c.checkpoint_every = every;
-        c.scan = parse_scan_order(scan);
-        c.init = parse_initial_state(init);
-        if (c.init == InitialState::Given)
-          throw std::invalid_argument("run_convergence: init 'given' is not available here (constant or random)");
-        c.init_value = init_value;
-        c.init_scale = init_scale;
-        c.seed = seed;
-        c.threads = threads;
-        c.control_variate = control_variate;
-        ExperimentResult r;
-        {
-          const py::gil_scoped_release unlocked;
-          r = run_convergence(model, name, graph, c, max_full_nodes);
-        }
-        return experiment_dict(r);
-      },
-      "model"_a, py::kw_only(), "chains"_a = 2000, "sweeps"_a = 100, "every"_a = 1, "scan"_a = "random",
-      "init"_a = "constant", "init_value"_a = 1.0, "init_scale"_a = 1.0, "seed"_a = 1, "threads"_a = 0,
-      "control_variate"_a = false, "max_full_nodes"_a = 2000, "name"_a = "converge", "graph"_a = "",
-      "Primal against dual convergence on any model, as `dualgibbs converge`: both samplers scored every `every` "
-      "sweeps "
-      "against the exact Cov(X) (|V| <= max_full_nodes) or the exact marginal variances, with the split-half error "
-      "[eq:unbiased_error]; returns the dict of run_experiment (table columns sweep, Eb_primal, Eu_primal, Eb_dual, "
-      "Eu_dual, ...; rates predicted against fitted).");
+  // info, marginals, run_convergence, bench, run_experiment: the service layer's use cases (experiments.cpp)
+  register_experiments(m);
 
   // ---- marginals and validation ------------------------------------------------------------------------------------
-  m.def(
-      "marginals",
-      [](const Model& model, const std::optional<std::string>& method, double rel_rmse, double seconds,
-         std::size_t chains, std::size_t every, std::size_t burn_in, std::size_t max_sweeps, int degree,
-         std::size_t lockstep, std::uint64_t seed, unsigned threads) {
-        MarginalOptions o;
-        o.method = method ? parse_marginal_method(*method) : default_marginal_method(model);
-        o.rel_rmse = rel_rmse;
-        o.seconds = seconds;
-        o.chains = chains;
-        o.every = every;
-        o.burn_in = burn_in;
-        o.max_sweeps = max_sweeps;
-        o.degree = degree;
-        o.lockstep = lockstep;
-        o.seed = seed;
-        o.threads = threads;
-        MarginalResult r;
-        {
-          const py::gil_scoped_release unlocked;
-          r = estimate_marginal_variances(model, o);
-        }
-        return marginal_dict(r);
-      },
-      "model"_a, py::kw_only(), "method"_a = py::none(), "rel_rmse"_a = 0.01, "seconds"_a = 0.0, "chains"_a = 0,
-      "every"_a = 2, "burn_in"_a = 0, "max_sweeps"_a = 1000000, "degree"_a = -1, "lockstep"_a = 8, "seed"_a = 1,
-      "threads"_a = 0,
-      R"doc(
-Marginal variances Var(X_v) of every node to a target accuracy, as `dualgibbs marginals` (docs/accuracy.md).
-method: 'primal', 'dual', 'dual-cv', 'primal-cv', 'cholesky' or 'exact'; None picks the command's default
-(exact for lattice-like graphs, dual-cv otherwise). Stops when the RMS relative standard error is at most rel_rmse
-or after `seconds`. chains = 0: 16 chains (100 draws per batch for cholesky); lockstep: chains per shared-schedule
-block of the sampler (1, 2, 4, 8 or 16). Returns a dict: 'estimate', 'std_error', 'lower', 'upper' (certified bracket of the control
-variates and exact), 'rel_se_rms', 'reached_target', 'sweeps', 'burn_in', 'chains', 'samples', 'degree', 'gap_ratio_rms',
-'pilot_gap_ratio', 'seconds'.)doc");
   def_validate_draws(m);
 }

@@ -1,0 +1,120 @@
+// The marginals use case (api/marginals.hpp).
+#include <dualgibbs/api/marginals.hpp>
+#include <dualgibbs/core/chain_group.hpp>
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace dualgibbs::api {
+namespace {
+
+// The library's options from the use case's: the method's default, a 1% target unless only a budget is given, and
+// the scheme of the primal methods.
+MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const ModelSource& source,
+                        const Execution& execution) {
+  MarginalOptions o;
+  o.method = c.method ? parse_marginal_method(*c.method) : default_marginal_method(model);
+  o.rel_rmse = c.rel_rmse.value_or(c.seconds ? 0.0 : 0.01);
+  o.seconds = c.seconds.value_or(0.0);
+  if (c.rel_rmse && !(*c.rel_rmse > 0))
+    throw std::invalid_argument("marginals: --rel-rmse " + std::to_string(*c.rel_rmse) + " must be > 0");
+  if (c.seconds && !(*c.seconds > 0))
+    throw std::invalid_argument("marginals: --seconds " + std::to_string(*c.seconds) + " must be > 0");
+  if (c.seconds && current_chain_group())
+    throw std::invalid_argument(
+        "marginals: --seconds is not available under mpirun with more than one rank (the ranks' clocks would "
+        "stop them at different sweeps); give --rel-rmse and --max-sweeps");
+  o.chains = c.chains;
+  o.every = c.every;
+  o.burn_in = c.burn_in;
+  o.max_sweeps = c.max_sweeps;
+  o.degree = c.degree;
+  o.lockstep = c.lockstep;
+  o.seed = source.seed;
+  o.threads = resolved_threads(execution.threads);
+  const SchemeChoice& s = c.scheme;
+  if (o.method == MarginalMethod::Primal || o.method == MarginalMethod::PrimalCv)
+    o.scheme = make_scheme(s, model, Domain::Primal, "marginals");
+  else if (s.scheme != "gibbs" || s.omega || s.lambda_min || s.lambda_max)
+    throw std::invalid_argument(std::string("marginals: --scheme, --omega, --lambda-min and --lambda-max apply to ") +
+                                "--method primal and primal-cv, not " + to_string(o.method));
+  if (execution.progress) {
+    const auto progress = execution.progress;
+    o.progress = [progress](double f) { progress("marginals", f); };
+  }
+  return o;
+}
+
+// The posterior mean's fields: observed_nodes, mean_solver, mean_iterations, mean_relative_residual, mean_seconds,
+// posterior_mean_min / _max / _mean (the vector itself is the result's).
+void add_mean_record(Record& j, const PosteriorMean& pm, Index observed) {
+  j["observed_nodes"] = observed;
+  j["mean_solver"] = to_string(pm.solver);
+  j["mean_iterations"] = pm.iterations;
+  j["mean_relative_residual"] = pm.relative_residual;
+  j["mean_seconds"] = pm.seconds;
+  j["posterior_mean_min"] = pm.mean.minCoeff();
+  j["posterior_mean_max"] = pm.mean.maxCoeff();
+  j["posterior_mean_mean"] = pm.mean.mean();
+}
+
+Record marginals_record(const Model& model, const MarginalsResult& res, const ModelSource& source,
+                        const Execution& execution, Index observed) {
+  const MarginalResult& r = res.estimate;
+  const MarginalOptions& o = res.options;
+  const bool bracket = r.lower.size() == r.estimate.size();
+  Record j = provenance("marginals", source, execution);
+  j["method"] = to_string(r.method);
+  add_scheme_record(j, o.scheme);
+  j["nodes"] = model.num_nodes();
+  j["edges"] = model.num_edges();
+  j["estimate_mean"] = r.estimate.mean();
+  j["rel_se_rms"] = r.rel_se_rms;
+  j["target_rel_rmse"] = o.rel_rmse;
+  j["budget_seconds"] = o.seconds;
+  j["reached_target"] = r.reached_target;
+  j["seconds"] = r.seconds;
+  j["sweeps"] = r.sweeps;
+  j["burn_in"] = r.burn_in;
+  j["chains"] = r.chains;
+  j["lockstep"] = o.lockstep;
+  j["samples"] = r.samples;
+  j["degree"] = r.degree;
+  j["gap_ratio_rms"] = r.gap_ratio_rms;
+  j["pilot_gap_ratio"] = r.pilot_gap_ratio;
+  j["bracket_rel_width_rms"] =
+      bracket ? Record(std::sqrt(((r.upper - r.lower).array() / r.estimate.array()).square().mean())) : Record(nullptr);
+  if (res.mean) add_mean_record(j, *res.mean, observed);
+  return j;
+}
+
+}  // namespace
+
+MarginalsResult marginals(const Model& model, const MarginalsOptions& options, const ModelSource& source,
+                          const Execution& execution, Index observed) {
+  std::optional<ScopedChainGroup> group;
+  if (execution.group) group.emplace(*execution.group);
+  MarginalsResult res;
+  res.options = resolve(model, options, source, execution);
+  if (model.has_mean()) {
+    PosteriorMeanOptions mo;
+    mo.solver = parse_mean_solver(options.mean_solver);
+    mo.tolerance = options.mean_tolerance;
+    res.mean = posterior_mean(model, mo);
+  }
+  res.estimate = estimate_marginal_variances(model, res.options);
+  res.record = marginals_record(model, res, source, execution, observed);
+  return res;
+}
+
+MarginalsResult marginals(const ModelSource& source, const MarginalsOptions& options, const Execution& execution) {
+  // With observations the variances are still those of the prior's Q (the mean does not change them); the
+  // posterior mean is solved beside them.
+  const LoadedModel loaded = load_model(source, true);
+  return marginals(loaded.model, options, source, execution, loaded.observed);
+}
+
+}  // namespace dualgibbs::api
