@@ -46,7 +46,7 @@ std::string format_of(const SampleCliOptions& o) {
 }
 
 // The draws file, opened when the run starts (after every check and the posterior mean) and written to a temporary
-// file renamed into place at the end, or directly to standard output or a device or FIFO (apps/output_file.hpp): a
+// file renamed into place at the end, or directly to standard output or a device or FIFO (api/output_file.hpp): a
 // failed or interrupted run leaves no partial file. A failed write (disk full) ends the run at its checkpoint.
 class FileSink final : public api::DrawsSink {
  public:

@@ -17,8 +17,8 @@
 // the way, a link to a file, an output directory that is a file) is std::invalid_argument naming the path and
 // the reason (exit 2 in the command); a write that fails part-way (disk full) is std::runtime_error (exit 1).
 
+#include <dualgibbs/api/output_file.hpp>
 #include "cli.hpp"
-#include "output_file.hpp"
 
 #include <dualgibbs/experiments/experiments.hpp>
 
@@ -33,6 +33,12 @@
 #include <vector>
 
 namespace dualgibbs::cli {
+
+// The library's safe output files (api/output_file.hpp), used by every subcommand.
+using api::AtomicOutput;
+using api::Destination;
+using api::is_stream_destination;
+using api::write_atomically;
 
 /// The sidecar of a result file: PATH.json.
 std::string sidecar_path(const std::string& result_path);

@@ -1,9 +1,9 @@
-// The command's file writer (apps/output_file.hpp): exclusive temporary files that never follow a planted link,
+// The library's safe output files (api/output_file.hpp): exclusive temporary files that never follow a planted link,
 // atomic replacement of regular files, direct writes to devices and FIFOs that are never replaced, refusals.
 #define BOOST_TEST_MODULE output_file
 #include <boost/test/unit_test.hpp>
 
-#include "output_file.hpp"
+#include <dualgibbs/api/output_file.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,7 +22,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using namespace dualgibbs::cli;
+using namespace dualgibbs::api;
 
 namespace {
 

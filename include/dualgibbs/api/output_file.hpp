@@ -1,26 +1,30 @@
 #pragma once
-// One output file of the dualgibbs command, written safely (shared/DESIGN.md section 4, "Safe outputs"). Depends
-// on POSIX and the standard library only, so that tests/test_output_file.cpp can test it without the command.
-//
-// Where the bytes go depends on what the destination PATH is when the file is opened:
-//
-//   PATH                                   written                                       on failure or signal
-//   does not exist, or a regular file      to a new temporary file in PATH's directory,  the temporary file is
-//                                          renamed over PATH once complete (atomic)      removed; PATH untouched
-//   "-" or "/dev/stdout"                   to standard output (descriptor 1), directly,  nothing is removed
-//                                          whatever it is (a terminal, a pipe, a file)
-//   a character or block device, a FIFO    directly: opened for writing (no truncation,  nothing is removed
-//   (also through a link: /dev/fd/2)       never renamed over, never removed)
-//   a directory                            refused (std::invalid_argument)
-//   a symbolic link to a regular file, a   refused (std::invalid_argument): dualgibbs never writes a file
-//   dangling link, a link loop             through a link; name the target itself, or remove the link
-//   a socket                               refused by the system (open() gives ENXIO)
-//
-// The temporary file is PATH.tmp.XXXXXXXXXXXX (12 random letters and digits, about 71 bits), created with
-// O_CREAT | O_EXCL | O_NOFOLLOW: if anything (a file, a planted symbolic link) already has that name, the
-// creation fails and another random name is tried, so no write ever follows a link planted at a temporary name
-// and no existing file is ever truncated. Its permissions are those of a new file (0666 minus the umask).
-// SIGINT, SIGTERM and SIGHUP remove the temporary files of the process before it dies.
+/// \file output_file.hpp
+/// One result file written safely, as the command writes every result and a program can write its own: a failed or
+/// interrupted run leaves no partial file, and no write ever follows a link planted at a temporary name. Depends on
+/// POSIX and the standard library only.
+///
+/// Where the bytes go depends on what the destination PATH is when the file is opened:
+///
+///   PATH                                   written                                       on failure or signal
+///   does not exist, or a regular file      to a new temporary file in PATH's directory,  the temporary file is
+///                                          renamed over PATH once complete (atomic)      removed; PATH untouched
+///   "-" or "/dev/stdout"                   to standard output (descriptor 1), directly,  nothing is removed
+///                                          whatever it is (a terminal, a pipe, a file)
+///   a character or block device, a FIFO    directly: opened for writing (no truncation,  nothing is removed
+///   (also through a link: /dev/fd/2)       never renamed over, never removed)
+///   a directory                            refused (std::invalid_argument)
+///   a symbolic link to a regular file, a   refused (std::invalid_argument): dualgibbs never writes a file
+///   dangling link, a link loop             through a link; name the target itself, or remove the link
+///   a socket                               refused by the system (open() gives ENXIO)
+///
+/// The temporary file is PATH.tmp.XXXXXXXXXXXX (12 random letters and digits, about 71 bits), created with
+/// O_CREAT | O_EXCL | O_NOFOLLOW: if anything (a file, a planted symbolic link) already has that name, the
+/// creation fails and another random name is tried, so no write ever follows a link planted at a temporary name
+/// and no existing file is ever truncated. Its permissions are those of a new file (0666 minus the umask).
+/// SIGINT, SIGTERM and SIGHUP remove the temporary files of the process before it dies.
+
+#include <dualgibbs/export.hpp>
 
 #include <cstddef>
 #include <functional>
@@ -29,7 +33,7 @@
 #include <string>
 #include <vector>
 
-namespace dualgibbs::cli {
+namespace dualgibbs::api {
 
 /// How a destination path is written (see the table at the top of this file).
 enum class Destination {
@@ -39,13 +43,17 @@ enum class Destination {
 };
 
 /// Classifies `path` (see the table at the top of this file).
+/// \param path the destination
+/// \return how it is written
 /// \throws std::invalid_argument for an empty path, a directory, or a symbolic link to anything but a device or
 ///         FIFO.
-Destination classify_destination(const std::string& path);
+DUALGIBBS_EXPORT Destination classify_destination(const std::string& path);
 
 /// True if `path` is standard output ("-", "/dev/stdout") or an existing device or FIFO (no sidecar can sit
 /// "next to" it). Never throws: a path that classify_destination() would refuse is not a stream.
-bool is_stream_destination(const std::string& path);
+/// \param path the destination
+/// \return whether it is standard output, a device or a FIFO
+DUALGIBBS_EXPORT bool is_stream_destination(const std::string& path);
 
 /// A new file created exclusively: the open descriptor and its path.
 struct ExclusiveFile {
@@ -54,32 +62,43 @@ struct ExclusiveFile {
 };
 
 /// 12 random letters and digits from the system's random source (std::random_device).
-std::string random_name_suffix();
+/// \return the suffix
+DUALGIBBS_EXPORT std::string random_name_suffix();
 
 /// Creates the new file `prefix + suffix()` with open(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666):
 /// a name that already exists (whatever it is: a file, a symbolic link, dangling or not) is never opened; another
 /// suffix is drawn, at most `attempts` times. `suffix` is a parameter so that tests can choose the names.
+/// \param prefix the new file's path up to the suffix
+/// \param what what the file is, for messages
+/// \param suffix draws a suffix
+/// \param attempts names tried at most
+/// \return the open descriptor and the path
 /// \throws std::invalid_argument naming `what` if every name is taken or on any other error (the system's reason:
 ///         no such directory, permission denied, ...).
-ExclusiveFile create_exclusive_file(const std::string& prefix, const std::string& what,
-                                    const std::function<std::string()>& suffix = random_name_suffix,
-                                    int attempts = 100);
+DUALGIBBS_EXPORT ExclusiveFile create_exclusive_file(const std::string& prefix, const std::string& what,
+                                                     const std::function<std::string()>& suffix = random_name_suffix,
+                                                     int attempts = 100);
 
 /// An output stream buffer on a file descriptor (64 KiB buffer, write(2) retried on EINTR and short writes).
 /// A failed write makes sync()/overflow() fail (the stream's badbit) and keeps the error number.
-class FdStreambuf : public std::streambuf {
+class DUALGIBBS_EXPORT FdStreambuf : public std::streambuf {
  public:
+  /// A buffer attached to no descriptor yet.
   FdStreambuf();
   /// Writes to `fd` from now on (the descriptor is not owned: the caller closes it).
+  /// \param fd the descriptor
   void attach(int fd) noexcept { m_fd = fd; }
-  /// The errno of the first failed write, 0 if none.
+  /// \return the errno of the first failed write, 0 if none
   int error() const noexcept { return m_error; }
   /// Drops the buffered bytes without writing them.
   void drop() noexcept { setp(m_buffer.data(), m_buffer.data() + m_buffer.size()); }
 
  protected:
+  /// Writes the buffer out and stores `c`. \param c the character \return `c`, or EOF if a write failed
   int_type overflow(int_type c) override;
+  /// Writes the buffer out. \return 0, or -1 if a write failed
   int sync() override;
+  /// Writes `n` characters. \param s the characters \param n how many \return `n`, or fewer if a write failed
   std::streamsize xsputn(const char* s, std::streamsize n) override;
 
  private:
@@ -92,11 +111,12 @@ class FdStreambuf : public std::streambuf {
 
 /// One output file being written (see the table at the top of this file): to a temporary file that becomes
 /// `path` on commit(), or directly to standard output, a device or a FIFO.
-class AtomicOutput {
+class DUALGIBBS_EXPORT AtomicOutput {
  public:
   /// Opens the destination: creates the temporary file next to `path`, or opens the device or FIFO for writing
   /// (which waits for a reader of a FIFO, as a shell redirection does), or takes standard output for "-" and
   /// "/dev/stdout".
+  /// \param path the destination
   /// \throws std::invalid_argument naming `path` if it cannot be written or is refused (classify_destination()).
   explicit AtomicOutput(std::string path);
   /// discard() unless commit() succeeded.
@@ -104,13 +124,13 @@ class AtomicOutput {
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
-  /// The stream to write to (binary: the bytes written are the bytes stored; not seekable).
+  /// \return the stream to write to (binary: the bytes written are the bytes stored; not seekable)
   std::ostream& stream() noexcept { return m_out; }
-  /// The final path (as given; "-" for standard output).
+  /// \return the final path (as given; "-" for standard output)
   const std::string& path() const noexcept { return m_path; }
-  /// How the destination is written.
+  /// \return how the destination is written
   Destination destination() const noexcept { return m_kind; }
-  /// The temporary path (for messages and tests); empty if the destination is written directly.
+  /// \return the temporary path (for messages and tests); empty if the destination is written directly
   const std::string& temporary_path() const noexcept { return m_tmp; }
   /// \throws std::runtime_error naming the path and the system's reason if a write has failed so far.
   void check() const;
@@ -136,6 +156,9 @@ class AtomicOutput {
 };
 
 /// Writes `fill`'s output to `path` through AtomicOutput (atomically for a regular file).
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+/// \param path the destination
+/// \param fill writes the content to the stream it is given
+/// \throws as AtomicOutput's constructor and commit(), and whatever `fill` throws (nothing is then left behind).
+DUALGIBBS_EXPORT void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
 
-}  // namespace dualgibbs::cli
+}  // namespace dualgibbs::api

@@ -1,5 +1,5 @@
 // One output file written safely; see output_file.hpp.
-#include "output_file.hpp"
+#include <dualgibbs/api/output_file.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include <random>
 #include <stdexcept>
 
-namespace dualgibbs::cli {
+namespace dualgibbs::api {
 namespace {
 
 // Temporary files to remove if the process is killed by SIGINT, SIGTERM or SIGHUP. The handler may only make
@@ -264,4 +264,4 @@ void write_atomically(const std::string& path, const std::function<void(std::ost
   out.commit();
 }
 
-}  // namespace dualgibbs::cli
+}  // namespace dualgibbs::api
