@@ -397,15 +397,8 @@ void def_validate_draws(py::module_& m) {
       "model"_a, "checkpoints"_a, "sweeps"_a, "kind"_a, "alpha"_a, "batches"_a, "worst"_a);
 }
 
-}  // namespace
-}  // namespace dualgibbs::python
-
-PYBIND11_MODULE(_core, m) {
-  using namespace dualgibbs;
-  using namespace dualgibbs::python;
-  m.doc() = "The compiled part of dualgibbs (pybind11 bindings of libdualgibbs); use the package `dualgibbs`.";
-
-  // ---- exceptions: NumericalError and its subclasses (std::invalid_argument is pybind11's ValueError) -------------
+// the exceptions: NumericalError and its subclasses (std::invalid_argument is pybind11's ValueError)
+void def_exceptions(py::module_& m) {
   static py::exception<NumericalFailure> numerical(m, "NumericalError", PyExc_RuntimeError);
   numerical.doc() =
       "A numerical failure: a matrix that is not (numerically) positive definite, a failed factorization or "
@@ -429,10 +422,10 @@ PYBIND11_MODULE(_core, m) {
       cg(e.what());
     }
   });
+}
 
-  m.attr("__version__") = DUALGIBBS_VERSION_STRING;
-
-  // ---- Graph --------------------------------------------------------------------------------------------------
+// Graph
+void def_graph(py::module_& m) {
   py::class_<Graph>(m, "Graph", R"doc(
 A finite simple graph with nodes 0..n-1 and oriented edges 0..m-1 (edge e = (head, tail): B[head, e] = +1,
 B[tail, e] = -1).
@@ -486,8 +479,10 @@ Isolated nodes and several components are valid.)doc")
       .def_property_readonly("has_cycles", &Graph::has_cycles, "True if |E| > |V| - components.")
       .def("summary", &Graph::summary, "A one-line description.")
       .def("__repr__", [](const Graph& g) { return "<dualgibbs.Graph: " + g.summary() + ">"; });
+}
 
-  // ---- Model --------------------------------------------------------------------------------------------------
+// Model
+void def_model(py::module_& m) {
   py::class_<Model>(m, "Model", R"doc(
 The thin-membrane model: a graph, a standard deviation s_v per node and sigma_e per edge.
 Q = D_s^-1 + B D_sigma^-1 B^T (primal, nodes), R = D_sigma + B^T D_s B (dual, edges), D_s = diag(s_v^2).
@@ -583,11 +578,10 @@ Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
       .def("without_mean", &Model::without_mean, "The same model without its mean (a copy).")
       .def("summary", &Model::summary, "A one-line description.")
       .def("__repr__", [](const Model& model) { return "<dualgibbs.Model: " + model.summary() + ">"; });
+}
 
-  // ---- sampling -------------------------------------------------------------------------------------------------
-  def_sample(m);
-
-  // ---- exact ------------------------------------------------------------------------------------------------------
+// CholeskyFactor
+void def_cholesky_factor(py::module_& m) {
   py::class_<CholeskyFactor>(m, "CholeskyFactor", R"doc(
 Sparse Cholesky factorization (CHOLMOD, supernodal, fill-reducing ordering) of a symmetric positive definite matrix.
 CholeskyFactor(matrix, ordering='amd'): matrix is a scipy.sparse matrix with full symmetric storage (copied into
@@ -641,7 +635,10 @@ the factorization's own storage). Raises ValueError for a non-symmetric or non-f
                             "selected_inversion_seconds"_a = s.selected_inversion_seconds);
           },
           "Timings and sizes of the factorization.");
+}
 
+// the exact functions: log-determinant, posterior mean, marginal variances, covariances, entropy, closed forms
+void def_exact_functions(py::module_& m) {
   m.def(
       "log_det",
       [](const Model& model, const std::string& domain) {
@@ -752,8 +749,10 @@ NumericalError). The GIL is released.)doc");
       "edges "
       "only; `spec` (the model's graph spec, e.g. 'torus:10') adds the family's lambda_2 (Table I) and the torus "
       "variance; `lambda2_L` (e.g. the computed one) feeds Prop. 5.");
+}
 
-  // ---- spectra and rates ------------------------------------------------------------------------------------------
+// spectra and rates
+void def_spectra(py::module_& m) {
   m.def(
       "algebraic_connectivity",
       [](const Graph& g, const std::string& method) {
@@ -788,8 +787,24 @@ NumericalError). The GIL is released.)doc");
       },
       "model"_a, "method"_a = "auto",
       "Spectra and the random-sweep rates of both domains, as `dualgibbs info` prints them (a dict).");
+}
 
-  // ---- experiments ------------------------------------------------------------------------------------------------
+}  // namespace
+}  // namespace dualgibbs::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace dualgibbs;
+  using namespace dualgibbs::python;
+  m.doc() = "The compiled part of dualgibbs (pybind11 bindings of libdualgibbs); use the package `dualgibbs`.";
+
+  def_exceptions(m);
+  m.attr("__version__") = DUALGIBBS_VERSION_STRING;
+  def_graph(m);
+  def_model(m);
+  def_sample(m);
+  def_cholesky_factor(m);
+  def_exact_functions(m);
+  def_spectra(m);
   m.def(
       "figures",
       []() {
@@ -800,7 +815,5 @@ NumericalError). The GIL is released.)doc");
       "The paper's experiments run_experiment() knows: {name: description}, in the paper's order.");
   // info, marginals, run_convergence, bench, run_experiment: the service layer's use cases (experiments.cpp)
   register_experiments(m);
-
-  // ---- marginals and validation ------------------------------------------------------------------------------------
   def_validate_draws(m);
 }
