@@ -164,7 +164,8 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   add_count(app, "--chains", opt.run.chains, "number of chains")->capture_default_str();
   add_count(app, "--sweeps", opt.run.sweeps, "sweeps per chain (a sweep = one update per coordinate on average)")
       ->capture_default_str();
-  add_count(app, "--every", opt.run.every, "also write the draws every K sweeps (default: only after the last sweep)");
+  add_count(app, "--every", opt.run.every, "also write the draws every K sweeps (0: only after the last sweep)")
+      ->capture_default_str();
   add_count(app, "--threads", opt.threads,
             "threads (0 = the cores this process may use); the output does not depend on it")
       ->capture_default_str();

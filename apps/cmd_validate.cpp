@@ -253,7 +253,8 @@ std::function<int()> setup_validate(CLI::App& app, CommonOptions& common) {
       ->capture_default_str();
   app.add_option("--alpha", o.alpha, "false-alarm probability of the whole report (Bonferroni over all tests)")
       ->capture_default_str();
-  add_count(app, "--batches", o.batches, "batch count for successive states (0 = floor(sqrt(n)) in [6, 1000])");
+  add_count(app, "--batches", o.batches, "batch count for successive states (0 = floor(sqrt(n)) in [6, 1000])")
+      ->capture_default_str();
   app.add_option("--out", o.out, "write validate.csv, validate_cpK.csv per checkpoint, validate.json and plots here");
   app.add_flag("--no-plot", o.no_plot, "with --out: CSV and JSON only");
   app.add_flag("--json", o.json, "print the report as JSON on stdout");

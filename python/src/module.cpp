@@ -299,7 +299,8 @@ void def_sample(py::module_& m) {
          unsigned threads, const std::string& scan, std::size_t every, std::size_t lockstep, const std::string& init,
          double init_value, double init_scale, const std::optional<Eigen::VectorXd>& initial_state, bool noise,
          const std::string& draws, const std::string& scheme, const std::optional<double>& omega,
-         const std::optional<double>& lambda_min, const std::optional<double>& lambda_max, bool return_stats) {
+         const std::optional<double>& lambda_min, const std::optional<double>& lambda_max,
+         const std::string& mean_solver, double mean_tolerance, bool return_stats) {
         api::SampleOptions o;
         o.domain = domain;
         o.chains = chains;
@@ -314,12 +315,14 @@ void def_sample(py::module_& m) {
         o.noise = noise;
         o.draws = draws;
         o.scheme = {scheme, scan, omega, lambda_min, lambda_max};
+        o.mean = {mean_solver, mean_tolerance};
         return sample(model, o, threads, return_stats);
       },
       "model"_a, py::kw_only(), "domain"_a = "dual", "chains"_a = 10, "sweeps"_a = 100, "seed"_a = 1, "threads"_a = 0,
       "scan"_a = "random", "every"_a = 0, "lockstep"_a = 1, "init"_a = "constant", "init_value"_a = 1.0,
       "init_scale"_a = 1.0, "initial_state"_a = py::none(), "noise"_a = true, "draws"_a = "x", "scheme"_a = "gibbs",
-      "omega"_a = py::none(), "lambda_min"_a = py::none(), "lambda_max"_a = py::none(), "return_stats"_a = false, R"doc(
+      "omega"_a = py::none(), "lambda_min"_a = py::none(), "lambda_max"_a = py::none(), "mean_solver"_a = "cholesky",
+      "mean_tolerance"_a = 1e-10, "return_stats"_a = false, R"doc(
 Run Gibbs chains and return their draws, chains x coordinates (the bits `dualgibbs sample` writes for the same
 arguments and seed; the defaults are the command's).
 
@@ -338,7 +341,8 @@ dim) at sweeps k, 2k, ... and the last. return_stats=True returns (draws, stats)
 checkpoints' sweeps and 'record', the run's fields of the command's sidecar.
 For a model with a mean (observations): the primal chains sample the posterior N(mu, Q^-1) itself; the dual chains
 sample the zero-mean fluctuation exactly as without a mean (the dual has no data term), as the command does; with
-return_stats=True, stats['mean'] is mu (posterior_mean(model), the command's --mean-output).
+return_stats=True, stats['mean'] is mu (the command's --mean-output), solved by mean_solver ('cholesky' or 'cg',
+stopping at the relative residual mean_tolerance; the command's --mean-solver and --mean-tolerance).
 The GIL is released while the chains run. Bad options raise ValueError; a chain that reaches a non-finite value
 raises NumericalError.)doc");
 }

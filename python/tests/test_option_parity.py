@@ -54,15 +54,23 @@ SUBCOMMANDS = {
     "marginals": Row("marginals"),
     "converge": Row("run_convergence"),
     "bench": Row("bench"),
+    "sample": Row("sample", negated={"--noise-free": "noise"},
+                  not_applicable={**{o: "a file: Python returns the draws (and with return_stats=True the posterior "
+                                        "mean in stats['mean'] and the sidecar's fields in stats['record'])"
+                                     for o in ("--output", "--sidecar", "--format", "--mean-output")}}),
+    "exact": Row("exact", not_applicable={
+        "--seed": "exact draws nothing; the seed of a random graph is Model.from_spec's",
+        "--marginals": "a file: Python returns the variances (and the mean) as arrays",
+        "--edge-marginals": "a file: Python's edge_variances=True returns the edge variances as arrays"}),
+    "validate": Row("validate_draws", not_applicable={
+        "--seed": "validation draws nothing; the seed of a random graph is Model.from_spec's",
+        "--draws": "a file: Python takes the draws array (the `draws` argument)",
+        "--domain": "kind= (default 'primal': an array carries no sidecar to read the domain from)",
+        "--layout": "an array's axes say it: each checkpoint's rows are independent draws (--layout independent)"}),
     "reproduce": Row("run_experiment", renames={"figure": "name"},
                      not_applicable={o: "each figure builds its own models" for o in MODEL_OPTIONS}),
 }
-PENDING = {
-    "sample": "dualgibbs.sample moves onto the service layer with the sample, exact and validate use cases: add "
-              "its row then",
-    "exact": "the exact use case (and its Python function) comes with the sample, exact and validate use cases",
-    "validate": "dualgibbs.validate_draws moves onto the service layer with the sample, exact and validate use cases",
-}
+PENDING = {}
 
 _OPTION = re.compile(r"^  (?:-\w,)?(--[a-z][\w-]*)(?: ([A-Z]+)(?::[A-Z]+)*(?:=(\S*))?)?(?:\s|$)")
 _POSITIONAL = re.compile(r"^  ([a-z]\w*) ([A-Z]+)")
