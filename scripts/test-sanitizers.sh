@@ -19,6 +19,7 @@ for src in tests/test_*.cpp; do
   name=$(basename "$src" .cpp)
   case "$name" in *_long) ;; *) targets+=("$name") ;; esac
 done
+for src in examples/cpp/*.cpp; do targets+=("example_$(basename "$src" .cpp)"); done
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 # allocator_may_return_null: an allocation too large for the machine throws std::bad_alloc as in a normal build
 # (ASan would otherwise abort), so the out-of-memory paths are tested as they run for users.
