@@ -27,8 +27,12 @@ Eigen::MatrixXd my_gibbs(const dualgibbs::Model& model, int chains, int sweeps, 
     for (long t = 0; t < static_cast<long>(sweeps) * n; ++t) {
       const int v = site(rng);
       double diag = 0, off = 0;
-      for (dualgibbs::SparseMatrix::InnerIterator it(q, v); it; ++it)
-        (it.col() == v ? diag : off) += it.col() == v ? it.value() : it.value() * x(it.col(), c);
+      for (dualgibbs::SparseMatrix::InnerIterator it(q, v); it; ++it) {
+        if (it.col() == v)
+          diag = it.value();
+        else
+          off += it.value() * x(it.col(), c);
+      }
       const double var = buggy ? model.node_variances()[v] : 1.0 / diag;
       x(v, c) = -off / diag + std::sqrt(var) * normal(rng);
     }
