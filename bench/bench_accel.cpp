@@ -1,4 +1,4 @@
-// The targets of issue 13 (accelerated samplers), measured with public headers only, each against a baseline of the
+// The accelerated samplers' targets, measured with public headers only, each against a baseline of the
 // same run. Prints one JSON object per line:
 //
 //  - "decay": the mean-error decay of ssor and cheby-ssor on the decay graph (default torus:100, s = 1,

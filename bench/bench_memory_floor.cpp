@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
               floor_beside);
   if (side == 1000)
     std::printf(
-        "# issue 10's target for this torus (dual, --lockstep 1) is 10 ns per update: %s on this machine with "
+        "# the target for this torus (dual, --lockstep 1) is 10 ns per update: %s on this machine with "
         "the library's layout\n",
         floor_library <= 10.0 ? "above the floor" : "BELOW the floor, not reachable");
   return 0;

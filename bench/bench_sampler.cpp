@@ -134,8 +134,8 @@ int main(int argc, char** argv) {
   std::printf("# bench_sampler: ns per chain-update (best of %d); load average at start: %s\n", repeat,
               load_average().c_str());
   std::printf(
-      "# reference: the paper's numba kernels, 100x100 torus, ns per update: dual 24, primal 46 (Intel, issue 3; "
-      "1000x1000: dual 77, primal 983); dual 25, primal 47 (AMD EPYC Zen 4, issue 10)\n");
+      "# reference: the paper's numba kernels, 100x100 torus, ns per update: dual 24, primal 46 (Intel; "
+      "1000x1000: dual 77, primal 983); dual 25, primal 47 (AMD EPYC Zen 4)\n");
   std::printf(
       "graph,domain,scan,threads,lockstep,chains,ns_per_update,cpu_ns_per_update,updates_per_second,"
       "baseline_ns,speedup_vs_baseline\n");
@@ -180,9 +180,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The targets of issue 10: one thread, random scan, at the best lock-step width (8 or 16) and with independent
+  // The targets: one thread, random scan, at the best lock-step width (8 or 16) and with independent
   // chains (lockstep 1).
-  std::printf("# targets (issue 10): one thread, random scan (wall; cpu in brackets)\n");
+  std::printf("# targets: one thread, random scan (wall; cpu in brackets)\n");
   auto get = [&](const std::string& g, Domain d, ScanOrder s, unsigned t, std::size_t l) {
     auto it = results.find({g, static_cast<int>(d), static_cast<int>(s), t, l});
     return it == results.end() ? -1.0 : it->second;

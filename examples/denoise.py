@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bayesian denoising of a real image with the thin-membrane posterior, exact and sampled uncertainty (issue 15,
+"""Bayesian denoising of a real image with the thin-membrane posterior, exact and sampled uncertainty (
 item 3). The method, the evidence formula and the measured numbers are in docs/denoising.md.
 
 From the source tree, after building (the package is in build/python):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layer rules of shared/DESIGN.md section 2, checked on every #include of the library and the benchmarks:
+# The layer rules of docs/design.md section 1, checked on every #include of the library and the benchmarks:
 #   core/ <- model/ <- sampling/, truth/, estimation/ <- experiments/ <- api/
 # (sampling/, truth/ and estimation/ never include one another; truth/ never reaches sampling/), the library
 # knows no command line, and the benchmarks use public headers only (and the header-only harness and test support,

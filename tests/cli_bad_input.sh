@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The dualgibbs command on good and bad input (issue 2, items 6 and 7, and its done-when checks).
+# The dualgibbs command on good and bad input.
 # Every bad input gives a one-line error on stderr naming the problem and a non-zero exit; never a crash
 # (exit >= 128: killed by a signal) and never a hang (each run is limited to 60 s).
 # Usage: cli_bad_input.sh PATH/TO/dualgibbs
@@ -64,13 +64,13 @@ for spec in torus:4x5 grid:3x4 path:5 cycle:5 complete:5 bipartite:2,3 star:5 kr
   expect_ok info --graph "$spec" --json
 done
 expect_ok   # no arguments: the default run
-# Its rate table compares like with like (issue 6): the primal Eu fit, converted to the rate of r it implies
+# Its rate table compares like with like: the primal Eu fit, converted to the rate of r it implies
 # (Eu ~ r^(4t), footnoted), agrees with -ln r_p (measured +1.9% with the default seed; it was +104% when Eu's fit
 # was printed in the paper's r^(2t) convention). Deterministic (fixed seed), so this is a regression check.
 awk '$1 == "primal" && $2 == "Eu*" { v = $NF; sub("%", "", v); found = 1; if (v < -25 || v > 25) exit 1 } END { exit found ? 0 : 1 }' "$tmp/out" \
   && grep -q "Eu\*:  from the split-half error Eu, which decays like r^(4t)" "$tmp/out" && ok \
   || bad "default run: the primal Eu* row is missing, unexplained or disagrees: $(grep -E 'primal|Eu\*' "$tmp/out" | head -3)"
-# info prints spectra and rates (issue 4): computed values agree with the paper's closed forms.
+# info prints spectra and rates: computed values agree with the paper's closed forms.
 close() { echo "abs($1 - $2) <= 1e-9 * abs($2)"; }
 expect_json "$(close 'j["lambda2_L"]' 'j["closed_forms"]["lambda2_L"]["value"]') and $(close 'j["lambda_max_A_primal"]' 'j["closed_forms"]["lambda_max_A_primal"]["value"]') and $(close 'j["lambda_max_A_dual"]' 'j["closed_forms"]["lambda_max_A_dual"]["value"]') and $(close 'j["rate_primal"]' 'j["closed_forms"]["rate_primal"]["value"]') and $(close 'j["rate_dual"]' 'j["closed_forms"]["rate_dual"]["value"]') and $(close 'j["rate_dual_effective"]' 'j["closed_forms"]["rate_dual_effective"]["value"]')" \
   info --graph torus:40 --s 1 --sigma 0.25 --json
@@ -193,7 +193,7 @@ printf "$h"'4 4 2\n2 1\n2 1\n' >"$m";    expect_error "m.mtx:4: duplicate entry 
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 1\n' >"$m"; expect_error "m.mtx:3: general matrix without the mirror" info --graph "file:$m"
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 inf\n' >"$m"; expect_error "m.mtx:3: value 'inf' is not a finite number" info --graph "file:$m"
 
-# ---- dualgibbs exact (issue 4) -----------------------------------------------------------------------------
+# ---- dualgibbs exact -----------------------------------------------------------------------------
 expect_json 'abs(j["marginal_variance_mean"] - j["torus_marginal_variance"]) < 1e-12 and j["torus_max_abs_error"] < 1e-12 and j["nodes"] == 10000' \
   exact --graph torus:100 --s 1 --sigma 0.25 --json
 expect_json 'abs(j["marginal_variance_mean"] - 0.25) < 1e-15 and "logdet_R" not in j' exact --graph path:1 --s 0.5 --json
@@ -204,7 +204,7 @@ expect_ok exact --graph cycle:6 --marginals "$tmp/nodes.csv" --edge-marginals "$
 expect_error "unknown ordering 'colamd'" exact --graph cycle:6 --ordering colamd
 expect_error "cannot write" exact --graph cycle:6 --marginals "$tmp/no/such/dir/nodes.csv"
 
-# ---- dualgibbs sample and bench (issue 3) ------------------------------------------------------------------
+# ---- dualgibbs sample and bench ------------------------------------------------------------------
 expect_json 'j["ns_per_update"] > 0 and j["updates_per_second"] > 0 and j["domain"] == "dual" and j["scan"] == "random" and j["graph"] == "torus:100" and "chains" in j and "threads" in j' \
   bench --graph torus:100 --domain dual --json --repeat 1 --sweeps 2
 expect_json 'j["chains"] == 3 and j["dim"] == 9 and j["checkpoints"] == 3 and j["seed"] == 5' \
@@ -226,7 +226,7 @@ expect_error "no edges" sample --graph path:1 --domain dual -o "$tmp/x.csv"
 expect_error "cannot write" sample --graph torus:3 -o "$tmp/no/such/dir/x.csv"
 [ -z "$(ls -A "$tmp" | grep '^x\.csv')" ] || bad "sample: a failed run left a file behind"
 expect_error "unknown scan order" bench --graph torus:3 --scan zigzag
-# ---- accelerated schemes (issue 13) ----
+# ---- accelerated schemes ----
 expect_error "unknown scheme 'chebyshev'" sample --graph torus:3 --scheme chebyshev -o "$tmp/s.csv"
 expect_error "--omega 2 is not in \(0, 2\)" sample --graph torus:3 --scheme ssor --omega 2 -o "$tmp/s.csv"
 expect_error "--omega -0.5 is not in \(0, 2\)" bench --graph torus:3 --scheme cheby-ssor --omega -0.5
@@ -244,7 +244,7 @@ expect_json '0 < j["rate_cheby_ssor_primal"] < j["rate_ssor_primal"] < 1 and 1 <
 expect_json 'j["rate_ssor_primal"] is None and j["rate_cheby_ssor_dual"] is None and j["lambda2_L"] > 0' info --graph torus:50 --sigma 0.25 --json
 expect_error "lockstep = 5" bench --graph torus:3 --lockstep 5
 
-# ---- hardening (issue 6): atomic outputs, sidecars, numerical failure, no NaN printed ------------------------
+# ---- hardening: atomic outputs, sidecars, numerical failure, no NaN printed ------------------------
 # only_files DIR NAMES...: DIR holds exactly these entries (no partial result, no stray temporary).
 only_files() {
   local d="$1"; shift
@@ -292,7 +292,7 @@ python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j['se
   "$o/a.csv.json" || bad "sample sidecar: wrong seed, threads or chains"
 rm -f "$o"/*
 
-# Safe outputs (issue 11): what is not a regular file is written directly and never replaced; "-" is standard
+# Safe outputs: what is not a regular file is written directly and never replaced; "-" is standard
 # output; a link to a file is refused; a result that is not a file has no sidecar unless one is named.
 expect_ok --graph torus:4 --seed 3 sample --chains 3 --sweeps 2 -o "$o/ref.csv"
 mkfifo "$o/pipe"
@@ -394,7 +394,7 @@ expect_error "1000000000000 chains .* memory" bench --graph torus:3 --chains 100
 expect_usage_error bench --graph torus:3 --threads x
 expect_usage_error exact --graph torus:3 --no-such-option
 expect_usage_error info --graph torus:3 --json extra
-# ---- the experiments' entry points (issue 6): reproduce, converge and the default run --------------------------
+# ---- the experiments' entry points: reproduce, converge and the default run --------------------------
 r="$tmp/rep"; mkdir -p "$r"; printf 'x\n' >"$tmp/afile"
 expect_error "unknown experiment 'fig99' \(known: fig5, fig6, fig7, fig8, fig9, fig10, fig11, accuracy, rates, accel\)" reproduce fig99 --out "$r"
 expect_error "--chains must be at least 6" reproduce fig6 --quick --chains 5 --out "$r"
@@ -457,7 +457,7 @@ DUALGIBBS_OUT_DIR="$tmp/afile" expect_error "cannot write into '.*afile': Not a 
 expect_usage_error --seed -1
 expect_usage_error --no-such-option
 
-# ---- validate: bad draws files (issue 17); .npy bytes written here, without numpy ---------------------------------
+# ---- validate: bad draws files; .npy bytes written here, without numpy ---------------------------------
 v="--graph torus:3 --sigma 0.5"
 "$exe" sample $v --domain primal --chains 8 --sweeps 5 -o "$tmp/v.csv" 2>/dev/null
 npy() {  # npy FILE DESCR SHAPE FORTRAN COUNT [TRUNCATE]: a version-1 .npy of COUNT zeros of 8 bytes, cut to TRUNCATE bytes

@@ -53,7 +53,7 @@ import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
     assert r["lower"] == "" and r["upper"] == "" and float(r["std_error"]) > 0, r
 ' "$tmp/p.csv"
-# primal with --scheme cheby-ssor (issue 13): the scheme and its spectrum in the JSON, the target reached.
+# primal with --scheme cheby-ssor: the scheme and its spectrum in the JSON, the target reached.
 check "cheby-ssor run" "$exe" marginals --graph torus:10 --sigma 0.25 --method primal --scheme cheby-ssor --rel-rmse 0.05 \
   --json --quiet
 cp "$tmp/out" "$tmp/c.json"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The command under mpirun (issue 14, docs/mpi.md): sample, converge and a quick figure over 1, 2 and 3 ranks
+# The command under mpirun (docs/mpi.md): sample, converge and a quick figure over 1, 2 and 3 ranks
 # (3 oversubscribes a 2-core machine) write bit for bit the files of the plain command with the same seed
 # (the wall-clock columns of the convergence tables aside); errors end every rank with one message and the exit
 # code of the plain command: bad input (2) everywhere, a failure on rank 0 only, an out-of-memory failure on

@@ -35,7 +35,7 @@ fi
 "$exe" converge --graph complete:5 --sigma 0.5 --chains 400 --sweeps 10 --json >"$tmp/out" 2>"$tmp/err" && ok || bad "converge exit: $(head -c 300 "$tmp/err")"
 grep -q '"fitted_neg_log_rate"' "$tmp/out" && ok || bad "converge --json lacks the rate table"
 
-# Same seed, same files for --threads 1 and 2 (issue 6): fig5's CSVs byte for byte; fig6.csv byte for byte once
+# Same seed, same files for --threads 1 and 2: fig5's CSVs byte for byte; fig6.csv byte for byte once
 # its two wall-clock columns (6 time_primal, 7 time_dual) are cut out.
 for n in 1 2; do
   "$exe" --quiet --seed 5 reproduce fig5 --quick --no-plot --threads $n --out "$tmp/t$n" >/dev/null 2>&1 || bad "reproduce fig5 --threads $n"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dualgibbs validate on good input (issue 17): sample's CSV and binary files, and .npy arrays written by numpy
+# dualgibbs validate on good input: sample's CSV and binary files, and .npy arrays written by numpy
 # (float64/float32, little- and big-endian, C and Fortran order, 2-D and 3-D) give the same verdict and the same
 # statistics as the CSV they were made from; exact draws pass (exit 0), an unconverged sampler does not (exit 3).
 # The false-failure probability of each "passes" check is alpha = 1e-6 (the report's Bonferroni bound, exact draws

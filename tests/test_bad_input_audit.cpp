@@ -1,5 +1,5 @@
-// Bad-input audit (issue 6, item 3; the table is docs/bad_input.md): the rows of the table that no module's own
-// suite covered. Each case feeds one public entry point one bad input of DESIGN.md section 4 and checks the
+// Bad-input audit (the table is docs/bad_input.md): the rows of the table that no module's own
+// suite covered. Each case feeds one public entry point one bad input of docs/bad_input.md and checks the
 // documented exception and a fragment of its message.
 #define BOOST_TEST_MODULE bad_input_audit
 #include <boost/test/unit_test.hpp>

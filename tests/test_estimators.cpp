@@ -552,7 +552,7 @@ BOOST_AUTO_TEST_CASE(normalisation_to_sweep_zero) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// ---- the bad-input audit of issue 6: every function of estimators.hpp that takes user data ---------------
+// ---- the bad-input audit: every function of estimators.hpp that takes user data ---------------
 BOOST_AUTO_TEST_SUITE(bad_input)
 
 namespace {
@@ -719,7 +719,7 @@ BOOST_AUTO_TEST_CASE(rate_fit_rejects_bad_options_sweeps_and_noise) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// ---- BLAS threads (issue 6): the estimators' BLAS calls give the same bits for any BLAS thread count ----------
+// ---- BLAS threads: the estimators' BLAS calls give the same bits for any BLAS thread count ----------
 BOOST_AUTO_TEST_SUITE(blas_threads)
 
 namespace {

@@ -471,7 +471,7 @@ BOOST_AUTO_TEST_CASE(torus_closed_form_matches_selected_inversion_100x100) {
 }
 
 BOOST_AUTO_TEST_CASE(torus_closed_form_for_the_papers_1000x1000_torus) {
-  // The value quoted in issue 4 (0.0308251569...) for s = 1, sigma = 0.25.
+  // The published value (0.0308251569...) for s = 1, sigma = 0.25.
   BOOST_TEST(std::abs(torus_marginal_variance(1000, 1000, 1.0, 0.25) - 0.0308251569) < 1e-10);
 }
 

@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(measure_convergence_rejects_bad_settings) {
                     std::invalid_argument);
 }
 
-// ---- the bad-input audit of issue 6: every function of experiments.hpp that takes user data -------------
+// ---- the bad-input audit: every function of experiments.hpp that takes user data -------------
 
 BOOST_AUTO_TEST_CASE(tables_reject_empty_and_repeated_column_names) {
   BOOST_CHECK_EXCEPTION(Table t({"a", "b", "a"}), std::invalid_argument,
@@ -436,7 +436,7 @@ BOOST_AUTO_TEST_CASE(fig10_complete_graph_theory) {
   // The primal mean decays exactly at r_p (the constant vector is A's top eigenvector on a regular graph):
   // where it is fitted, it agrees with the spectral rate. The quick run's fit is noisy at the two smallest ratios
   // s^2 / sigma^2 (0.01 and 0.1: the mean decays slowly against the noise): over seeds 1 to 6, with the random
-  // streams before and after the change of issue 10 item 3, the relative error there reached 21%, and at most 2.6%
+  // streams of an earlier version and of this one, the relative error there reached 21%, and at most 2.6%
   // at ratios 1, 10 and 100. Bounds 35% and 6%.
   const auto fit = r.table.column("rate_primal_mean"), th = r.table.column("theory_primal");
   int fitted = 0;
@@ -502,7 +502,7 @@ BOOST_AUTO_TEST_CASE(rates_benchmark) {
   for (double rel : r.table.column("rel_dual")) BOOST_TEST(std::abs(rel) < 0.15);
 }
 
-// reproduce accel (issue 13), quick: on each of its two graphs six series (gibbs, ssor, cheby-ssor x primal, dual),
+// reproduce accel, quick: on each of its two graphs six series (gibbs, ssor, cheby-ssor x primal, dual),
 // each from relative error 1 at iteration 0 with non-decreasing sweep-equivalents and CPU seconds, and the fitted
 // mean decay beside the prediction. The fitted -ln r of cheby-ssor (primal and dual x~) and of primal Gibbs against
 // the spectral predictions: over seeds 1..16 of the quick run on torus:16 the relative differences had sd 0.006

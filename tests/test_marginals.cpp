@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(pilot_burn_in_stands_only_for_a_small_gap_ratio) {
 // time_to_accuracy: the table's shape, the truth row, and the achieved error of a run that reached its target.
 // The achieved relative RMSE (RMS over 3 replicates) of an honest 5% stopping rule exceeds 3 x 5% with a
 // probability far below 1e-6 (it would need the standard-error estimate to be off by 3x on every replicate).
-// The primal methods with the cheby-ssor and ssor schemes (issue 13): the same z-score check against the dense truth
+// The primal methods with the cheby-ssor and ssor schemes: the same z-score check against the dense truth
 // (false-failure probability <= 1e-6 for the whole case: three runs x six nodes, Bonferroni), a burn-in from the
 // scheme's rate, and the scheme refused for the other methods.
 BOOST_AUTO_TEST_CASE(primal_methods_with_accelerated_schemes) {

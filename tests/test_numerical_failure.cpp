@@ -1,4 +1,4 @@
-// Numerical failure (issue 6, item 5): parameters at the edge of double precision (s or sigma at 1e-150 and
+// Numerical failure: parameters at the edge of double precision (s or sigma at 1e-150 and
 // 1e150, and mixed), a star with 10^6 leaves on one centre, and indefinite or near-singular user precisions.
 // Every computation must give a correct answer, checked here against closed forms written in the test
 // (Laplacian spectra of cycles, stars and tori; the Schur complement of the star), or end in the documented

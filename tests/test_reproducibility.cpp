@@ -1,4 +1,4 @@
-// Reproducibility (issue 6, item 4): the same seed gives bitwise-identical results whatever the thread count.
+// Reproducibility: the same seed gives bitwise-identical results whatever the thread count.
 // tests/test_ensemble.cpp already compares run_ensemble checkpoints over 1, 2 and 7 threads (primal and dual,
 // random and permutation scans, lock-step 1 and 4, random start). This file covers the rest: the other lock-step
 // widths and start states, edge observation, and the command itself

@@ -69,7 +69,7 @@ struct Family {
   std::function<Graph()> make;
 };
 
-/// One small instance of every family of DESIGN.md, plus graphs with isolated nodes and several components.
+/// One small instance of every graph family, plus graphs with isolated nodes and several components.
 inline const std::vector<Family>& families() {
   static const std::vector<Family> list = {
       {"torus_3x3", [] { return make_torus(3, 3); }},

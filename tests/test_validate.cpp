@@ -1,5 +1,5 @@
 // validate_draws(): exact draws pass, defects are flagged and named, successive states use batch means, bad input
-// is refused. Every statistical check states its false-failure probability (DESIGN.md section 4).
+// is refused. Every statistical check states its false-failure probability (docs/design.md).
 #define BOOST_TEST_MODULE validate
 #include <boost/test/unit_test.hpp>
 

@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(false_alarm_rate_of_one_long_chain_is_at_most_alpha) {
   BOOST_TEST(rate_at_most(alarms, seeds, 0.05));
 }
 
-// Speed (issue 17: 10^5 draws of a 10^4-node model in a few seconds beyond reading the file): 10^4 exact draws of
+// Speed (10^5 draws of a 10^4-node model in a few seconds beyond reading the file): 10^4 exact draws of
 // the 100x100 torus (0.8 GB), timed; the work is linear in the draws, so 10^5 take ten times as long. The time is
 // printed, not asserted (no timed assertions on a shared machine); docs/validate.md has the command-line measurement
 // of 10^5 draws streamed from a file.

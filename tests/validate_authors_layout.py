@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`dualgibbs validate` on the array layout of the authors' own sampler (issue 17).
+"""`dualgibbs validate` on the array layout of the authors' own sampler.
 
 The authors' code (github Theborna/dual_gibbs, MIT; sampler.py, graphs.py, experiments.py) returns, per chain,
 a float64 C-order NumPy array of shape (n_samples, dim): row s is the state *before* the s-th block of `thinning`

@@ -1,6 +1,6 @@
 // Chebyshev potential-flow control variates (dual) and their Dirichlet mirror (primal): the precomputation of
 // E_v and l_v, node by node on the k-hop ball or densely, and the online accumulation of the sampled terms.
-// Derivations: include/dualgibbs/estimation/flow_cv.hpp and shared/research/dual-estimators.md (sections 1, 4A).
+// Derivations: include/dualgibbs/estimation/flow_cv.hpp and docs/accuracy.md ("What is computed").
 #include <dualgibbs/estimation/flow_cv.hpp>
 
 #include <dualgibbs/core/chain_group.hpp>

@@ -1,4 +1,4 @@
-// `reproduce accel` (issue 13): the mean-error decay and the covariance error of random-scan Gibbs, SSOR and
+// `reproduce accel`: the mean-error decay and the covariance error of random-scan Gibbs, SSOR and
 // Chebyshev-SSOR against sweep-equivalents and CPU seconds, primal x and dual x~ = B y~, on torus:100, torus:1000 and
 // kregular:10000,4, with the predicted rates beside the fitted ones and CHOLMOD's cost per exact draw.
 #include <dualgibbs/experiments/experiments.hpp>

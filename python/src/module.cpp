@@ -1,4 +1,4 @@
-// dualgibbs._core: the pybind11 bindings of the public library (DESIGN.md section 2: python/ is a thin layer over the
+// dualgibbs._core: the pybind11 bindings of the public library (docs/design.md: python/ is a thin layer over the
 // library, like apps/). The Python-side conveniences (graphs from networkx and scipy.sparse, matrices as
 // scipy.sparse.csr_matrix, docs) are in python/dualgibbs/__init__.py; docs/python.md is the user's page.
 //

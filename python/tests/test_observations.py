@@ -1,4 +1,4 @@
-"""Observations (issue 15, item 1) from Python: the model with a mean, posterior_mean against scipy, the samplers of
+"""Observations from Python: the model with a mean, posterior_mean against scipy, the samplers of
 N(mu, Q^-1) against the exact mean, the command's bits and --obs-file, bad input."""
 import numpy as np
 import pytest

@@ -232,7 +232,7 @@ DUALGIBBS_EXPORT ExperimentResult run_fig11(const ExperimentOptions& options);
 /// \param options the shared options
 /// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_rates(const ExperimentOptions& options);
-/// Accelerated samplers (issue 13): on torus:100 (100 chains), torus:1000 (16 chains) and kregular:10000,4 (100
+/// Accelerated samplers: on torus:100 (100 chains), torus:1000 (16 chains) and kregular:10000,4 (100
 /// chains), s = 1, sigma = 0.25 (quick: torus:16 and kregular:256,4, 40 chains), omega = 1.5, random-scan Gibbs, SSOR
 /// and Chebyshev-SSOR, primal x and dual x~ = B y~: the norm of the ensemble mean from a large fixed start and the
 /// covariance error from 0, against iterations, sweep-equivalents (2 per SSOR iteration) and CPU seconds, with the
