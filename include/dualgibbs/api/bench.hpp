@@ -57,6 +57,7 @@ struct BenchResult {
 /// \param options the options
 /// \param source the model's description (its graph spec for the record); its seed seeds the chains
 /// \param execution threads (0 = available_threads()) and chain group
+/// \return the record and the best run's statistics
 /// \throws std::invalid_argument for an unknown domain, repeat < 1, an empty domain, and as make_scheme() and
 ///         run_ensemble().
 DUALGIBBS_EXPORT BenchResult bench(const Model& model, const BenchOptions& options, const ModelSource& source,
@@ -66,6 +67,7 @@ DUALGIBBS_EXPORT BenchResult bench(const Model& model, const BenchOptions& optio
 /// \param source the model's description; its seed seeds the chains
 /// \param options the options
 /// \param execution threads and chain group
+/// \return the record and the best run's statistics
 /// \throws std::invalid_argument for an obs_file (throughput does not depend on the mean), as load_model() and as
 ///         bench() above.
 DUALGIBBS_EXPORT BenchResult bench(const ModelSource& source, const BenchOptions& options, const Execution& execution);

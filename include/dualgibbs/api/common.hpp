@@ -57,6 +57,7 @@ struct LoadedModel {
 /// (Model::set_observations(); nodes without a line observe 0); otherwise the zero-mean prior.
 /// \param source the graph spec and parameters
 /// \param observations whether obs_file is read
+/// \return the model, its parsed spec and the observed-node count
 /// \throws std::invalid_argument for a bad spec, bad parameters or a malformed file.
 DUALGIBBS_EXPORT LoadedModel load_model(const ModelSource& source, bool observations = true);
 
@@ -72,6 +73,8 @@ struct Execution {
 };
 
 /// The thread count `threads` stands for (0: available_threads()).
+/// \param threads the requested threads, 0 for all available
+/// \return the thread count, >= 1
 DUALGIBBS_EXPORT unsigned resolved_threads(unsigned threads) noexcept;
 
 /// Provenance fields of every result record: command, version, seed, threads (resolved), mpi_ranks,
@@ -79,6 +82,7 @@ DUALGIBBS_EXPORT unsigned resolved_threads(unsigned threads) noexcept;
 /// \param command the use case's name ("sample", "exact", ...)
 /// \param source the model's description
 /// \param execution how it ran
+/// \return the provenance fields
 DUALGIBBS_EXPORT Record provenance(const std::string& command, const ModelSource& source, const Execution& execution);
 
 /// A numerical failure found by a use case itself (a chain that reached a non-finite value, a matrix numerically
@@ -89,6 +93,8 @@ class DUALGIBBS_EXPORT NumericalFailure : public std::runtime_error {
 };
 
 /// `v` as a record value: the number, or null when it is not finite.
+/// \param v the number
+/// \return `v` or null
 DUALGIBBS_EXPORT Record number(double v);
 
 }  // namespace dualgibbs::api

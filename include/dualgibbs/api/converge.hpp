@@ -47,6 +47,7 @@ struct ConvergeOptions {
 /// \param options the options
 /// \param source the model's description (graph spec and parameters for the record); its seed seeds the samplers
 /// \param execution threads, chain group and progress
+/// \return the error table per sweep and its record
 /// \throws std::invalid_argument for init given or unknown, init_scale without init random, every or full_max < 1,
 ///         lambda_min or lambda_max, and as make_scheme() and run_convergence(); their numerical failures.
 DUALGIBBS_EXPORT ExperimentRun converge(const Model& model, const ConvergeOptions& options, const ModelSource& source,
@@ -56,6 +57,7 @@ DUALGIBBS_EXPORT ExperimentRun converge(const Model& model, const ConvergeOption
 /// \param source the model's description; its seed seeds the samplers
 /// \param options the options
 /// \param execution threads, chain group and progress
+/// \return the error table per sweep and its record
 /// \throws std::invalid_argument for an obs_file (the covariances do not depend on the mean), as load_model() and as
 ///         converge() above.
 DUALGIBBS_EXPORT ExperimentRun converge(const ModelSource& source, const ConvergeOptions& options,

@@ -59,8 +59,13 @@ class DUALGIBBS_EXPORT CsvDrawsWriter final : public DrawsSink {
   /// \param out the destination stream
   explicit CsvDrawsWriter(std::ostream& out) : m_out(out) {}
   /// Sets 17 significant digits; the header follows with the first checkpoint.
+  /// \param dim coordinates per state
+  /// \param chains chains (columns of every checkpoint)
+  /// \param checkpoints checkpoints that will be written
   void begin(Eigen::Index dim, std::size_t chains, std::uint64_t checkpoints) override;
   /// The header (first checkpoint only), then one row per chain.
+  /// \param sweep completed sweeps
+  /// \param states the states, one column per chain
   void write(std::uint64_t sweep, const Eigen::Ref<const Eigen::MatrixXd>& states) override;
 
  private:
@@ -76,8 +81,13 @@ class DUALGIBBS_EXPORT BinaryDrawsWriter final : public DrawsSink {
   /// \param out the destination stream
   explicit BinaryDrawsWriter(std::ostream& out) : m_out(out) {}
   /// "DGSAMPL1", dim, chains, checkpoints.
+  /// \param dim coordinates per state
+  /// \param chains chains (columns of every checkpoint)
+  /// \param checkpoints checkpoints that will be written
   void begin(Eigen::Index dim, std::size_t chains, std::uint64_t checkpoints) override;
   /// The sweep, then chains x dim float64, chain after chain.
+  /// \param sweep completed sweeps
+  /// \param states the states, one column per chain
   void write(std::uint64_t sweep, const Eigen::Ref<const Eigen::MatrixXd>& states) override;
 
  private:
@@ -96,6 +106,7 @@ enum class DrawLayout {
 
 /// "auto" | "independent" | "chain".
 /// \param name the layout's name
+/// \return the layout
 /// \throws std::invalid_argument otherwise.
 DUALGIBBS_EXPORT DrawLayout parse_draw_layout(const std::string& name);
 
@@ -116,6 +127,7 @@ class DUALGIBBS_EXPORT DrawsFile {
   /// The checkpoints for a layout.
   /// \param layout how the rows are grouped
   /// \param description receives the layout in words (for the report)
+  /// \return the checkpoints, in file order
   std::vector<PlannedCheckpoint> plan(DrawLayout layout, std::string& description) const;
   /// Reads rows[0 .. count) into out (dimension x count), one draw per column.
   /// \param rows the file rows to read
@@ -127,13 +139,14 @@ class DUALGIBBS_EXPORT DrawsFile {
   DrawsFile();
   ~DrawsFile();
   DrawsFile(DrawsFile&&) noexcept;             ///< moves the open file
-  DrawsFile& operator=(DrawsFile&&) noexcept;  ///< moves the open file
+  DrawsFile& operator=(DrawsFile&&) noexcept;  ///< moves the open file \return this file
   struct State;                                ///< the file's layout and its open stream (draws.cpp)
   std::unique_ptr<State> state;                ///< set by open_draws_file()
 };
 
 /// Opens a draws file (format from the content: the binary magic, the .npy magic, else CSV) and checks its header.
 /// \param path the file
+/// \return the opened file, its header checked
 /// \throws std::invalid_argument for an unreadable, malformed or truncated file or an unsupported dtype.
 DUALGIBBS_EXPORT DrawsFile open_draws_file(const std::string& path);
 

@@ -52,6 +52,7 @@ struct ExactResult {
 /// \param model the model (with or without a mean)
 /// \param options the ordering and whether edge variances are computed
 /// \param spec the model's graph spec (the torus closed form applies to torus specs), or null
+/// \return the truth and its record
 /// \throws std::invalid_argument for an unknown ordering or a selected inverse that would not fit in memory; the
 ///         factorization's exceptions (NotPositiveDefinite, FactorizationError); NumericalFailure when Q or R is
 ///         numerically singular although the factorization succeeded (a variance or the mean not finite).

@@ -56,6 +56,7 @@ struct InfoResult {
 /// \param model the model
 /// \param spec its graph spec (the family's closed forms, Table I), or null for a graph of unknown family
 /// \param options what to compute
+/// \return the record and the typed values
 /// \throws std::invalid_argument for an unknown method or a tolerance outside (0, 1) (with spectra);
 ///         EigensolverError if an eigensolve fails.
 DUALGIBBS_EXPORT InfoResult info(const Model& model, const GraphSpec* spec, const InfoOptions& options);
@@ -63,6 +64,7 @@ DUALGIBBS_EXPORT InfoResult info(const Model& model, const GraphSpec* spec, cons
 /// The info of the prior model `source` describes.
 /// \param source the model's description
 /// \param options what to compute
+/// \return the record and the typed values
 /// \throws std::invalid_argument for an obs_file (sizes, spectra and rates do not depend on the mean), a bad
 ///         source and as info() above; EigensolverError as info() above.
 DUALGIBBS_EXPORT InfoResult info(const ModelSource& source, const InfoOptions& options);

@@ -56,6 +56,7 @@ struct MarginalsResult {
   /// posterior_mean_min, posterior_mean_max, posterior_mean_mean.
   Record record;
   /// Whether the run succeeded: it reached its target, or it had none (a budget alone).
+  /// \return true if the run succeeded
   bool succeeded() const noexcept { return estimate.reached_target || options.rel_rmse == 0; }
 };
 
@@ -65,6 +66,7 @@ struct MarginalsResult {
 /// \param source the model's description for the record; its seed seeds the samplers
 /// \param execution threads, chain group and progress (stage "marginals")
 /// \param observed nodes observed, for the record of a model with a mean
+/// \return the estimates, the options that ran and the record
 /// \throws std::invalid_argument for an unknown method or mean solver, a target or budget <= 0, a budget under a
 ///         chain group of several members (their clocks would stop them at different sweeps), scheme options with a
 ///         dual, cholesky or exact method, and as make_scheme(), posterior_mean() and estimate_marginal_variances();
@@ -77,6 +79,7 @@ DUALGIBBS_EXPORT MarginalsResult marginals(const Model& model, const MarginalsOp
 /// \param source the model's description; its seed seeds the samplers
 /// \param options the options
 /// \param execution threads, chain group and progress
+/// \return the estimates, the options that ran and the record
 /// \throws as load_model() and marginals() above.
 DUALGIBBS_EXPORT MarginalsResult marginals(const ModelSource& source, const MarginalsOptions& options,
                                            const Execution& execution = {});

@@ -21,6 +21,7 @@ struct MeanChoice {
 /// posterior_mean() with a named solver.
 /// \param model the model (with or without a mean)
 /// \param choice the solver and its tolerance
+/// \return mu and the solver's statistics
 /// \throws std::invalid_argument for an unknown solver or a tolerance outside (0, 1); as posterior_mean().
 DUALGIBBS_EXPORT PosteriorMean solve_posterior_mean(const Model& model, const MeanChoice& choice);
 
@@ -35,6 +36,7 @@ DUALGIBBS_EXPORT void add_posterior_mean_record(Record& record, const PosteriorM
 /// node of a model with a mean, else 0.
 /// \param model the model
 /// \param observed the known count, if any
+/// \return the observed-node count
 DUALGIBBS_EXPORT Index observed_nodes(const Model& model, const std::optional<Index>& observed) noexcept;
 
 }  // namespace dualgibbs::api

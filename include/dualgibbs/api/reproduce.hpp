@@ -41,6 +41,7 @@ struct ExperimentRun {
 /// \param wall_seconds wall time of the run
 /// \param command_line how it ran (the equivalent command line)
 /// \param execution its threads and chain group
+/// \return the record
 DUALGIBBS_EXPORT Record experiment_record(const ExperimentResult& result, double wall_seconds,
                                           const std::string& command_line, const Execution& execution);
 
@@ -64,6 +65,7 @@ struct ReproduceOptions {
 /// The figures `figure` names, after checking `options`: every figure for "all", else the one named.
 /// \param figure a name of figures() or "all"
 /// \param options the options
+/// \return the figures to run, in order
 /// \throws std::invalid_argument for an unknown figure (naming the known ones), an unknown or given init, an
 ///         init_value without init constant, an init_scale without init random, or 1 to kMinSplitHalfChains - 1
 ///         chains.
@@ -73,6 +75,7 @@ DUALGIBBS_EXPORT std::vector<std::string> reproduce_figures(const std::string& f
 /// \param figure a name of figures()
 /// \param options the options
 /// \param execution threads, chain group and progress
+/// \return the figure's tables and record
 /// \throws std::invalid_argument as reproduce_figures() (for "all" too: one figure at a time) and the figure's own
 ///         checks; the figure's numerical failures.
 DUALGIBBS_EXPORT ExperimentRun reproduce(const std::string& figure, const ReproduceOptions& options,

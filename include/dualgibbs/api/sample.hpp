@@ -66,6 +66,7 @@ struct SampleResult {
 
 /// The number of checkpoints a run of these options writes: 1 with every = 0 or no sweeps, else ceil(sweeps / every).
 /// \param options the run's options
+/// \return the checkpoint count, >= 1
 DUALGIBBS_EXPORT std::uint64_t sample_checkpoints(const SampleOptions& options) noexcept;
 
 /// Runs the chains and hands every written checkpoint to `sink` (begin(), write() per checkpoint, end()).
@@ -73,6 +74,7 @@ DUALGIBBS_EXPORT std::uint64_t sample_checkpoints(const SampleOptions& options) 
 /// \param options the run's options
 /// \param sink where the draws go
 /// \param execution threads and chain group (installed for the run when given)
+/// \return the statistics, the resolved scheme, the mean and the record
 /// \throws std::invalid_argument for bad options (unknown domain, scan, scheme, init or draws; init given without
 ///         an initial state or the reverse; init_scale without init random; draws y in the primal domain; those of
 ///         make_scheme() and run_ensemble()); NumericalFailure when a chain reaches a non-finite value (the sink is

@@ -35,6 +35,7 @@ struct SchemeChoice {
 /// \param model the model sampled
 /// \param domain the domain sampled
 /// \param command the use case's name, for messages
+/// \return the scheme, its defaults resolved
 /// \throws std::invalid_argument for an unknown scheme or scan, omega or bounds with gibbs, bounds with ssor, only
 ///         one of the two bounds, bounds without omega, omega outside (0, 2), a scan other than random with ssor or
 ///         cheby-ssor, or an empty dual domain.
@@ -42,12 +43,20 @@ DUALGIBBS_EXPORT SchemeOptions make_scheme(const SchemeChoice& choice, unsigned 
                                            Domain domain, const std::string& command);
 
 /// make_scheme() without the scan: checks and resolves the scheme alone (the scan is the caller's).
+/// \param choice the scheme as named
+/// \param model the model sampled
+/// \param domain the domain sampled
+/// \param command the use case's name, for messages
+/// \return the scheme, its defaults resolved
 /// \throws std::invalid_argument as make_scheme().
 DUALGIBBS_EXPORT SchemeOptions make_scheme(const SchemeChoice& choice, const Model& model, Domain domain,
                                            const std::string& command);
 
 /// The scan order of a scan name, with "colored" read as the (unused) random scan: the scheme then says how a sweep
-/// runs. \throws std::invalid_argument for an unknown name.
+/// runs.
+/// \param scan the scan's name
+/// \return the scan order
+/// \throws std::invalid_argument for an unknown name.
 DUALGIBBS_EXPORT ScanOrder scan_order(const std::string& scan);
 
 /// Adds the scheme's fields to a record: scheme, omega and (cheby-ssor) lambda_min, lambda_max, rate_cheby_ssor,

@@ -60,6 +60,7 @@ struct ValidationResult {
 
 /// Checks the options (domain, layout, alpha) and returns the kind of draws they name.
 /// \param options the options
+/// \return the kind of draws
 /// \throws std::invalid_argument for a missing or unknown domain, an unknown layout or alpha outside (0, 1).
 DUALGIBBS_EXPORT DrawKind validation_kind(const ValidationOptions& options);
 
@@ -68,6 +69,7 @@ DUALGIBBS_EXPORT DrawKind validation_kind(const ValidationOptions& options);
 /// N(mu, Q^-1)); the same through Woodbury for x~ (the zero-mean fluctuation); diag(R^-1) for y~.
 /// \param model the model
 /// \param kind what the draws are
+/// \return the truth the draws are checked against
 /// \throws std::invalid_argument for y~ of a graph without edges; NumericalFailure when Q is numerically singular;
 ///         the factorization's exceptions.
 DUALGIBBS_EXPORT ExactTruth validation_truth(const Model& model, DrawKind kind);
@@ -78,6 +80,7 @@ DUALGIBBS_EXPORT ExactTruth validation_truth(const Model& model, DrawKind kind);
 /// \param file the opened file
 /// \param name the file's name, for the report
 /// \param options the options
+/// \return the report, its record and timings
 /// \throws std::invalid_argument for bad options, draws of another dimension than the domain's, a bad or unreadable
 ///         file and the validator's checks; as validation_truth().
 DUALGIBBS_EXPORT ValidationResult validate(const Model& model, DrawsFile& file, const std::string& name,
@@ -88,6 +91,7 @@ DUALGIBBS_EXPORT ValidationResult validate(const Model& model, DrawsFile& file, 
 /// \param checkpoints per checkpoint dim x n, one draw per column
 /// \param sweeps the checkpoints' sweeps (empty: unknown)
 /// \param options the options
+/// \return the report, its record and timings
 /// \throws std::invalid_argument for bad options, sweeps of another count than the checkpoints, and the validator's
 ///         checks (dimension, fewer than kMinValidationDraws draws, non-finite values); as validation_truth().
 DUALGIBBS_EXPORT ValidationResult validate(const Model& model, const std::vector<Eigen::MatrixXd>& checkpoints,
@@ -97,6 +101,7 @@ DUALGIBBS_EXPORT ValidationResult validate(const Model& model, const std::vector
 /// \param offender the test
 /// \param model the model
 /// \param kind the draws' kind
+/// \return the test's location in words
 DUALGIBBS_EXPORT std::string offender_location(const ValidationOffender& offender, const Model& model, DrawKind kind);
 
 }  // namespace dualgibbs::api

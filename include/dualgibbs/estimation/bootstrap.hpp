@@ -28,6 +28,11 @@ namespace dualgibbs {
 /// replicates x n x dim (dim + 3) / 2 multiply-adds (fig5: 10^4 x 10^5 x 2144 = 2.1e12), spread over the hardware
 /// threads in fixed blocks, so the numbers do not depend on the thread count (the replicate count, which sets the
 /// products' blocking, moves them by about 1e-10 relative).
+/// \param draws the draws, dim x n, one per column
+/// \param replicates the number of resamples
+/// \param seed the seed of the resamples' streams
+/// \param statistic the statistic of a resample's moments
+/// \return the statistic of every replicate, in replicate order
 /// \throws std::invalid_argument for fewer than 2 draws, non-finite draws, no statistic or zero replicates.
 DUALGIBBS_EXPORT std::vector<double> bootstrap_draws(const Eigen::Ref<const Eigen::MatrixXd>& draws,
                                                      std::size_t replicates, std::uint64_t seed,

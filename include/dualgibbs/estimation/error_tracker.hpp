@@ -51,31 +51,53 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
  public:
   /// Full covariance target (dim x dim, symmetric, finite) or marginal-variance target (a dim x 1 matrix
   /// or vector): the kind follows the target's shape. node_variances are s_v^2 (length dim), used by the
-  /// dual's reconstruction. \throws std::invalid_argument on size mismatches or non-finite values.
+  /// dual's reconstruction.
+  /// \param observed the domain of the observed states
+  /// \param node_variances s_v^2 per node
+  /// \param target the exact Cov(X) (dim x dim) or marginal variances (dim x 1)
+  /// \param options the jackknife's grouping
+  /// \throws std::invalid_argument on size mismatches or non-finite values.
   CovarianceErrorTracker(Domain observed, Eigen::VectorXd node_variances, Eigen::MatrixXd target,
                          ErrorTrackerOptions options = {});
 
   /// Full covariance or marginal variances only: follows the target's shape.
+  /// \return the kind of moments scored
   MomentKind kind() const noexcept { return m_kind; }
-  /// The domain of the observed states (primal x or dual x~ = B y~).
+  /// \return the domain of the observed states (primal x or dual x~ = B y~)
   Domain domain() const noexcept { return m_domain; }
 
   /// Scores the states (dim x L, L >= kMinSplitHalfChains) of one checkpoint and appends the result to
   /// history(). Half 1 is chains [0, L/2), half 2 [L/2, L) (an odd L gives half 2 one chain more; Eu stays
   /// unbiased). Each half is cut into min(jackknife_groups, L/2) groups, more if needed so that deleting
-  /// a group leaves at least two chains. \throws std::invalid_argument on a wrong dimension, fewer than
-  /// kMinSplitHalfChains chains, non-finite states or non-finite `seconds`.
+  /// a group leaves at least two chains.
+  /// \param sweep the checkpoint's sweep
+  /// \param seconds sampling wall-clock time at the checkpoint
+  /// \param states the states, dim x L, one column per chain
+  /// \return the checkpoint's errors
+  /// \throws std::invalid_argument on a wrong dimension, fewer than kMinSplitHalfChains chains, non-finite states or
+  /// non-finite `seconds`.
   ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states);
   /// The same from some of the L = `chains` states: `states` holds chains [first, first + states.cols()). In one
   /// process that must be all of them (first = 0). In a chain group each member may hold only its share of the groups
   /// of group_offsets(L) (what run_ensemble shows a member with EnsembleOptions::local_cuts = group_offsets(L)): the
   /// members exchange the groups' sums only (GroupedMoments over a share), and every member's estimate is bitwise
-  /// that of one process. Collective in a group. \throws std::invalid_argument as observe(states), and for states
-  /// outside [0, L) or a share that is not this member's.
+  /// that of one process. Collective in a group.
+  /// \param sweep the checkpoint's sweep
+  /// \param seconds sampling wall-clock time at the checkpoint
+  /// \param states the states this process holds, one column per chain
+  /// \param first the chain index of the first column of `states`
+  /// \param chains L, the number of chains in all
+  /// \return the checkpoint's errors
+  /// \throws std::invalid_argument as observe(states), and for states outside [0, L) or a share that is not this
+  /// member's.
   ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states,
                         std::size_t first, std::size_t chains);
   /// The same from the states' group sums: `groups` must be cut at group_offsets(L) for L = groups.count() states
   /// (what observe(states) builds internally), so that a caller streaming the states can accumulate the sums itself.
+  /// \param sweep the checkpoint's sweep
+  /// \param seconds sampling wall-clock time at the checkpoint
+  /// \param groups the states' group sums
+  /// \return the checkpoint's errors
   /// \throws std::invalid_argument if the kind, the dimension or the number of groups does not match, or
   /// L < kMinSplitHalfChains, or `seconds` is not finite.
   ErrorEstimate observe(std::size_t sweep, double seconds, const GroupedMoments& groups);
@@ -85,19 +107,28 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   /// exchanges per chunk instead of three per checkpoint), then each member scores its share of the checkpoints alone
   /// and the estimates are gathered, so a member can run its chains through many checkpoints without waiting for the
   /// others and score them after. Memory: the states, plus about four times a chunk's sums. Collective in a group.
+  /// \param sweeps the checkpoints' sweeps
+  /// \param seconds sampling wall-clock time at every checkpoint
+  /// \param states every checkpoint's states this process holds, one column per chain
+  /// \param first the chain index of the first column of the states
+  /// \param chains L, the number of chains in all
+  /// \return the checkpoints' errors, in order
   /// \throws std::invalid_argument as observe(states, first, chains) for any checkpoint (before any is scored), if
   /// the three lists differ in length or are empty, or the states differ in shape.
   std::vector<ErrorEstimate> observe_batch(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
                                            const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states,
                                            std::size_t first, std::size_t chains);
   /// The group boundaries observe() uses for L states: offsets[0] = 0 < ... < offsets.back() = L, the first half
-  /// of the groups covering states [0, L/2). \throws std::invalid_argument if L < kMinSplitHalfChains.
+  /// of the groups covering states [0, L/2).
+  /// \param states L, the number of states
+  /// \return the group boundaries
+  /// \throws std::invalid_argument if L < kMinSplitHalfChains.
   std::vector<std::size_t> group_offsets(std::size_t states) const;
 
-  /// Every checkpoint's estimate so far, in the order observed.
+  /// \return every checkpoint's estimate so far, in the order observed
   const std::vector<ErrorEstimate>& history() const noexcept { return m_history; }
 
-  /// The last checkpoint's estimate of Cov(X) from all chains (dim x dim, or dim x 1 for Diagonal).
+  /// \return the last checkpoint's estimate of Cov(X) from all chains (dim x dim, or dim x 1 for Diagonal)
   const Eigen::MatrixXd& last_estimate() const noexcept { return m_estimate; }
 
  private:

@@ -73,33 +73,45 @@ struct FlowCvOptions {
 /// The Chebyshev potential flows of every node of a model: E_v, l_v and the residual map r_k(Q).
 class DUALGIBBS_EXPORT FlowControlVariate {
  public:
+  /// Precomputes the potential flows of every node of `model`.
+  /// \param model the model
+  /// \param options the degree, interval and precomputation
   /// \throws std::invalid_argument for a degree below -1 or over 1000, kappa in (0, 1], a non-finite
   ///         kappa, a negative or non-finite beta, tuning_nodes < 1, or FlowPrecompute::Dense on more than 5000
   ///         nodes.
   explicit FlowControlVariate(const Model& model, const FlowCvOptions& options = FlowCvOptions());
 
-  /// The Chebyshev degree k.
+  /// \return the Chebyshev degree k
   int degree() const noexcept { return m_degree; }
-  /// Lower end alpha of the Chebyshev interval.
+  /// \return the lower end alpha of the Chebyshev interval
   double alpha() const noexcept { return m_alpha; }
   /// Upper end beta of the Chebyshev interval: lambda_max(Q) by Lanczos (tolerance 1e-2) plus 2%, at most the
   /// Gershgorin bound.
+  /// \return beta
   double beta() const noexcept { return m_beta; }
   /// E_v, the energy of node v's flow: the estimator's constant and the upper end of the bracket.
+  /// \return E_v per node
   const Eigen::VectorXd& flow_energy() const noexcept { return m_energy; }
-  /// l_v, the certified lower bound on V_v.
+  /// \return l_v per node, the certified lower bound on V_v
   const Eigen::VectorXd& lower_bound() const noexcept { return m_lower; }
 
   /// E_uv = p_u^T D_s p_v + (B^T phi_u)^T D_sigma^-1 (B^T phi_v) for all pairs (dense; diagonal = flow_energy()), so
   /// that Cov(X_u, X_v) = E_uv - E[u_u u_v] with u = dual_terms(x~) (the bilinear flow identity).
+  /// \return E, |V| x |V|
   /// \throws std::invalid_argument for more than 5000 nodes.
   Eigen::MatrixXd energy_matrix() const;
-  /// U = r_k(Q) B, column by column (k products of Q with the block). \throws std::invalid_argument for a wrong
-  /// number of rows.
+  /// U = r_k(Q) B, column by column (k products of Q with the block).
+  /// \param b the block B, |V| rows
+  /// \return U, the shape of B
+  /// \throws std::invalid_argument for a wrong number of rows.
   Eigen::MatrixXd residual(const Eigen::Ref<const Eigen::MatrixXd>& b) const;
   /// The dual terms u = r_k(Q) D_s x~ of samples x~ (columns; |V| rows): V_v = E_v - E[u_v^2].
+  /// \param x_tilde the samples x~, one per column
+  /// \return u, one column per sample
   Eigen::MatrixXd dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde) const;
   /// The primal terms u = r_k(Q) x of samples x (columns; |V| rows): V_v = l_v + E[u_v^2].
+  /// \param x the samples x, one per column
+  /// \return u, one column per sample
   Eigen::MatrixXd primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x) const;
 
  private:
@@ -134,15 +146,27 @@ struct FlowDegreeProbe {
 /// whole-graph precomputation then visits about |V| x visits_per_node sites and incidences. Without a hint kappa is
 /// searched as FlowCvOptions::kappa = 0 does; with `kappa_hint` > 1 (the best kappa of a neighbouring degree) by a
 /// descent over the powers of 2 from the nearest one (3 or 4 trials instead of 10). `beta` > 0 is the interval's
-/// upper end (an earlier probe's, to save the Lanczos run), 0 computes it. \throws std::invalid_argument for a
-/// degree outside 1..1000, tuning_nodes < 1, a hint that is not 0 or a finite value > 1, or a negative or
-/// non-finite beta.
+/// upper end (an earlier probe's, to save the Lanczos run), 0 computes it.
+/// \param model the model
+/// \param degree the Chebyshev degree k
+/// \param tuning_nodes how many evenly spaced nodes are probed
+/// \param kappa_hint the best kappa of a neighbouring degree, or 0
+/// \param beta the interval's upper end, or 0 to compute it
+/// \return the probe: kappa, interval, E_v and l_v on the tuning nodes and the cost per node
+/// \throws std::invalid_argument for a degree outside 1..1000, tuning_nodes < 1, a hint that is not 0 or a finite
+/// value > 1, or a negative or non-finite beta.
 DUALGIBBS_EXPORT FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_nodes = 200,
                                                    double kappa_hint = 0, double beta = 0);
 
 /// r_k(Q) b, column by column: the residual of k Chebyshev steps for Q phi = b on [alpha, beta] (the map behind
-/// FlowControlVariate::residual, for any interval). \throws std::invalid_argument for a wrong number of rows, a
-/// negative degree or not 0 < alpha < beta.
+/// FlowControlVariate::residual, for any interval).
+/// \param q the precision Q
+/// \param degree the number of Chebyshev steps k
+/// \param alpha the interval's lower end
+/// \param beta the interval's upper end
+/// \param b the right-hand sides, one per column
+/// \return r_k(Q) b, the shape of b
+/// \throws std::invalid_argument for a wrong number of rows, a negative degree or not 0 < alpha < beta.
 DUALGIBBS_EXPORT Eigen::MatrixXd chebyshev_residual(const SparseMatrix& q, int degree, double alpha, double beta,
                                                     const Eigen::Ref<const Eigen::MatrixXd>& b);
 
@@ -153,17 +177,26 @@ DUALGIBBS_EXPORT Eigen::MatrixXd chebyshev_residual(const SparseMatrix& q, int d
 /// chain are correlated, so they are averaged within the chain first).
 class DUALGIBBS_EXPORT MarginalVarianceCv {
  public:
+  /// An empty accumulator for `chains` independent chains.
+  /// \param cv the control variate (must outlive the accumulator)
+  /// \param domain the sampler's domain: dual (states x~) or primal (states x)
+  /// \param chains the number of chains L
   /// \throws std::invalid_argument for fewer than 2 chains.
   MarginalVarianceCv(const FlowControlVariate& cv, Domain domain, std::size_t chains);
-  /// One evaluation of every chain. \throws std::invalid_argument for a wrong shape or a non-finite value.
+  /// One evaluation of every chain.
+  /// \param states the chains' states, |V| x L
+  /// \throws std::invalid_argument for a wrong shape or a non-finite value.
   void add(const Eigen::Ref<const Eigen::MatrixXd>& states);
-  /// Evaluations added so far.
+  /// \return the evaluations added so far
   std::size_t evaluations() const noexcept { return m_evaluations; }
-  /// The estimates V_v. \throws std::logic_error before the first add().
+  /// \return the estimates V_v
+  /// \throws std::logic_error before the first add().
   Eigen::VectorXd estimate() const;
-  /// Standard errors of estimate() from the independent chains. \throws std::logic_error before the first add().
+  /// \return the standard errors of estimate() from the independent chains
+  /// \throws std::logic_error before the first add().
   Eigen::VectorXd std_error() const;
   /// mean(u_v^2): the estimated gap E_v - V_v (dual) or V_v - l_v (primal), the control variate's own quality.
+  /// \return the gap per node
   Eigen::VectorXd gap() const;
 
  private:

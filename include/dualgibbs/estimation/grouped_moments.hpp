@@ -31,10 +31,16 @@ class DUALGIBBS_EXPORT GroupedMoments {
  public:
   /// Groups are the column ranges [offsets[g], offsets[g+1]); offsets must start at 0, end at the number
   /// of columns and increase strictly.
+  /// \param draws the draws, dim x n, one per column
+  /// \param offsets the group boundaries
+  /// \param kind full covariance or diagonal only
   /// \throws std::invalid_argument for bad offsets, an empty matrix or non-finite draws.
   GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
                  MomentKind kind);
   /// `groups` contiguous groups of near-equal size (1 <= groups <= number of columns).
+  /// \param draws the draws, dim x n, one per column
+  /// \param groups the number of groups
+  /// \param kind full covariance or diagonal only
   GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind);
   /// From some of the draws: `draws` holds draws [first, first + draws.cols()) of the offsets.back() draws cut at
   /// `offsets`. In one process they must be all of them (first = 0), and this is the constructor above. In a chain
@@ -42,6 +48,10 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// chains run_ensemble shows it with EnsembleOptions::local_cuts = offsets): each member then reduces its groups
   /// to sums (a column sum for the centre, then the sums about it) and only the sums are gathered, in group order, so
   /// every member gets bitwise the object one process builds from all draws. Collective in a group.
+  /// \param draws the draws this process holds, one per column
+  /// \param first the index of the first column of `draws` among all draws
+  /// \param offsets the group boundaries of all draws
+  /// \param kind full covariance or diagonal only
   /// \throws std::invalid_argument for bad offsets, draws outside them, a share that lacks one of this member's
   /// groups, or non-finite draws (on any member).
   GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
@@ -50,6 +60,9 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// about the same `center`, which need not be the mean of the draws: moments() subtracts n delta delta^T, exact
   /// in exact arithmetic for any centre, and accurate in floating point when the centre is within a few standard
   /// deviations of the mean (e.g. the mean of the first few draws).
+  /// \param kind full covariance or diagonal only
+  /// \param center the common centre of the sums
+  /// \param groups every group's sums about `center`, in group order
   /// \throws std::invalid_argument if there is no group, a group has a count below 1, the sums have another length
   /// than `center` (the scatter: dim*dim for Full, dim for Diagonal) or a value is not finite.
   GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vector<MomentSums> groups);
@@ -58,6 +71,11 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// element b is bitwise GroupedMoments(draws[b], first, offsets, kind), but in a chain group the members exchange
   /// the sums of all sets together, two exchanges per call instead of two per set (every draws[b] must hold the same
   /// draws of the offsets, this member's share). Collective in a group.
+  /// \param draws the sets of draws this process holds, one per column
+  /// \param first the index of the first column of every set among all draws
+  /// \param offsets the group boundaries of all draws
+  /// \param kind full covariance or diagonal only
+  /// \return one object per set, in order
   /// \throws std::invalid_argument if `draws` is empty or the sets differ in shape, and as the constructor above.
   static std::vector<GroupedMoments> batch(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
                                            std::size_t first, const std::vector<std::size_t>& offsets, MomentKind kind);
@@ -67,34 +85,50 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// their groups' sums of every set as batch() does, but each receives only the sums of the sets it keeps (an
   /// all-to-all instead of an all-gather), so it moves and unpacks the sums of about 1/K of the sets. A member may
   /// keep no set (fewer sets than members). Collective in a group.
+  /// \param draws the sets of draws this process holds, one per column
+  /// \param first the index of the first column of every set among all draws
+  /// \param offsets the group boundaries of all draws
+  /// \param kind full covariance or diagonal only
+  /// \return this member's objects, in set order
   /// \throws std::invalid_argument as batch().
   static std::vector<GroupedMoments> batch_share(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
                                                  std::size_t first, const std::vector<std::size_t>& offsets,
                                                  MomentKind kind);
 
   /// Full covariance or diagonal only, as constructed.
+  /// \return the kind of moments kept
   MomentKind kind() const noexcept { return m_kind; }
-  /// dim, the length of one draw (the number of rows of the draws).
+  /// \return dim, the length of one draw (the number of rows of the draws)
   Index dimension() const noexcept { return static_cast<Index>(m_center.size()); }
-  /// The number of groups.
+  /// \return the number of groups
   std::size_t num_groups() const noexcept { return m_groups.size(); }
-  /// Total number of draws.
+  /// \return the total number of draws
   double count() const noexcept { return m_total.count; }
-  /// The common centre (the mean of all draws).
+  /// \return the common centre (the mean of all draws)
   const Eigen::VectorXd& center() const noexcept { return m_center; }
 
-  /// Sums of group g. \throws std::invalid_argument if g >= num_groups().
+  /// Sums of group g.
+  /// \param g the group
+  /// \return its sums about center()
+  /// \throws std::invalid_argument if g >= num_groups().
   const MomentSums& group(std::size_t g) const;
-  /// Sums of all draws.
+  /// \return the sums of all draws
   const MomentSums& total() const noexcept { return m_total; }
   /// Sums of groups [first, last).
+  /// \param first the first group
+  /// \param last one past the last group
+  /// \return their sums about center()
   MomentSums range(std::size_t first, std::size_t last) const;
-  /// Moments from sums about this object's centre. \throws std::invalid_argument if sums.count <= 1 or the
-  /// sums have another shape than this object's.
+  /// Moments from sums about this object's centre.
+  /// \param sums the sums, about center()
+  /// \return count, mean and covariance (or variances)
+  /// \throws std::invalid_argument if sums.count <= 1 or the sums have another shape than this object's.
   SampleMoments moments(const MomentSums& sums) const;
-  /// Moments of all draws.
+  /// \return the moments of all draws
   SampleMoments moments() const { return moments(m_total); }
   /// Moments with group g counted weights[g] times (weights.size() == num_groups(), non-negative).
+  /// \param weights the multiplicity of every group
+  /// \return the weighted moments
   SampleMoments moments_weighted(const std::vector<double>& weights) const;
 
   /// Bootstrap: `replicates` resamples, each drawing num_groups() groups with replacement (multinomial
@@ -105,6 +139,10 @@ class DUALGIBBS_EXPORT GroupedMoments {
   /// statistic's spread is overstated (fig5: 1000 blocks of 100 draws, dim = 64, gave a bootstrap sd 1.25x that of
   /// single draws). For single draws of a full covariance use bootstrap_draws(). Work:
   /// O(replicates num_groups dim^2), done as one matrix product per batch of replicates.
+  /// \param replicates the number of resamples
+  /// \param seed the seed of the multiplicities' stream
+  /// \param statistic the statistic of a resample's moments
+  /// \return the statistic of every replicate, in replicate order
   std::vector<double> bootstrap(std::size_t replicates, std::uint64_t seed,
                                 const std::function<double(const SampleMoments&)>& statistic) const;
 

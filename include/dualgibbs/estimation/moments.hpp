@@ -14,7 +14,9 @@ namespace dualgibbs {
 /// O(dim^2) work per draw) or only its diagonal, the marginal variances (any size; O(dim)).
 enum class MomentKind { Full, Diagonal };
 
-/// "full" or "diagonal".
+/// The name of a moment kind.
+/// \param kind the kind
+/// \return "full" or "diagonal"
 DUALGIBBS_EXPORT const char* to_string(MomentKind kind) noexcept;
 
 /// Sample moments of a set of draws.
@@ -34,13 +36,21 @@ struct DUALGIBBS_EXPORT MomentSums {
   Eigen::VectorXd sum;      ///< s = sum (x - c), length dim
   Eigen::VectorXd scatter;  ///< P = sum (x - c)(x - c)^T column-major (dim*dim), or its diagonal (dim)
   /// Adds the sums of other draws about the same centre (joins two groups).
+  /// \param other the sums added
+  /// \return these sums
   MomentSums& operator+=(const MomentSums& other);
   /// Subtracts the sums of draws about the same centre (deletes a group, for the jackknife).
+  /// \param other the sums subtracted
+  /// \return these sums
   MomentSums& operator-=(const MomentSums& other);
 };
 
 /// Mean of the columns [first, first + count) of m (count >= 1), accumulated column by column (contiguous
 /// memory: much faster than a row-wise reduction of a column-major matrix).
+/// \param m the matrix
+/// \param first the first column
+/// \param count the number of columns
+/// \return the mean column, length m.rows()
 /// \throws std::invalid_argument if the range is empty or outside m.
 DUALGIBBS_EXPORT Eigen::VectorXd column_mean(const Eigen::Ref<const Eigen::MatrixXd>& m, Eigen::Index first,
                                              Eigen::Index count);

@@ -14,6 +14,8 @@ namespace dualgibbs {
 
 /// Divides every value by the first one (the paper's normalisation to sweep 0). If the first value is 0
 /// or not finite the values are returned as NaN (there is no scale to normalise to).
+/// \param values the curve
+/// \return the normalised curve, values[0] = 1
 DUALGIBBS_EXPORT std::vector<double> normalise_to_first(const std::vector<double>& values);
 
 /// Theil–Sen line fit: the slope is the median of the pairwise slopes (y_j - y_i)/(x_j - x_i), i < j,
@@ -22,6 +24,10 @@ struct LineFit {
   double slope = std::numeric_limits<double>::quiet_NaN();      ///< median pairwise slope
   double intercept = std::numeric_limits<double>::quiet_NaN();  ///< median of y_i - slope x_i
 };
+/// Theil–Sen line fit of y against x (see LineFit).
+/// \param x the abscissae
+/// \param y the values, one per abscissa
+/// \return the slope and intercept
 /// \throws std::invalid_argument if sizes differ, fewer than 2 points, or no two distinct x.
 DUALGIBBS_EXPORT LineFit theil_sen(const std::vector<double>& x, const std::vector<double>& y);
 
@@ -51,7 +57,7 @@ struct RateFit {
   double last_sweep = std::numeric_limits<double>::quiet_NaN();    ///< end of the window
   std::size_t points = 0;                                          ///< points in the window
   std::string note;                                                ///< why there is no fit, if there is none
-  /// True if there is a fit (points in the window and a finite rate).
+  /// \return true if there is a fit (points in the window and a finite rate)
   bool ok() const noexcept { return points > 0 && neg_log_rate == neg_log_rate; }
 };
 
@@ -64,6 +70,11 @@ struct RateFit {
 /// `noise` is empty the noise level is estimated from the tail as the median |value| of the last fifth
 /// of the points (at least 3). Points with value <= 0 end the window. With tail_fraction < 1 only the
 /// last part of that window is fitted.
+/// \param sweeps the curve's sweeps
+/// \param values the curve, one value per sweep
+/// \param noise the Monte-Carlo noise level per sweep, or empty to estimate it from the tail
+/// \param options the window rule and the exponent
+/// \return the rate, its window, or a note why there is no fit
 /// \throws std::invalid_argument if sizes differ, a sweep is not finite, a noise level is negative or NaN,
 /// or an option is out of range (exponent not positive, tail_fraction outside (0, 1], snr negative or not
 /// finite, first_sweep NaN). Empty input is no fit (a note, NaN rate).

@@ -57,13 +57,22 @@ namespace dualgibbs {
 /// What the draws are: the primal x (|V|), the dual y~ (|E|) or the dual's x~ = B y~ (|V|).
 enum class DrawKind { Primal, DualEdges, DualNodes };
 
-/// "primal", "dual-y" or "dual-x".
+/// The name of a draw kind.
+/// \param kind the kind
+/// \return "primal", "dual-y" or "dual-x"
 DUALGIBBS_EXPORT const char* to_string(DrawKind kind) noexcept;
-/// Parses "primal" | "dual-y" | "dual-x". \throws std::invalid_argument otherwise.
+/// Parses "primal" | "dual-y" | "dual-x".
+/// \param name the kind's name
+/// \return the kind
+/// \throws std::invalid_argument otherwise.
 DUALGIBBS_EXPORT DrawKind parse_draw_kind(const std::string& name);
 /// Coordinates per draw: |V| for Primal and DualNodes, |E| for DualEdges.
+/// \param model the model
+/// \param kind what the draws are
+/// \return the number of coordinates
 DUALGIBBS_EXPORT Index draw_dimension(const Model& model, DrawKind kind) noexcept;
-/// True for the kinds over nodes (Primal, DualNodes), whose edge covariances can be tested.
+/// \param kind what the draws are
+/// \return true for the kinds over nodes (Primal, DualNodes), whose edge covariances can be tested
 inline bool is_node_kind(DrawKind kind) noexcept { return kind != DrawKind::DualEdges; }
 
 /// The exact truth the draws are compared with, for the coordinates of one DrawKind.
@@ -80,6 +89,9 @@ struct ExactTruth {
 
 /// The truth for a node kind from Q^-1 (Primal) or Cov(x~) (DualNodes) known on the pattern of Q (the
 /// diagonal and every edge), e.g. CholeskyFactor::selected_inverse(Q).
+/// \param model the model
+/// \param inverse_on_pattern Q^-1 or Cov(x~), known on the pattern of Q
+/// \return the variances and edge covariances (mean empty)
 /// \throws std::invalid_argument unless `inverse_on_pattern` is |V| x |V|.
 DUALGIBBS_EXPORT ExactTruth node_truth_from_selected_inverse(const Model& model,
                                                              const SparseMatrix& inverse_on_pattern);
@@ -87,6 +99,9 @@ DUALGIBBS_EXPORT ExactTruth node_truth_from_selected_inverse(const Model& model,
 /// The truth for x~ = B y~ (DualNodes) from the primal truth (Primal) by Woodbury [eq:cov_woodbury3]:
 /// Cov(x~) = D_s^-1 - D_s^-1 Cov(X) D_s^-1, so Var(x~_v) = 1/s_v^2 - Var(X_v)/s_v^4 and
 /// Cov(x~_u, x~_v) = -Cov(X_u, X_v) / (s_u^2 s_v^2). Zero-mean models only (the mean is left empty).
+/// \param model the model
+/// \param primal the truth for Primal
+/// \return the truth for DualNodes
 /// \throws std::invalid_argument if the primal truth has the wrong lengths or a mean.
 DUALGIBBS_EXPORT ExactTruth dual_node_truth_from_primal(const Model& model, const ExactTruth& primal);
 
@@ -127,7 +142,9 @@ inline constexpr std::size_t kMinValidationDraws = kMinSplitHalfChains;
 
 /// Which statistic a test is about.
 enum class ValidationTest { Mean, Variance, EdgeDifference, Global };
-/// "mean", "variance", "edge" or "global".
+/// The name of a test.
+/// \param test the test
+/// \return "mean", "variance", "edge" or "global"
 DUALGIBBS_EXPORT const char* to_string(ValidationTest test) noexcept;
 
 /// One test of the report (a coordinate's mean or variance, or an edge difference's variance).
@@ -215,6 +232,10 @@ struct ValidationReport {
 class DUALGIBBS_EXPORT DrawValidator {
  public:
   /// `model` must outlive the validator.
+  /// \param model the model the draws should be of
+  /// \param kind what the draws are
+  /// \param truth the exact truth for `kind`
+  /// \param options the false-alarm probability, batches and report size
   /// \throws std::invalid_argument for the truth and the options as validate_draws().
   DrawValidator(const Model& model, DrawKind kind, ExactTruth truth, const ValidateOptions& options = {});
   /// Frees the sums.
@@ -222,15 +243,20 @@ class DUALGIBBS_EXPORT DrawValidator {
   /// Moves the validator (the source is then spent).
   DrawValidator(DrawValidator&&) noexcept;
   /// Moves the validator (the source is then spent).
+  /// \return this validator
   DrawValidator& operator=(DrawValidator&&) noexcept;
 
   /// Opens a checkpoint of `draws` draws taken at `sweep` (NaN if unknown); `chain_offsets` as in DrawCheckpoint
   /// (empty: independent draws; otherwise successive states of chains, batch means).
+  /// \param draws the number of draws that will follow
+  /// \param sweep the checkpoint's sweep
+  /// \param chain_offsets the chains' column ranges, or empty
   /// \throws std::invalid_argument if a checkpoint is open, draws < kMinValidationDraws, the offsets are
   /// malformed or the sweep is infinite.
   void begin_checkpoint(std::size_t draws, double sweep = std::numeric_limits<double>::quiet_NaN(),
                         std::vector<std::size_t> chain_offsets = {});
   /// The next block.cols() draws of the open checkpoint (dim x k, one draw per column, in order).
+  /// \param block the draws, one per column
   /// \throws std::invalid_argument if no checkpoint is open, the block has another dimension than
   /// draw_dimension(), more draws than announced arrive, or a value is NaN or infinite (naming the draw and the
   /// coordinate). After an exception the validator is spent.
@@ -239,6 +265,7 @@ class DUALGIBBS_EXPORT DrawValidator {
   /// were added or no checkpoint is open.
   void end_checkpoint();
   /// The report over every closed checkpoint; the validator is spent.
+  /// \return the report
   /// \throws std::invalid_argument if a checkpoint is open or none was closed.
   ValidationReport finish();
 
@@ -253,6 +280,11 @@ class DUALGIBBS_EXPORT DrawValidator {
 /// draws or another dimension than draw_dimension(model, kind), a draw is NaN or infinite, chain_offsets
 /// are malformed, the truth has the wrong lengths or non-finite or negative variances, edge covariances are
 /// given for DualEdges or make an edge difference's variance non-positive, or an option is out of range.
+/// \param model the model the draws should be of
+/// \param draws the draws' kind and checkpoints
+/// \param truth the exact truth for the draws' kind
+/// \param options the false-alarm probability, batches and report size
+/// \return the tests per checkpoint and the verdict
 DUALGIBBS_EXPORT ValidationReport validate_draws(const Model& model, const Draws& draws, const ExactTruth& truth,
                                                  const ValidateOptions& options = {});
 
