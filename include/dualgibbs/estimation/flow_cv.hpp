@@ -3,7 +3,7 @@
 /// Flow control variates for the marginal variances V_v = Var(X_v): the dual sampler's potential flow and its
 /// primal mirror (the Dirichlet control variate), with a certified bracket l_v <= V_v <= E_v.
 ///
-/// **The identity** (shared/research/dual-estimators.md, section 1). For any node vector phi, the potential flow
+/// **The identity** (derived in docs/accuracy.md, "What is computed"). For any node vector phi, the potential flow
 /// p = e_v - L_sigma phi, h = D_sigma^-1 B^T phi is a unit current from v to ground in the resistor network (s_u^2
 /// from every node to ground, sigma_e^2 on every edge), L_sigma = B D_sigma^-1 B^T, and
 ///

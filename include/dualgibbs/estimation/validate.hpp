@@ -1,6 +1,7 @@
 #pragma once
+// clang-format off (the example below keeps its lines)
 /// \file validate.hpp
-/// Validating anyone's sampler against the exact truth (issue 17): validate_draws() compares draws of the
+/// Validating anyone's sampler against the exact truth: validate_draws() compares draws of the
 /// primal x (nodes), the dual y~ (edges) or x~ = B y~ (nodes) with the exact marginal variances (and, on node
 /// domains, the exact covariances across every edge), checkpoint by checkpoint, and returns z-scores, the
 /// split-half error Eu with its standard error, and a verdict at a stated false-alarm probability for the
@@ -35,10 +36,13 @@
 /// \code
 /// dualgibbs::Model m(dualgibbs::make_torus(10, 10), 1.0, 0.1);
 /// dualgibbs::CholeskyFactor f(m.primal_precision());
-/// dualgibbs::ExactTruth truth = dualgibbs::node_truth_from_selected_inverse(m,
-/// f.selected_inverse(m.primal_precision())); dualgibbs::Draws draws{dualgibbs::DrawKind::Primal, {{100.0, samples,
-/// {}}}};   // samples: 100 x n dualgibbs::ValidationReport r = dualgibbs::validate_draws(m, draws, truth); std::cout
-/// << (r.consistent ? "consistent" : "not consistent") << "\n"; \endcode
+/// dualgibbs::ExactTruth truth =
+///     dualgibbs::node_truth_from_selected_inverse(m, f.selected_inverse(m.primal_precision()));
+/// dualgibbs::Draws draws{dualgibbs::DrawKind::Primal, {{100.0, samples, {}}}};  // samples: 100 x n
+/// dualgibbs::ValidationReport r = dualgibbs::validate_draws(m, draws, truth);
+/// std::cout << (r.consistent ? "consistent" : "not consistent") << "\n";
+/// \endcode
+// clang-format on
 
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/export.hpp>
