@@ -8,6 +8,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -56,6 +57,9 @@ void keep_freed_memory() {
 int main(int argc, char** argv) {
   using namespace dualgibbs::cli;
   keep_freed_memory();
+  // A reader that goes away (`dualgibbs sample -o - | head`) makes the next write fail with EPIPE, reported as a
+  // write error naming the destination (exit 1), instead of killing the process silently by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   MpiSession session(argc, argv);  // under mpirun: the ranks share the chains (docs/mpi.md)
   CLI::App app{"dualgibbs " DUALGIBBS_VERSION_STRING
                ": Gibbs sampling and exact inference for thin-membrane Gaussian graphical models,\n"

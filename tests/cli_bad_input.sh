@@ -557,5 +557,16 @@ run info --graph torus:10 --s 1 --sigma 1e-150
 [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^dualgibbs: failed: .*not numerically positive definite" "$tmp/err" && ok \
   || bad "info --graph torus:10 --s 1 --sigma 1e-150 -> exit $rc: $(head -c 300 "$tmp/err")"
 
+# A reader that goes away: the write error is reported (exit 1, one line naming standard output), not a silent SIGPIPE.
+timeout 60 "$exe" sample --graph cycle:2000 --chains 200 --sweeps 10 -o - 2>"$tmp/err" | head -c 100 >/dev/null
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "Broken pipe" "$tmp/err" && ok \
+  || bad "sample -o - | head -> exit $rc: $(head -c 300 "$tmp/err")"
+
+# Output names up to the file system's 255 bytes: the temporary files (and the sidecar's) fit in any case.
+long=$(printf 'a%.0s' $(seq 1 245))
+expect_ok sample --graph cycle:20 --chains 4 --sweeps 10 -o "$tmp/$long.csv"
+[ -f "$tmp/$long.csv" ] && [ -f "$tmp/$long.csv.json" ] && ok || bad "a 249-byte output name: files missing"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

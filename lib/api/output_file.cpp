@@ -175,6 +175,17 @@ std::streamsize FdStreambuf::xsputn(const char* s, std::streamsize n) {
 
 // ---- AtomicOutput --------------------------------------------------------------------------------------------
 
+namespace {
+// The temporary file's name: PATH.tmp.XXXXXXXXXXXX, or, when the final name leaves no room for the 17 bytes of that
+// suffix within a file name's NAME_MAX (255) bytes, .dualgibbs.tmp.XXXXXXXXXXXX in the same directory.
+std::string temporary_prefix(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::size_t base = slash == std::string::npos ? path.size() : path.size() - slash - 1;
+  if (base + 17 <= 255) return path + ".tmp.";
+  return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + ".dualgibbs.tmp.";
+}
+}  // namespace
+
 AtomicOutput::AtomicOutput(std::string path) : m_path(std::move(path)), m_out(&m_buf) {
   m_kind = classify_destination(m_path);
   if (m_kind == Destination::Stdout) {
@@ -198,7 +209,7 @@ AtomicOutput::AtomicOutput(std::string path) : m_path(std::move(path)), m_out(&m
     // Same directory as the destination (same file system: the final rename is atomic), an unpredictable name.
     ExclusiveFile f;
     try {
-      f = create_exclusive_file(m_path + ".tmp.", m_path);
+      f = create_exclusive_file(temporary_prefix(m_path), m_path);
     } catch (...) {
       m_done = true;
       throw;

@@ -18,11 +18,12 @@
 ///   dangling link, a link loop             through a link; name the target itself, or remove the link
 ///   a socket                               refused by the system (open() gives ENXIO)
 ///
-/// The temporary file is PATH.tmp.XXXXXXXXXXXX (12 random letters and digits, about 71 bits), created with
-/// O_CREAT | O_EXCL | O_NOFOLLOW: if anything (a file, a planted symbolic link) already has that name, the
-/// creation fails and another random name is tried, so no write ever follows a link planted at a temporary name
-/// and no existing file is ever truncated. Its permissions are those of a new file (0666 minus the umask).
-/// SIGINT, SIGTERM and SIGHUP remove the temporary files of the process before it dies.
+/// The temporary file is PATH.tmp.XXXXXXXXXXXX (12 random letters and digits, about 71 bits;
+/// .dualgibbs.tmp.XXXXXXXXXXXX in PATH's directory when PATH's file name is too long to take the suffix within 255
+/// bytes), created with O_CREAT | O_EXCL | O_NOFOLLOW: if anything (a file, a planted symbolic link) already has that
+/// name, the creation fails and another random name is tried, so no write ever follows a link planted at a temporary
+/// name and no existing file is ever truncated. Its permissions are those of a new file (0666 minus the umask). SIGINT,
+/// SIGTERM and SIGHUP remove the temporary files of the process before it dies.
 
 #include <dualgibbs/export.hpp>
 
