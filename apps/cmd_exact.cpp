@@ -102,6 +102,8 @@ int run_exact(const CommonOptions& common, const ExactCliOptions& opt) {
         "mix on stdout; write the CSV to a file");
   if (on_stdout(opt.marginals) && on_stdout(opt.edge_marginals))
     throw std::invalid_argument("exact: --marginals and --edge-marginals cannot both write to standard output");
+  if (api::same_destination(opt.marginals, opt.edge_marginals))
+    throw std::invalid_argument("exact: --marginals and --edge-marginals name the same file '" + opt.marginals + "'");
   std::ostream& report = csv_on_stdout ? std::cerr : std::cout;
   Index observed = 0;
   const Model m = common.posterior_model(&observed);

@@ -82,7 +82,7 @@ std::string check_destinations(const SampleCliOptions& so) {
     throw std::invalid_argument(
         "sample: more than one of --output -, --sidecar - and --json would write to "
         "standard output");
-  if (!sidecar.empty() && sidecar == so.output)
+  if (api::same_destination(sidecar, so.output))
     throw std::invalid_argument("sample: --sidecar and --output name the same file '" + sidecar + "'");
   if (so.run.init == "given")
     throw std::invalid_argument("sample: --init given is available through the library only (constant or random here)");
@@ -92,7 +92,7 @@ std::string check_destinations(const SampleCliOptions& so) {
 void check_mean_output(const SampleCliOptions& so, const Model& model, const std::string& sidecar) {
   if (!so.mean_output.empty() && !model.has_mean())
     throw std::invalid_argument("sample: --mean-output needs --obs-file (without observations the mean is zero)");
-  if (!so.mean_output.empty() && (so.mean_output == so.output || so.mean_output == sidecar))
+  if (api::same_destination(so.mean_output, so.output) || api::same_destination(so.mean_output, sidecar))
     throw std::invalid_argument("sample: --mean-output names the same file as --output or --sidecar");
   if (so.mean_output == "-" && (so.output == "-" || sidecar == "-" || so.json))
     throw std::invalid_argument("sample: --mean-output - and another output would both write to standard output");

@@ -568,5 +568,14 @@ long=$(printf 'a%.0s' $(seq 1 245))
 expect_ok sample --graph cycle:20 --chains 4 --sweeps 10 -o "$tmp/$long.csv"
 [ -f "$tmp/$long.csv" ] && [ -f "$tmp/$long.csv.json" ] && ok || bad "a 249-byte output name: files missing"
 
+# Two outputs that name one file are refused, however they are spelled (compared as files, not as strings).
+mkdir -p "$tmp/al" && ln -sfn "$tmp/al" "$tmp/al_link"
+expect_error "name the same file" --graph cycle:20 sample --chains 4 --sweeps 10 -o "$tmp/al/a.csv" --sidecar "$tmp/al/./a.csv"
+expect_error "name the same file" --graph cycle:20 sample --chains 4 --sweeps 10 -o "$tmp/al/a.csv" --sidecar "$tmp/al_link/a.csv"
+printf '0 1.0\n' > "$tmp/al/z.txt"
+expect_error "same file" --graph cycle:20 --obs-file "$tmp/al/z.txt" sample --domain primal --chains 4 --sweeps 10 -o "$tmp/al/b.csv" --mean-output "$tmp/al_link/b.csv"
+expect_error "name the same file" exact --graph cycle:20 --marginals "$tmp/al/e.csv" --edge-marginals "$tmp/al/../al/e.csv"
+[ ! -e "$tmp/al/a.csv" ] && [ ! -e "$tmp/al/e.csv" ] && ok || bad "a refused aliasing left a file behind"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

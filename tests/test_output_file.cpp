@@ -253,3 +253,35 @@ BOOST_AUTO_TEST_CASE(regular_files_and_missing_paths_are_not_streams) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(aliasing)
+
+BOOST_AUTO_TEST_CASE(same_destination_compares_files_not_spellings) {
+  TempDir t;
+  fs::create_directory(t / "d");
+  fs::create_directory_symlink(t / "d", t / "link");
+  write_text(t / "d/x.csv", "x");
+  fs::create_hard_link(t / "d/x.csv", t / "d/hard.csv");
+  BOOST_TEST(same_destination(t / "d/x.csv", t / "d/./x.csv"));
+  BOOST_TEST(same_destination(t / "d/x.csv", t / "link/x.csv"));      // through a link to the directory
+  BOOST_TEST(same_destination(t / "d/x.csv", t / "d/hard.csv"));      // a hard link: one inode
+  BOOST_TEST(same_destination(t / "d/new.csv", t / "link/new.csv"));  // not there yet: the resolved names
+  BOOST_TEST(same_destination(t / "d/new.csv", t / "d/../d/new.csv"));
+  BOOST_TEST(!same_destination(t / "d/new.csv", t / "d/other.csv"));
+  BOOST_TEST(!same_destination(t / "d/x.csv", t / "d/new.csv"));  // one exists, the other does not
+  BOOST_TEST(same_destination("-", "/dev/stdout"));
+  BOOST_TEST(!same_destination("-", t / "d/x.csv"));
+  BOOST_TEST(!same_destination("", ""));
+}
+
+BOOST_AUTO_TEST_CASE(long_names_get_a_short_temporary_name) {
+  TempDir t;
+  const std::string name = t / (std::string(250, 'a') + ".csv");  // 254 bytes: no room for ".tmp.XXXXXXXXXXXX"
+  AtomicOutput out(name);
+  BOOST_TEST(fs::path(out.temporary_path()).filename().string().rfind(".dualgibbs.tmp.", 0) == 0);
+  out.stream() << "x";
+  out.commit();
+  BOOST_TEST(read_all(name) == "x");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <random>
 #include <stdexcept>
@@ -93,6 +94,21 @@ Destination classify_destination(const std::string& path) {
   throw cannot_write(path,
                      "it is a symbolic link to a file; dualgibbs never writes a file through a link (name the "
                      "target itself, or remove the link)");
+}
+
+bool same_destination(const std::string& a, const std::string& b) noexcept {
+  if (a.empty() || b.empty()) return false;
+  auto is_stdout = [](const std::string& p) { return p == "-" || p == "/dev/stdout"; };
+  if (is_stdout(a) || is_stdout(b)) return is_stdout(a) && is_stdout(b);
+  struct stat sa {
+  }, sb{};
+  const bool ea = ::stat(a.c_str(), &sa) == 0, eb = ::stat(b.c_str(), &sb) == 0;
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ea != eb) return false;
+  std::error_code ca, cb;  // neither exists: compare the names in their resolved directories
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ca),
+                              pb = std::filesystem::weakly_canonical(b, cb);
+  return !ca && !cb ? pa == pb : a == b;
 }
 
 bool is_stream_destination(const std::string& path) {

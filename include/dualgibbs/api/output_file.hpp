@@ -56,6 +56,15 @@ DUALGIBBS_EXPORT Destination classify_destination(const std::string& path);
 /// \return whether it is standard output, a device or a FIFO
 DUALGIBBS_EXPORT bool is_stream_destination(const std::string& path);
 
+/// True if `a` and `b` name the same destination: both standard output ("-", "/dev/stdout"), the same existing file
+/// (the same device and inode, however it is reached: another spelling, a link to its directory, a hard link), or,
+/// for files that do not exist yet, the same name in the same directory once links in the directory are resolved.
+/// Empty paths name nothing (false). Never throws.
+/// \param a one destination
+/// \param b another
+/// \return whether writing both would write one file twice
+DUALGIBBS_EXPORT bool same_destination(const std::string& a, const std::string& b) noexcept;
+
 /// A new file created exclusively: the open descriptor and its path.
 struct ExclusiveFile {
   int fd = -1;       ///< open for writing, close-on-exec
