@@ -158,6 +158,8 @@ def _factor_init(self, matrix, ordering="amd"):
     'natural'. ValueError for a matrix that is not square, not symmetric or not finite; NotPositiveDefiniteError
     when it is not numerically positive definite."""
     A = matrix if _sp.issparse(matrix) else _sp.csr_matrix(_np.asarray(matrix))
+    if A.dtype.kind not in "fiu":
+        raise TypeError(f"CholeskyFactor: the matrix must be real, not of dtype {A.dtype}")
     A = A.tocsr()
     A.sort_indices()
     if A.has_canonical_format is False:
@@ -199,7 +201,10 @@ def validate_draws(model, draws, kind="primal", *, sweeps=None, alpha=1e-3, batc
     global test, the split-half error Eu, ...; and the per-coordinate arrays 'mean_z_values', 'variance_z_values',
     'variance_ratio', per edge 'edge_z_values', 'edge_covariance_error'), 'worst', 'notes', 'method', timings.
     The draws are copied once into the library's matrices."""
-    a = _np.asarray(draws, dtype=_np.float64)
+    a = _np.asarray(draws)
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"validate_draws: draws must be real numbers, not an array of dtype {a.dtype}")
+    a = a.astype(_np.float64, copy=False)
     if a.ndim == 2:
         a = a[None]
     if a.ndim != 3:

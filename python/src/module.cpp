@@ -138,7 +138,44 @@ Graph graph_from_csr(std::int64_t n, const py::array_t<I, py::array::c_style>& i
   return Graph(static_cast<Index>(n), std::move(edges));
 }
 
-Graph graph_from_edges(std::int64_t n, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& a) {
+// Refuses a value that numpy would convert with a loss before the library sees it: booleans and complex numbers
+// anywhere (True is not 1.0 here; an imaginary part is never dropped), and non-integers where node ids are expected
+// (an edge (0.5, 1.9) is not (0, 1)). TypeError names `what` and the dtype.
+void check_numeric(const py::handle& value, bool integers, const std::string& what) {
+  if (py::isinstance<py::bool_>(value)) throw py::type_error(what + " must be a number, not a bool");
+  const py::array a = py::array::ensure(value);
+  if (!a) return;  // not array-like: the caster's own error follows
+  const char kind = a.dtype().kind();
+  const bool ok = kind == 'i' || kind == 'u' || (!integers && kind == 'f') || (integers && a.size() == 0);
+  if (!ok)
+    throw py::type_error(what + " must be " + (integers ? "integers" : "real numbers") + ", not an array of dtype " +
+                         py::str(a.dtype()).cast<std::string>());
+}
+
+// CholeskyFactor.solve: M^-1 b (a vector) or M^-1 B (a matrix), the right-hand side real and finite.
+py::object solve_with(const CholeskyFactor& f, const py::object& rhs) {
+  check_numeric(rhs, false, "CholeskyFactor.solve: the right-hand side");
+  const auto b = rhs.cast<py::array_t<double, py::array::f_style | py::array::forcecast>>();
+  if (b.ndim() != 1 && b.ndim() != 2)
+    throw std::invalid_argument("CholeskyFactor.solve: the right-hand side must be a vector or a matrix, not " +
+                                std::to_string(b.ndim()) + "-D");
+  const Eigen::Index rows = b.shape(0), cols = b.ndim() == 2 ? b.shape(1) : 1;
+  const Eigen::Map<const Eigen::MatrixXd> m(b.data(), rows, cols);
+  if (!m.allFinite()) throw std::invalid_argument("CholeskyFactor.solve: the right-hand side is not finite");
+  const py::gil_scoped_release unlocked;
+  if (b.ndim() == 1) {
+    Eigen::VectorXd x = f.solve(Eigen::VectorXd(m.col(0)));
+    const py::gil_scoped_acquire locked;
+    return py::cast(std::move(x));
+  }
+  Eigen::MatrixXd x = f.solve(Eigen::MatrixXd(m));
+  const py::gil_scoped_acquire locked;
+  return py::cast(std::move(x));
+}
+
+Graph graph_from_edges(std::int64_t n, const py::object& edge_array) {
+  check_numeric(edge_array, true, "Graph: edges");
+  const auto a = edge_array.cast<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>>();
   if (n < 0 || n > std::numeric_limits<Index>::max())
     throw std::invalid_argument("Graph: " + std::to_string(n) + " nodes is outside 0.." +
                                 std::to_string(std::numeric_limits<Index>::max()));
@@ -162,6 +199,7 @@ Graph graph_from_edges(std::int64_t n, const py::array_t<std::int64_t, py::array
 
 // s or sigma: a number (every node / edge) or one value per node / edge (copied: the model owns its parameters).
 std::vector<double> parameter_vector(const py::object& value, Index count) {
+  check_numeric(value, false, "Model: s and sigma");
   if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value))
     return std::vector<double>(static_cast<std::size_t>(count), value.cast<double>());
   const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
@@ -170,7 +208,9 @@ std::vector<double> parameter_vector(const py::object& value, Index count) {
   return std::vector<double>(a.data(), a.data() + a.size());
 }
 
-bool is_number(const py::object& value) { return py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value); }
+bool is_number(const py::object& value) {
+  return !py::isinstance<py::bool_>(value) && (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value));
+}
 
 Model make_model(const Graph& graph, const py::object& s, const py::object& sigma) {
   if (is_number(s) && is_number(sigma)) return Model(graph, s.cast<double>(), sigma.cast<double>());
@@ -181,6 +221,7 @@ Model make_model(const Graph& graph, const py::object& s, const py::object& sigm
 // library checks the length and finiteness). A 2-D image is refused rather than raveled in a guessed order.
 Eigen::VectorXd node_vector(const py::object& value, const char* what) {
   if (value.is_none()) throw py::type_error(std::string("Model: ") + what + " must be an array of numbers, not None");
+  check_numeric(value, false, std::string("Model: ") + what);
   const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
   if (!a) throw py::type_error(std::string("Model: ") + what + " must be a sequence of numbers");
   if (a.ndim() != 1)
@@ -603,12 +644,9 @@ the factorization's own storage). Raises ValueError for a non-symmetric or non-f
            "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "ordering"_a = "amd")
       .def_property_readonly("size", &CholeskyFactor::size, "n")
       .def("log_determinant", &CholeskyFactor::log_determinant, "log det M.")
-      .def(
-          "solve", [](const CholeskyFactor& f, const Eigen::VectorXd& b) { return f.solve(b); }, "b"_a,
-          "M^-1 b for a vector b (length n).", py::call_guard<py::gil_scoped_release>())
-      .def(
-          "solve", [](const CholeskyFactor& f, const Eigen::MatrixXd& b) { return Eigen::MatrixXd(f.solve(b)); }, "b"_a,
-          "M^-1 B for a matrix B (n x k), column by column.", py::call_guard<py::gil_scoped_release>())
+      .def("solve", &solve_with, "b"_a,
+           "M^-1 b for a vector b (length n), or M^-1 B for a matrix B (n x k), column by column. ValueError for a "
+           "right-hand side that is not finite, TypeError for one that is not real (bool, complex).")
       .def(
           "_sample",
           [](const CholeskyFactor& f, std::size_t count, std::uint64_t seed) { return f.sample(count, seed); },

@@ -104,3 +104,41 @@ def test_wrong_types_raise_type_error():
         dg.sample(dg.Model("torus:4"), chains=-1)
     with pytest.raises(TypeError):
         dg.Model("torus:4", s="one")
+
+
+# ---- no silent coercion: a value numpy would convert with a loss is refused ------------------------------------------
+
+def test_non_integer_or_boolean_edges_are_refused():
+    with pytest.raises(TypeError, match="integers"):
+        dg.Graph(3, np.array([[0.5, 1.9]]))  # not truncated to (0, 1)
+    with pytest.raises(TypeError, match="integers"):
+        dg.Graph(3, [[True, False]])
+    assert dg.Graph(3, [[0, 1], [1, 2]]).edges.tolist() == [[0, 1], [1, 2]]
+
+
+@pytest.mark.parametrize("s", [1 + 1j, True, np.ones(5) * (1 + 0j), np.ones(5, dtype=bool)])
+def test_complex_or_boolean_parameters_are_refused(s):
+    with pytest.raises(TypeError):
+        dg.Model(dg.Graph.from_spec("cycle:5"), s, 0.5)
+
+
+def test_complex_observations_matrices_and_draws_are_refused():
+    g = dg.Graph.from_spec("cycle:5")
+    with pytest.raises(TypeError, match="real"):
+        dg.Model(g, 1.0, 0.5, observations=np.zeros(5, complex))
+    m = dg.Model(g, 1.0, 0.5)
+    with pytest.raises(TypeError, match="real"):
+        dg.CholeskyFactor(m.Q.astype(complex))
+    with pytest.raises(TypeError, match="real"):
+        dg.validate_draws(m, np.zeros((50, 5), complex))
+
+
+def test_solve_refuses_a_right_hand_side_that_is_not_finite_or_not_real():
+    m = dg.Model(dg.Graph.from_spec("cycle:5"), 1.0, 0.5)
+    f = dg.CholeskyFactor(m.Q)
+    with pytest.raises(ValueError, match="not finite"):
+        f.solve(np.array([np.nan, 0, 0, 0, 0]))
+    with pytest.raises(TypeError, match="real"):
+        f.solve(np.zeros(5, complex))
+    assert np.allclose(m.Q @ f.solve(np.ones(5)), 1)
+    assert np.allclose(m.Q @ f.solve(np.ones((5, 2))), 1)
