@@ -577,5 +577,21 @@ expect_error "same file" --graph cycle:20 --obs-file "$tmp/al/z.txt" sample --do
 expect_error "name the same file" exact --graph cycle:20 --marginals "$tmp/al/e.csv" --edge-marginals "$tmp/al/../al/e.csv"
 [ ! -e "$tmp/al/a.csv" ] && [ ! -e "$tmp/al/e.csv" ] && ok || bad "a refused aliasing left a file behind"
 
+# Pipes and FIFOs are read like files: an edge list, a Matrix Market file and a draws file through process
+# substitution (they cannot be rewound or sized: the readers copy them first).
+expect_json 'j["nodes"] == 5 and j["edges"] == 5' info --graph "file:$data/hetero_edges.txt" --json
+run info --graph "file:"<(cat "$data/hetero_edges.txt") --json
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j['edges'] == 5 else 1)" "$tmp/out" && ok \
+  || bad "info --graph file:<(edge list) -> exit $rc: $(head -c 300 "$tmp/err")"
+run info --graph "file:"<(cat "$data/small_general.mtx") --json
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j['edges'] == 3 else 1)" "$tmp/out" && ok \
+  || bad "info --graph file:<(mtx) -> exit $rc: $(head -c 300 "$tmp/err")"
+expect_ok sample --graph cycle:20 --chains 30 --sweeps 20 -o "$tmp/pd.csv"
+run validate --graph cycle:20 --draws <(cat "$tmp/pd.csv") --domain dual-x
+[ $rc -eq 0 ] && grep -q "consistent" "$tmp/out" && ok || bad "validate --draws <(csv) -> exit $rc: $(head -c 300 "$tmp/err")"
+expect_ok sample --graph cycle:20 --chains 30 --sweeps 20 -o "$tmp/pd.bin"
+run validate --graph cycle:20 --draws <(cat "$tmp/pd.bin") --domain dual-x
+[ $rc -eq 0 ] && ok || bad "validate --draws <(binary) -> exit $rc: $(head -c 300 "$tmp/err")"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -2,10 +2,14 @@
 // formats and .npy for validation, the binary and .npy ones streamed block by block.
 #include <dualgibbs/api/draws.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -110,6 +114,32 @@ std::uint64_t file_size(std::ifstream& in) {
   const auto end = in.tellg();
   in.seekg(0, std::ios::beg);
   return end < 0 ? 0 : static_cast<std::uint64_t>(end);
+}
+
+// A pipe or FIFO (--draws <(...)) can be neither sized nor read twice: its bytes are copied to a temporary file that
+// is unlinked at once (so nothing is left behind), and `in` is reopened on it, to be read as any regular file
+// (streamed: a copy larger than memory is fine).
+void spool(std::ifstream& in, const std::string& path) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string name = std::string(dir && *dir ? dir : "/tmp") + "/dualgibbs-draws-XXXXXX";
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) fail(path, std::string("cannot copy the stream to a temporary file: ") + std::strerror(errno));
+  ::unlink(name.c_str());
+  std::vector<char> buffer(1 << 16);
+  bool ok = true;
+  while (ok && in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())), in.gcount() > 0) {
+    const char* p = buffer.data();
+    for (auto left = static_cast<std::size_t>(in.gcount()); ok && left > 0;) {
+      const ssize_t w = ::write(fd, p, left);
+      ok = w > 0 || (w < 0 && errno == EINTR);
+      if (w > 0) p += w, left -= static_cast<std::size_t>(w);
+    }
+  }
+  const int err = errno;
+  in.close();
+  if (ok) in.open("/proc/self/fd/" + std::to_string(fd), std::ios::binary);
+  ::close(fd);
+  if (!ok || !in) fail(path, std::string("cannot copy the stream to a temporary file: ") + std::strerror(err));
 }
 
 // a * b, or fail if it overflows 64 bits.
@@ -433,6 +463,7 @@ DrawsFile open_draws_file(const std::string& path) {
   r.in.open(path, std::ios::binary);
   std::ifstream& in = r.in;
   if (!in) fail(path, std::string("cannot open it: ") + std::strerror(errno));
+  if (in.tellg() < 0) spool(r.in, path);  // a pipe or FIFO: read from a regular copy
   const std::uint64_t size = file_size(in);
   if (size == 0) fail(path, "the file is empty");
   char magic[8] = {};

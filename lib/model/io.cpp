@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -540,7 +542,11 @@ LoadedGraph load_graph(const GraphSpec& spec, std::uint64_t default_seed, const 
   if (spec.family == GraphFamily::File) {
     const std::string& path = spec.path;
     if (path.empty()) bad_spec(spec.text, "no path after 'file:'");
-    std::ifstream in = open_input(path, "graph file");
+    std::ifstream file = open_input(path, "graph file");
+    // A pipe or FIFO (file:<(...)) cannot be rewound after the banner check: its bytes are read into memory first.
+    std::istringstream piped;
+    std::istream& in = file.tellg() < 0 ? piped : static_cast<std::istream&>(file);
+    if (&in == &piped) piped.str(std::string(std::istreambuf_iterator<char>(file), {}));
     // Matrix Market by its extension or by its banner (so a .txt download of a .mtx file still works).
     const bool mtx =
         (path.size() >= 4 && path.compare(path.size() - 4, 4, ".mtx") == 0) || starts_with_matrix_market_banner(in);
