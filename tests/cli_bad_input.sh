@@ -593,5 +593,31 @@ expect_ok sample --graph cycle:20 --chains 30 --sweeps 20 -o "$tmp/pd.bin"
 run validate --graph cycle:20 --draws <(cat "$tmp/pd.bin") --domain dual-x
 [ $rc -eq 0 ] && ok || bad "validate --draws <(binary) -> exit $rc: $(head -c 300 "$tmp/err")"
 
+# validate's CSV reader: a sweep that is not a count is refused (not read as a checkpoint per row); rows that all carry
+# one chain id are successive states of that chain, not independent draws; control bytes are never echoed.
+python3 - "$tmp" <<'PY'
+import random, sys
+d = sys.argv[1]
+random.seed(1)
+rows = [[random.gauss(0, 1) for _ in range(20)] for _ in range(400)]
+with open(f"{d}/nan_sweep.csv", "w") as f:
+    f.write("sweep,chain," + ",".join(f"c{i}" for i in range(20)) + "\n")
+    for k, r in enumerate(rows):
+        f.write(f"{'nan' if k == 3 else 10},{k}," + ",".join(map(repr, r)) + "\n")
+with open(f"{d}/one_chain.csv", "w") as f:
+    f.write("sweep,chain," + ",".join(f"c{i}" for i in range(20)) + "\n")
+    for r in rows:
+        f.write("10,0," + ",".join(map(repr, r)) + "\n")
+with open(f"{d}/ctrl.csv", "w") as f:
+    f.write("1.0,\x1b[31mred\x07\r,2.0\n")
+PY
+expect_error "sweep 'nan' is not a non-negative integer" validate --graph cycle:20 --draws "$tmp/nan_sweep.csv" --domain dual-x
+run validate --graph cycle:20 --draws "$tmp/one_chain.csv" --domain dual-x --json
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j['checkpoints'][0]['sequential'] else 1)" "$tmp/out" \
+  && ok || bad "validate: one chain id for every row was read as independent draws: $(head -c 300 "$tmp/out")"
+run validate --graph cycle:20 --draws "$tmp/ctrl.csv" --domain dual-x
+if [ $rc -eq 2 ] && ! grep -q "$(printf '\033')" "$tmp/err" && ! grep -q "$(printf '\a')" "$tmp/err" && grep -q "?\[31mred?" "$tmp/err"; then ok
+else bad "validate: control bytes echoed or wrong exit $rc: $(od -c "$tmp/err" | head -3)"; fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -368,6 +368,15 @@ void open_npy(State& r, std::ifstream& in, std::uint64_t size, const std::string
 
 // ---- CSV: optional header (sweep, chain, then coordinates), one draw per line ----------------------------------
 
+// A field as it may be quoted in a message: at most 40 bytes, control bytes (ESC, BEL, CR, ...) shown as '?', so that
+// an error never sends a file's control sequences to the terminal.
+std::string printable(const std::string& cell) {
+  std::string out = cell.substr(0, 40);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
 void read_csv(DrawsFile::State& r, std::ifstream& in, const std::string& path) {
   std::string line;
   std::size_t lineno = 0;
@@ -418,13 +427,18 @@ void read_csv(DrawsFile::State& r, std::ifstream& in, const std::string& path) {
     for (std::size_t c = 0; c < cells.size(); ++c) {
       double v;
       if (!number(cells[c], v))
-        fail(path, "line " + std::to_string(lineno) + ", field " + std::to_string(c + 1) + ": '" +
-                       cells[c].substr(0, 40) + "' is not a number");
+        fail(path, "line " + std::to_string(lineno) + ", field " + std::to_string(c + 1) + ": '" + printable(cells[c]) +
+                       "' is not a number");
       if (static_cast<int>(c) == sweep_col) {
+        // A sweep that is not a count (nan, -1, 2.5) would make every row a checkpoint of its own.
+        if (!(v >= 0 && v < 9e15 && v == std::floor(v)))
+          fail(path, "line " + std::to_string(lineno) + ": sweep '" + printable(cells[c]) +
+                         "' is not a non-negative integer");
         sweep = v;
       } else if (static_cast<int>(c) == chain_col) {
         if (!(v >= 0 && v < 9e15 && v == std::floor(v)))
-          fail(path, "line " + std::to_string(lineno) + ": chain id '" + cells[c] + "' is not a non-negative integer");
+          fail(path, "line " + std::to_string(lineno) + ": chain id '" + printable(cells[c]) +
+                         "' is not a non-negative integer");
         chain = static_cast<std::int64_t>(v);
       } else {
         check_finite(v, path, "line " + std::to_string(lineno) + ", field " + std::to_string(c + 1));
@@ -486,6 +500,23 @@ DrawsFile open_draws_file(const std::string& path) {
   return f;
 }
 
+namespace {
+// True if no checkpoint holds two rows of one chain: only then are a checkpoint's rows independent draws (a file
+// whose rows all carry one chain id holds successive states of that chain).
+bool distinct_chains_per_group(const DrawsFile::State& r) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t k = 0; k < r.rows(); ++k) {
+    ids.push_back(r.chain[k]);
+    if (k + 1 == r.rows() || r.group[k + 1] != r.group[k]) {
+      std::sort(ids.begin(), ids.end());
+      if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) return false;
+      ids.clear();
+    }
+  }
+  return true;
+}
+}  // namespace
+
 std::vector<PlannedCheckpoint> DrawsFile::plan(DrawLayout layout, std::string& description) const {
   const State& r = *state;
   const std::size_t groups = r.group_sweep.size();
@@ -504,7 +535,7 @@ std::vector<PlannedCheckpoint> DrawsFile::plan(DrawLayout layout, std::string& d
   else if (layout == DrawLayout::Chain)
     independent = false;
   else
-    independent = r.chain_ids && min_per_group >= kMinValidationDraws;
+    independent = r.chain_ids && min_per_group >= kMinValidationDraws && distinct_chains_per_group(r);
 
   std::vector<PlannedCheckpoint> out;
   if (independent) {
