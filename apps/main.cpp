@@ -27,10 +27,12 @@ const GraphSpec& CommonOptions::spec() const {
   return *m_spec;
 }
 
-Model CommonOptions::model() const { return api::load_model(*this, false).model; }
+// Under mpirun every rank loads the model from its own files: the ranks agree that they loaded the same one before
+// anything else (a node-local or stale file would otherwise mix two models, or abort in a collective).
+Model CommonOptions::model() const { return api::load_model(*this, false, current_chain_group()).model; }
 
 Model CommonOptions::posterior_model(Index* observed) const {
-  api::LoadedModel loaded = api::load_model(*this, true);
+  api::LoadedModel loaded = api::load_model(*this, true, current_chain_group());
   if (observed) *observed = loaded.observed;
   return std::move(loaded.model);
 }

@@ -84,5 +84,23 @@ run_np 2 "$exe" marginals --graph torus:4 --method dual --seconds 1 >"$tmp/out" 
 [ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'not available under mpirun' "$tmp/out" && ok \
   || bad "marginals --seconds -np 2: exit $rc: $(head -c 400 "$tmp/out")"
 
+# Ranks that read different files (node-local or stale inputs) are stopped before they share anything: exit 2 and
+# one message, whether the models differ in shape (an extra edge) or only in a value (an edge's sigma); no file.
+printf '0 1\n1 2\n2 0\n2 3\n' >"$tmp/g0.txt"
+printf '0 1\n1 2\n2 0\n2 3\n3 0\n' >"$tmp/g1.txt"
+printf '0 1\n1 2\n2 0\n2 3\n' >"$tmp/h0.txt"
+printf '0 1\n1 2\n2 0\n2 3 0.3\n' >"$tmp/h1.txt"
+cat >"$tmp/per_rank.sh" <<'EOS'
+#!/bin/bash
+exe=$1; prefix=$2; shift 2
+exec "$exe" --graph "file:$prefix${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}.txt" "$@"
+EOS
+chmod +x "$tmp/per_rank.sh"
+for p in g h; do
+  run_np 2 "$tmp/per_rank.sh" "$exe" "$tmp/$p" --quiet sample --chains 8 --sweeps 5 -o "$tmp/mix_$p.csv" >"$tmp/out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'ranks loaded different models' "$tmp/out" && [ ! -e "$tmp/mix_$p.csv" ] && ok \
+    || bad "ranks with different models ($p): exit $rc, $(messages) messages: $(head -c 400 "$tmp/out")"
+done
+
 echo "cli_mpi: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -98,7 +98,7 @@ BenchResult bench(const ModelSource& source, const BenchOptions& options, const 
   (void)checked_domain(options);
   if (source.obs_file)
     throw std::invalid_argument("bench: --obs-file does not apply: throughput does not depend on the mean");
-  return bench(load_model(source, false).model, options, source, execution);
+  return bench(load_model(source, false, execution.group).model, options, source, execution);
 }
 
 }  // namespace dualgibbs::api

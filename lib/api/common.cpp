@@ -4,12 +4,16 @@
 #include <dualgibbs/version.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace dualgibbs::api {
 
-LoadedModel load_model(const ModelSource& source, bool observations) {
+LoadedModel load_model(const ModelSource& source, bool observations, ChainGroup* group) {
   check_standard_deviation(source.s, "s");  // the parameters before the spec, as load_model() checks them
   check_standard_deviation(source.sigma, "sigma");
   GraphSpec spec = parse_graph_spec(source.graph);
@@ -20,6 +24,7 @@ LoadedModel load_model(const ModelSource& source, bool observations) {
     loaded.observed = obs.observed;
     loaded.model.set_observations(std::move(obs.z));
   }
+  agree_on_model(loaded.model, group);
   return loaded;
 }
 
@@ -39,6 +44,36 @@ Record provenance(const std::string& command, const ModelSource& source, const E
   if (source.node_file) j["node_file"] = *source.node_file;
   if (source.obs_file) j["obs_file"] = *source.obs_file;
   return j;
+}
+
+std::uint64_t model_digest(const Model& model) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  auto bytes = [&h](const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+  };
+  const Graph& g = model.graph();
+  const std::int64_t sizes[3] = {g.num_nodes(), g.num_edges(), model.canonical_vector().size()};
+  bytes(sizes, sizeof sizes);
+  for (const Edge& e : g.edges()) bytes(&e, sizeof e);
+  bytes(model.node_variances().data(), sizeof(double) * static_cast<std::size_t>(model.node_variances().size()));
+  bytes(model.edge_variances().data(), sizeof(double) * static_cast<std::size_t>(model.edge_variances().size()));
+  bytes(model.canonical_vector().data(), sizeof(double) * static_cast<std::size_t>(model.canonical_vector().size()));
+  return h;
+}
+
+void agree_on_model(const Model& model, ChainGroup* group) {
+  if (!group || group->size() < 2) return;
+  // The digest travels as the bits of a double: the gather copies items, it never computes with them.
+  const std::uint64_t mine = model_digest(model);
+  double item = 0;
+  std::memcpy(&item, &mine, sizeof item);
+  std::vector<double> all(static_cast<std::size_t>(group->size()));
+  group->all_gather(&item, all.data(), std::vector<std::size_t>(all.size(), 1), 1);
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (std::memcmp(&all[r], &all[0], sizeof item) != 0)
+      throw std::invalid_argument("the MPI ranks loaded different models (rank " + std::to_string(r) +
+                                  "'s differs from rank 0's): every rank must read the same input files");
 }
 
 Record number(double v) { return std::isfinite(v) ? Record(v) : Record(nullptr); }

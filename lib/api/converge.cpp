@@ -84,7 +84,7 @@ ExperimentRun converge(const ModelSource& source, const ConvergeOptions& options
     throw std::invalid_argument(
         "converge: --obs-file does not apply: the error curves are of covariances, which the mean does not change "
         "(sample and validate test draws of the posterior)");
-  return converge(load_model(source, false).model, options, source, execution);
+  return converge(load_model(source, false, execution.group).model, options, source, execution);
 }
 
 }  // namespace dualgibbs::api

@@ -113,7 +113,7 @@ MarginalsResult marginals(const Model& model, const MarginalsOptions& options, c
 MarginalsResult marginals(const ModelSource& source, const MarginalsOptions& options, const Execution& execution) {
   // With observations the variances are still those of the prior's Q (the mean does not change them); the
   // posterior mean is solved beside them.
-  const LoadedModel loaded = load_model(source, true);
+  const LoadedModel loaded = load_model(source, true, execution.group);
   return marginals(loaded.model, options, source, execution, loaded.observed);
 }
 

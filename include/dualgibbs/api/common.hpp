@@ -57,9 +57,27 @@ struct LoadedModel {
 /// (Model::set_observations(); nodes without a line observe 0); otherwise the zero-mean prior.
 /// \param source the graph spec and parameters
 /// \param observations whether obs_file is read
+/// \param group the MPI ranks that each load the model (agree_on_model() checks that they loaded the same one)
 /// \return the model, its parsed spec and the observed-node count
-/// \throws std::invalid_argument for a bad spec, bad parameters or a malformed file.
-DUALGIBBS_EXPORT LoadedModel load_model(const ModelSource& source, bool observations = true);
+/// \throws std::invalid_argument for a bad spec, bad parameters or a malformed file, or ranks that loaded different
+///         models.
+DUALGIBBS_EXPORT LoadedModel load_model(const ModelSource& source, bool observations = true,
+                                        ChainGroup* group = nullptr);
+
+/// A 64-bit digest (FNV-1a) of everything that defines a model: the node count, the oriented edges, s_v^2, sigma_e^2
+/// and the canonical vector (the mean's data), bit for bit. Two models with equal digests are the same model (up to a
+/// collision, about 2^-64).
+/// \param model the model
+/// \return the digest
+DUALGIBBS_EXPORT std::uint64_t model_digest(const Model& model) noexcept;
+
+/// Collective over `group` (nothing without one): every member checks that all members loaded the same model
+/// (model_digest()), before any collective whose sizes depend on it.
+/// \param model this member's model
+/// \param group the members (null or a single member: nothing to check)
+/// \throws std::invalid_argument on every member if a member's model differs from member 0's, naming the first such
+///         member (a node-local or stale input file); whatever ChainGroup::all_gather() throws.
+DUALGIBBS_EXPORT void agree_on_model(const Model& model, ChainGroup* group);
 
 /// How a use case runs: threads, the chain group of MPI ranks, progress.
 struct Execution {
