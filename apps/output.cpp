@@ -7,6 +7,8 @@
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/version.hpp>
 
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,15 +106,41 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
+// Runs `python script name dir` with its standard output and error captured into `output`, and returns the exit status
+// (-1 if it could not run or was killed). No shell: the arguments are passed as they are. The child asks the kernel
+// to kill it when its parent dies (PR_SET_PDEATHSIG), so a plot never outlives the run that started it (after SIGTERM,
+// say) and never writes into a directory its run has left.
+int run_plotter(const std::string& python, const std::string& script, const std::string& name, const std::string& dir,
+                std::string& output) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return -1;
   }
-  return out + "'";
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before the request took effect
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    const char* argv[] = {python.c_str(), script.c_str(), name.c_str(), dir.c_str(), nullptr};
+    ::execv(python.c_str(), const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n > 0) output.append(buf, static_cast<std::size_t>(n));
+    if (n < 0 && errno != EINTR) break;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace
@@ -179,16 +208,8 @@ WrittenFiles write_result(const ExperimentResult& r, nlohmann::json j, const std
     w.plot_message = python + " not found (set DUALGIBBS_PYTHON): wrote CSV and JSON only, no plots";
     return w;
   }
-  const std::string cmd = shell_quote(python) + " " + shell_quote(script) + " " + shell_quote(r.name) + " " +
-                          shell_quote(d.string()) + " 2>&1";
   std::string output;
-  int status = -1;
-  if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, pipe)) output += buf;
-    status = ::pclose(pipe);
-  }
-  const int code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  const int code = run_plotter(python, script, r.name, d.string(), output);
   if (code == 0) {
     w.files.push_back((d / (r.name + ".png")).string());
     w.files.push_back((d / (r.name + ".pdf")).string());

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The plot step never writes through a link planted in the output directory: links at every temporary name a
 # predictable scheme (.NAME.tmpPID.EXT) could use for the next few thousand process ids point at a victim file, and
-# after `reproduce fig6 --quick` the victim is unchanged and the plots are regular files.
+# after `reproduce fig6 --quick` the victim is unchanged and the plots are regular files. And the plotter never
+# outlives its run: a plot script still working when the command is ended by SIGTERM is killed with it.
 # Usage: plot_links.sh PATH/TO/dualgibbs
 set -u
 exe=$1
@@ -25,5 +26,19 @@ for e in png pdf; do
 done
 left=$(find "$tmp/out" -name '.fig6.*' ! -type l | wc -l)
 [ "$left" -eq 0 ] || { echo "FAIL: $left temporary files left"; fail=1; }
+mkdir "$tmp/slow"
+cat >"$tmp/slow.py" <<'PY'
+import os, sys, time
+open(os.path.join(sys.argv[2], "started"), "w").close()
+time.sleep(4)
+open(os.path.join(sys.argv[2], "outlived"), "w").close()
+PY
+DUALGIBBS_PLOT_SCRIPT="$tmp/slow.py" "$exe" --quiet reproduce fig6 --quick --out "$tmp/slow" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do [ -e "$tmp/slow/started" ] && break; sleep 0.1; done
+kill -TERM $pid; wait $pid 2>/dev/null
+sleep 5
+[ -e "$tmp/slow/started" ] || { echo "FAIL: the slow plot script never started"; fail=1; }
+[ ! -e "$tmp/slow/outlived" ] || { echo "FAIL: the plotter outlived the command ended by SIGTERM"; fail=1; }
 [ $fail -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
 exit $fail
