@@ -128,20 +128,24 @@ int run_sample(const CommonOptions& common, const SampleCliOptions& so) {
   j["output"] = so.output;
   j["file"] = so.output;
   if (model.has_mean() && !so.mean_output.empty()) j["mean_output"] = so.mean_output;
-  if (!so.mean_output.empty() && is_root()) {  // rank 0 alone writes
-    write_atomically(so.mean_output, [&](std::ostream& mo) {
-      mo << std::setprecision(17) << "node,mean\n";
-      for (Index v = 0; v < model.num_nodes(); ++v) mo << v << ',' << r.mean.mean[v] << '\n';
-    });
+  // Every file is complete and flushed before any is renamed into place: a failure (a full disk, a device that
+  // refuses the sidecar) leaves none of them behind. Under mpirun rank 0 alone writes.
+  std::optional<AtomicOutput> mean_file, side;
+  if (!so.mean_output.empty() && is_root()) {
+    mean_file.emplace(so.mean_output);
+    mean_file->stream() << std::setprecision(17) << "node,mean\n";
+    for (Index v = 0; v < model.num_nodes(); ++v) mean_file->stream() << v << ',' << r.mean.mean[v] << '\n';
   }
-  if (sidecar.empty() || !is_root()) {
-    sink.file().commit();
-  } else {
-    AtomicOutput side(sidecar);
-    side.stream() << j.dump(2) << '\n';
-    sink.file().commit();
-    side.commit();
+  if (!sidecar.empty() && is_root()) {
+    side.emplace(sidecar);
+    side->stream() << j.dump(2) << '\n';
   }
+  sink.file().flush();
+  for (auto* f : {&mean_file, &side})
+    if (*f) (*f)->flush();
+  sink.file().commit();
+  for (auto* f : {&mean_file, &side})
+    if (*f) (*f)->commit();
   if (so.json) {
     print_json(j);
   } else if (!common.quiet) {

@@ -23,9 +23,11 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace dualgibbs::cli {
 namespace {
@@ -173,53 +175,62 @@ void prepare_output_directory(const std::string& dir) {
     throw std::invalid_argument("cannot write into '" + dir + "': " + std::strerror(errno));
 }
 
+std::string draw_plots(const std::string& name, const fs::path& d);
+
 WrittenFiles write_result(const ExperimentResult& r, nlohmann::json j, const std::string& dir, bool plot) {
   WrittenFiles w;
   prepare_output_directory(dir);
   const fs::path d(dir);
-  const fs::path csv = d / (r.name + ".csv");
-  write_atomically(csv.string(), [&](std::ostream& o) { r.table.write_csv(o); });
-  w.files.push_back(csv.string());
-  for (const auto& extra : r.extra_tables) {  // not a structured binding: C++17 lambdas cannot capture one (clang)
-    const fs::path p = d / (r.name + "_" + extra.first + ".csv");
-    write_atomically(p.string(), [&](std::ostream& o) { extra.second.write_csv(o); });
+  // Every table and the sidecar are complete and flushed before any is renamed into place, so a failure (a full
+  // disk) leaves none of them: never a table without its sidecar.
+  std::vector<std::unique_ptr<AtomicOutput>> outputs;
+  auto open = [&](const fs::path& p) -> std::ostream& {
+    outputs.push_back(std::make_unique<AtomicOutput>(p.string()));
     w.files.push_back(p.string());
-  }
-  nlohmann::json files = w.files;
-  files.push_back((d / (r.name + ".json")).string());
-  if (plot) {
-    files.push_back((d / (r.name + ".png")).string());
-    files.push_back((d / (r.name + ".pdf")).string());
-  }
-  j["files"] = files;
+    return outputs.back()->stream();
+  };
+  r.table.write_csv(open(d / (r.name + ".csv")));
+  for (const auto& [suffix, table] : r.extra_tables) table.write_csv(open(d / (r.name + "_" + suffix + ".csv")));
   const fs::path json = d / (r.name + ".json");
-  write_json(json.string(), j);
-  w.files.push_back(json.string());
+  nlohmann::json files = w.files;
+  files.push_back(json.string());
+  j["files"] = files;  // the plots are added once they exist
+  open(json) << j.dump(2) << '\n';
+  for (auto& o : outputs) o->flush();
+  for (auto& o : outputs) o->commit();
   if (!plot) return w;
+  const std::string plots[2] = {(d / (r.name + ".png")).string(), (d / (r.name + ".pdf")).string()};
+  w.plot_message = draw_plots(r.name, d);
+  if (!w.plot_message.empty()) {  // a plot drawn before the failure would not match the sidecar (or be stale)
+    for (const std::string& p : plots) std::remove(p.c_str());
+    return w;
+  }
+  for (const std::string& p : plots) files.push_back(p);
+  j["files"] = files;
+  try {
+    write_json(json.string(), j);
+  } catch (...) {  // the sidecar cannot list them: the run fails and leaves no plot it does not list
+    for (const std::string& p : plots) std::remove(p.c_str());
+    throw;
+  }
+  for (const std::string& p : plots) w.files.push_back(p);
+  return w;
+}
 
+// Draws DIR/NAME.png and DIR/NAME.pdf with scripts/plot.py; returns why not ("" if drawn).
+std::string draw_plots(const std::string& name, const fs::path& d) {
   const std::string script = find_plot_script();
   const char* py_env = std::getenv("DUALGIBBS_PYTHON");
   const std::string python = py_env && *py_env ? py_env : "/usr/bin/python3";
-  if (script.empty()) {
-    w.plot_message = "scripts/plot.py not found (set DUALGIBBS_PLOT_SCRIPT): wrote CSV and JSON only";
-    return w;
-  }
-  if (::access(python.c_str(), X_OK) != 0) {
-    w.plot_message = python + " not found (set DUALGIBBS_PYTHON): wrote CSV and JSON only, no plots";
-    return w;
-  }
+  if (script.empty()) return "scripts/plot.py not found (set DUALGIBBS_PLOT_SCRIPT): wrote CSV and JSON only";
+  if (::access(python.c_str(), X_OK) != 0)
+    return python + " not found (set DUALGIBBS_PYTHON): wrote CSV and JSON only, no plots";
   std::string output;
-  const int code = run_plotter(python, script, r.name, d.string(), output);
-  if (code == 0) {
-    w.files.push_back((d / (r.name + ".png")).string());
-    w.files.push_back((d / (r.name + ".pdf")).string());
-  } else if (code == 3) {
-    w.plot_message = "matplotlib is not available to " + python + ": wrote CSV and JSON only, no plots";
-  } else {
-    while (!output.empty() && output.back() == '\n') output.pop_back();
-    w.plot_message = "plotting failed (exit " + std::to_string(code) + "): " + output;
-  }
-  return w;
+  const int code = run_plotter(python, script, name, d.string(), output);
+  if (code == 0) return "";
+  if (code == 3) return "matplotlib is not available to " + python + ": wrote CSV and JSON only, no plots";
+  while (!output.empty() && output.back() == '\n') output.pop_back();
+  return "plotting failed (exit " + std::to_string(code) + "): " + output;
 }
 
 WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, double wall_seconds, unsigned threads,

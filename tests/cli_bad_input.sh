@@ -619,5 +619,19 @@ run validate --graph cycle:20 --draws "$tmp/ctrl.csv" --domain dual-x
 if [ $rc -eq 2 ] && ! grep -q "$(printf '\033')" "$tmp/err" && ! grep -q "$(printf '\a')" "$tmp/err" && grep -q "?\[31mred?" "$tmp/err"; then ok
 else bad "validate: control bytes echoed or wrong exit $rc: $(od -c "$tmp/err" | head -3)"; fi
 
+# A run that fails leaves no new result: a sidecar that cannot be written takes its data file with it, an experiment on
+# a full disk leaves no table without its sidecar, and a sidecar lists only files that exist (plots that could not be
+# drawn are not listed). The small file systems are private tmpfs mounts (unshare -m, root only; skipped elsewhere).
+mkdir -p "$tmp/b7"
+expect_error "error while writing '/dev/full'" sample --graph cycle:20 --chains 4 --sweeps 10 -o "$tmp/b7/s.csv" --sidecar /dev/full
+[ ! -e "$tmp/b7/s.csv" ] && ok || bad "a failed sidecar left its data file behind"
+if unshare -m true 2>/dev/null; then
+  mkdir -p "$tmp/b7/small"
+  unshare -m sh -c "mount -t tmpfs -o size=20k tmpfs '$tmp/b7/small' && '$exe' --quiet reproduce fig6 --quick --out '$tmp/b7/small' --no-plot >/dev/null 2>&1; echo \$? >'$tmp/b7/rc'; ls -A '$tmp/b7/small' >'$tmp/b7/ls'"
+  [ "$(cat "$tmp/b7/rc")" = 1 ] && [ ! -s "$tmp/b7/ls" ] && ok || bad "reproduce on a 20 KB disk: exit $(cat "$tmp/b7/rc"), left: $(cat "$tmp/b7/ls")"
+  unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs '$tmp/b7/small' && '$exe' --quiet reproduce fig6 --quick --out '$tmp/b7/small' >/dev/null 2>&1; python3 -c \"import json,os,sys; d=sys.argv[1]; fs=json.load(open(d+'/fig6.json'))['files']; sys.exit(0 if all(os.path.exists(f) for f in fs) and sorted(os.listdir(d))==sorted(os.path.basename(f) for f in fs) else 1)\" '$tmp/b7/small'; echo \$? >'$tmp/b7/rc'"
+  [ "$(cat "$tmp/b7/rc")" = 0 ] && ok || bad "reproduce on a 64 KB disk: the sidecar lists files that do not exist, or files are not listed"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

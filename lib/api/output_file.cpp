@@ -260,6 +260,12 @@ void AtomicOutput::check() const {
                              (m_tmp.empty() ? "" : " (nothing was written)"));
 }
 
+void AtomicOutput::flush() {
+  if (m_done) throw std::logic_error("AtomicOutput::flush: '" + m_path + "' already committed or discarded");
+  m_out.flush();
+  check();
+}
+
 void AtomicOutput::commit() {
   if (m_done) throw std::logic_error("AtomicOutput::commit: '" + m_path + "' already committed or discarded");
   m_out.flush();

@@ -144,6 +144,11 @@ class DUALGIBBS_EXPORT AtomicOutput {
   const std::string& temporary_path() const noexcept { return m_tmp; }
   /// \throws std::runtime_error naming the path and the system's reason if a write has failed so far.
   void check() const;
+  /// Writes out what is buffered and checks that every write so far succeeded, without renaming anything: the first
+  /// step of committing several files together (flush each, then commit each), so that a failure leaves none.
+  /// \throws std::runtime_error naming the path and the system's reason (disk full); the file stays open, and is
+  ///         removed by discard() or the destructor.
+  void flush();
   /// Flushes and checks that every write succeeded, then renames the temporary file into place (or, for a direct
   /// destination, closes it).
   /// \throws std::runtime_error on a write error (disk full), std::invalid_argument if the rename fails; either
