@@ -129,7 +129,10 @@ int run_sample(const CommonOptions& common, const SampleCliOptions& so) {
   j["file"] = so.output;
   if (model.has_mean() && !so.mean_output.empty()) j["mean_output"] = so.mean_output;
   // Every file is complete and flushed before any is renamed into place: a failure (a full disk, a device that
-  // refuses the sidecar) leaves none of them behind. Under mpirun rank 0 alone writes.
+  // refuses the sidecar) leaves none of them behind. The sidecar records the draws' digest, so that a reader can tell
+  // them from another run's that replaced them (two runs writing the same names at once). Rank 0 alone writes.
+  sink.file().flush();
+  if (is_root()) j["data_digest"] = api::digest_text(sink.file().digest());
   std::optional<AtomicOutput> mean_file, side;
   if (!so.mean_output.empty() && is_root()) {
     mean_file.emplace(so.mean_output);
@@ -140,7 +143,6 @@ int run_sample(const CommonOptions& common, const SampleCliOptions& so) {
     side.emplace(sidecar);
     side->stream() << j.dump(2) << '\n';
   }
-  sink.file().flush();
   for (auto* f : {&mean_file, &side})
     if (*f) (*f)->flush();
   sink.file().commit();

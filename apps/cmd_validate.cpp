@@ -9,6 +9,8 @@
 #include <dualgibbs/estimation/validate.hpp>
 #include <dualgibbs/model/model.hpp>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -47,6 +49,13 @@ void check_sidecar(const std::string& path, DrawKind kind, bool has_obs) {
   if (expected && std::string(expected) != to_string(kind))
     throw std::invalid_argument("validate: --domain " + std::string(to_string(kind)) + ", but " + sidecar_path(path) +
                                 " says the draws are '" + d + "' (--domain " + expected + ")");
+  // The sidecar's digest of its draws: a pair written by two runs at once (the draws of one, the sidecar of the
+  // other) is refused rather than validated against the wrong description. A pipe is not read twice.
+  struct stat st {};
+  if (j.contains("data_digest") && j["data_digest"].is_string() && ::stat(path.c_str(), &st) == 0 &&
+      S_ISREG(st.st_mode) && j["data_digest"].get<std::string>() != api::digest_text(api::file_digest(path)))
+    throw std::invalid_argument("validate: " + sidecar_path(path) + " describes other draws than '" + path +
+                                "' (their digests differ: another run replaced one of the two)");
   if (!has_obs && j.contains("draws_mean") && j["draws_mean"] == "posterior")
     throw std::invalid_argument("validate: " + sidecar_path(path) +
                                 " says the draws are of a posterior (sample --obs-file): give the same --obs-file");

@@ -633,5 +633,12 @@ if unshare -m true 2>/dev/null; then
   [ "$(cat "$tmp/b7/rc")" = 0 ] && ok || bad "reproduce on a 64 KB disk: the sidecar lists files that do not exist, or files are not listed"
 fi
 
+# The sidecar records its draws' digest: draws replaced by another run's (two runs writing one name) are refused.
+expect_ok sample --graph cycle:20 --chains 40 --sweeps 10 --seed 1 -o "$tmp/b7/pair.csv"
+expect_ok validate --graph cycle:20 --draws "$tmp/b7/pair.csv" --domain dual-x
+expect_ok sample --graph cycle:20 --chains 40 --sweeps 10 --seed 2 -o "$tmp/b7/other.csv"
+cp "$tmp/b7/other.csv" "$tmp/b7/pair.csv"
+expect_error "describes other draws than .*digests differ" validate --graph cycle:20 --draws "$tmp/b7/pair.csv" --domain dual-x
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 namespace dualgibbs::api {
 namespace {
@@ -154,10 +156,31 @@ bool FdStreambuf::write_all(const char* p, std::size_t n) noexcept {
       m_error = errno;
       return false;
     }
+    for (ssize_t i = 0; i < w; ++i) m_digest = (m_digest ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ULL;
     p += w;
     n -= static_cast<std::size_t>(w);
   }
   return true;
+}
+
+std::uint64_t file_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot read '" + path + "' for its digest");
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  std::vector<char> buffer(1 << 16);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i)
+      h = (h ^ static_cast<unsigned char>(buffer[i])) * 0x100000001b3ULL;
+    if (!in) break;
+  }
+  if (in.bad()) throw std::invalid_argument("cannot read '" + path + "' for its digest");
+  return h;
+}
+
+std::string digest_text(std::uint64_t digest) {
+  char text[32];
+  std::snprintf(text, sizeof text, "fnv1a64:%016llx", static_cast<unsigned long long>(digest));
+  return text;
 }
 
 bool FdStreambuf::flush_buffer() noexcept {

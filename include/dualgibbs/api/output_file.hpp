@@ -28,6 +28,7 @@
 #include <dualgibbs/export.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <ostream>
 #include <streambuf>
@@ -65,6 +66,17 @@ DUALGIBBS_EXPORT bool is_stream_destination(const std::string& path);
 /// \return whether writing both would write one file twice
 DUALGIBBS_EXPORT bool same_destination(const std::string& a, const std::string& b) noexcept;
 
+/// The 64-bit FNV-1a digest of a file's bytes (what AtomicOutput::digest() gives for the bytes it wrote).
+/// \param path a regular file
+/// \return the digest
+/// \throws std::invalid_argument if the file cannot be read.
+DUALGIBBS_EXPORT std::uint64_t file_digest(const std::string& path);
+
+/// A digest as sidecars record it: "fnv1a64:" and 16 hexadecimal digits.
+/// \param digest the digest
+/// \return the text
+DUALGIBBS_EXPORT std::string digest_text(std::uint64_t digest);
+
 /// A new file created exclusively: the open descriptor and its path.
 struct ExclusiveFile {
   int fd = -1;       ///< open for writing, close-on-exec
@@ -98,6 +110,8 @@ class DUALGIBBS_EXPORT FdStreambuf : public std::streambuf {
   /// Writes to `fd` from now on (the descriptor is not owned: the caller closes it).
   /// \param fd the descriptor
   void attach(int fd) noexcept { m_fd = fd; }
+  /// \return the digest (64-bit FNV-1a, file_digest()'s) of every byte written to the descriptor so far
+  std::uint64_t digest() const noexcept { return m_digest; }
   /// \return the errno of the first failed write, 0 if none
   int error() const noexcept { return m_error; }
   /// Drops the buffered bytes without writing them.
@@ -116,6 +130,7 @@ class DUALGIBBS_EXPORT FdStreambuf : public std::streambuf {
   bool flush_buffer() noexcept;
   int m_fd = -1;
   int m_error = 0;
+  std::uint64_t m_digest = 0xcbf29ce484222325ULL;  // FNV-1a of the bytes written
   std::vector<char> m_buffer;
 };
 
@@ -138,6 +153,9 @@ class DUALGIBBS_EXPORT AtomicOutput {
   std::ostream& stream() noexcept { return m_out; }
   /// \return the final path (as given; "-" for standard output)
   const std::string& path() const noexcept { return m_path; }
+  /// \return the digest of the bytes written so far (after flush() or commit(): all of them), as file_digest() gives
+  ///         it for the file: a sidecar that records it lets a reader tell its own data from another run's
+  std::uint64_t digest() const noexcept { return m_buf.digest(); }
   /// \return how the destination is written
   Destination destination() const noexcept { return m_kind; }
   /// \return the temporary path (for messages and tests); empty if the destination is written directly
