@@ -46,7 +46,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-// ---- Fig. 5 ----------------------------------------------------------------------------------------
+// ---- fig5 (the published Fig. 5) ------------------------------------------------------------------------------------
 
 ExperimentResult run_fig5(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
@@ -167,7 +167,7 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
   return finish(std::move(res), total);
 }
 
-// ---- Fig. 6 ----------------------------------------------------------------------------------------
+// ---- fig6 (the published Figs. 6 and 7) -----------------------------------------------------------------------------
 
 ExperimentResult run_fig6(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
@@ -193,7 +193,7 @@ ExperimentResult run_fig6(const ExperimentOptions& opt) {
   return finish(std::move(res), total);
 }
 
-// ---- Fig. 7 ----------------------------------------------------------------------------------------
+// ---- fig7 (the published Fig. 8) ------------------------------------------------------------------------------------
 
 namespace {
 
@@ -356,7 +356,7 @@ ExperimentResult run_fig7(const ExperimentOptions& opt) {
   return finish(std::move(res), total);
 }
 
-// ---- Fig. 8 ----------------------------------------------------------------------------------------
+// ---- fig8 (the published Fig. 9) ------------------------------------------------------------------------------------
 
 ExperimentResult run_fig8(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
@@ -414,7 +414,7 @@ ExperimentResult run_fig8(const ExperimentOptions& opt) {
   return finish(std::move(res), total);
 }
 
-// ---- Fig. 9 ----------------------------------------------------------------------------------------
+// ---- fig9 (the published Fig. 10) -----------------------------------------------------------------------------------
 
 ExperimentResult run_fig9(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
@@ -518,7 +518,7 @@ ExperimentResult run_fig9(const ExperimentOptions& opt) {
   return finish(std::move(res), total);
 }
 
-// ---- Fig. 10 ---------------------------------------------------------------------------------------
+// ---- fig10 (the published Fig. 11) ----------------------------------------------------------------------------------
 
 ExperimentResult run_fig10(const ExperimentOptions& opt) {
   const detail::Stopwatch total;
@@ -608,7 +608,7 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
   return finish(std::move(res), total);
 }
 
-// ---- Fig. 11 ---------------------------------------------------------------------------------------
+// ---- fig11 (the published Fig. 12) ----------------------------------------------------------------------------------
 
 ExperimentResult run_fig11(const ExperimentOptions& opt) {
   const detail::Stopwatch total;

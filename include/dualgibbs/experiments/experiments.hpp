@@ -193,39 +193,34 @@ DUALGIBBS_EXPORT std::string experiment_description(const std::string& name);
 /// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_experiment(const std::string& name, const ExperimentOptions& options);
 
-/// Fig. 5: variance conservation [eq:cov_woodbury] on an 8x8 torus, s = 1, sigma = 0.3, from 10^5 dual
-/// samples (independent chains after a burn-in), 10^4 bootstrap replicates of ||Delta||_F / sqrt(|V|).
-/// Main table: `replicate, error`; extra table `matrices`: `i, j, primal, dual, residual`.
-/// \param options the shared options
+/// fig5 (the published Fig. 5): variance conservation [eq:cov_woodbury] on an 8x8 torus, s = 1, sigma = 0.3, from 10^5
+/// dual samples (independent chains after a burn-in), 10^4 bootstrap replicates of ||Delta||_F / sqrt(|V|). Main table:
+/// `replicate, error`; extra table `matrices`: `i, j, primal, dual, residual`. \param options the shared options
 /// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig5(const ExperimentOptions& options);
-/// Fig. 6: primal vs dual error against sweeps and time, 10x10 torus, s = 1, sigma = 0.1, 10^4 chains,
-/// 200 sweeps, full covariance every sweep.
-/// \param options the shared options
-/// \return the tables, rates, parameters and timings
+/// fig6 (the published Figs. 6 and 7): primal vs dual error against sweeps and time, 10x10 torus, s = 1, sigma = 0.1,
+/// 10^4 chains, 200 sweeps, full covariance every sweep. \param options the shared options \return the tables, rates,
+/// parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig6(const ExperimentOptions& options);
-/// Fig. 7: 64 heterogeneous Watts–Strogatz graphs WS(64, 4, 0.3), s_v ~ U(0.8, 1.2), sigma_e ~ U(0.2, 0.3):
-/// mean and +-1 sd band of the normalised Eu.
-/// \param options the shared options
-/// \return the tables, rates, parameters and timings
+/// fig7 (the published Fig. 8): 64 heterogeneous Watts–Strogatz graphs WS(64, 4, 0.3), s_v ~ U(0.8, 1.2), sigma_e ~
+/// U(0.2, 0.3): mean and +-1 sd band of the normalised Eu. \param options the shared options \return the tables, rates,
+/// parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig7(const ExperimentOptions& options);
-/// Fig. 8: scan orders (random, permutation, fixed) on the 10x10 torus, s = 1, sigma = 0.1.
+/// fig8 (the published Fig. 9): scan orders (random, permutation, fixed) on the 10x10 torus, s = 1, sigma = 0.1.
 /// \param options the shared options
 /// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig8(const ExperimentOptions& options);
-/// Fig. 9: random k-regular graphs, |V| = 64, s = 1, sigma = 0.25, k in {2, 4, 8, 16, 32}.
+/// fig9 (the published Fig. 10): random k-regular graphs, |V| = 64, s = 1, sigma = 0.25, k in {2, 4, 8, 16, 32}.
 /// \param options the shared options
 /// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig9(const ExperimentOptions& options);
-/// Fig. 10: complete graph K5, -ln r against s/sigma (16 ratios from 0.01 to 100), primal and dual, with
-/// the spectral and asymptotic theory and the limit lambda_2 / 2 = 2.5.
-/// \param options the shared options
+/// fig10 (the published Fig. 11): complete graph K5, -ln r against s/sigma (16 ratios from 0.01 to 100), primal and
+/// dual, with the spectral and asymptotic theory and the limit lambda_2 / 2 = 2.5. \param options the shared options
 /// \return the tables, rates, parameters and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig10(const ExperimentOptions& options);
-/// Fig. 11: 100x100 torus, s = 1, sigma = 0.25, 600 chains, 50 sweeps: marginal-variance error against the
-/// closed form [eq:torus_true_var].
-/// \param options the shared options
-/// \return the tables, rates, parameters and timings
+/// fig11 (the published Fig. 12): 100x100 torus, s = 1, sigma = 0.25, 600 chains, 50 sweeps: marginal-variance error
+/// against the closed form [eq:torus_true_var]. \param options the shared options \return the tables, rates, parameters
+/// and timings
 DUALGIBBS_EXPORT ExperimentResult run_fig11(const ExperimentOptions& options);
 /// Spectral-rate benchmark: for each family of the paper at two or three sizes and several s/sigma, the
 /// predicted r_p, r_d, r_d^eff beside the rates fitted from the samplers' mean and error decay.

@@ -11,7 +11,7 @@
 ///   Q  = D_s^-1 + B D_sigma^-1 B^T          primal precision over nodes  [eqn:QPNH]
 ///   R  = D_sigma + B^T D_s B                dual precision over edges    [eqn:QPNHDual]
 ///
-/// A model may carry a mean (the posterior of the paper's Bayesian image model, Section VIII): with
+/// A model may carry a mean (the posterior of the paper's Bayesian image model, Section IX): with
 /// observations z the node factors become exp(-(x_v - z_v)^2 / 2 s_v^2), the precision stays Q and the
 /// density is N(mu, Q^-1) with the canonical vector h = D_s^-1 z and the posterior mean mu = Q^-1 h. A
 /// canonical vector h can also be given directly. Without either the model is the zero-mean prior (h = 0).

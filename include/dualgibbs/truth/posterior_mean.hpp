@@ -1,7 +1,7 @@
 #pragma once
 /// \file posterior_mean.hpp
 /// The posterior mean mu = Q^-1 h of a model with a mean (Model::set_observations: h = D_s^-1 z, so
-/// mu = Q^-1 D_s^-1 z, the MAP estimate of the paper's Bayesian image model, Section VIII), by a sparse Cholesky
+/// mu = Q^-1 D_s^-1 z, the MAP estimate of the paper's Bayesian image model, Section IX), by a sparse Cholesky
 /// solve (CHOLMOD) or, for graphs whose factor does not fit in memory, by Jacobi-preconditioned conjugate
 /// gradients (Eigen's ConjugateGradient) to a stated relative residual.
 ///
