@@ -34,15 +34,15 @@
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 // api/: one function per use case (the service layer under the command and the Python module)
+#include <dualgibbs/api/bench.hpp>
 #include <dualgibbs/api/common.hpp>
+#include <dualgibbs/api/converge.hpp>
 #include <dualgibbs/api/draws.hpp>
 #include <dualgibbs/api/exact.hpp>
+#include <dualgibbs/api/info.hpp>
+#include <dualgibbs/api/marginals.hpp>
 #include <dualgibbs/api/mean.hpp>
+#include <dualgibbs/api/reproduce.hpp>
 #include <dualgibbs/api/sample.hpp>
 #include <dualgibbs/api/scheme.hpp>
 #include <dualgibbs/api/validate.hpp>
-#include <dualgibbs/api/bench.hpp>
-#include <dualgibbs/api/converge.hpp>
-#include <dualgibbs/api/info.hpp>
-#include <dualgibbs/api/marginals.hpp>
-#include <dualgibbs/api/reproduce.hpp>

@@ -173,8 +173,8 @@ Graph make_random_regular(Index n, Index k, std::uint64_t seed) {
     return Graph(n, std::move(edges));
   }
   ChainEngine rng = make_stream(seed, 0, StreamPurpose::Graph);
-  // Pair random stubs in rounds (the Steger–Wormald idea): a pair that would make a self-loop or a
-  // duplicate goes back to the pool for the next round; if the pool can no longer be completed, restart.
+  // Pair random stubs in passes (the Steger–Wormald idea): a pair that would make a self-loop or a
+  // duplicate goes back to the pool for the next pass; if the pool can no longer be completed, restart.
   for (int attempt = 0; attempt < 1000; ++attempt) {
     std::unordered_set<std::uint64_t> present;
     present.reserve(static_cast<std::size_t>(n) * k);
@@ -198,7 +198,7 @@ Graph make_random_regular(Index n, Index k, std::uint64_t seed) {
         }
       }
       if (rest.size() == stubs.size()) {
-        // No progress this round: continue only if some pair of distinct remaining nodes can still be joined.
+        // No pair joined in this pass: continue only if some pair of distinct remaining nodes can still be joined.
         std::vector<Index> nodes(rest);
         std::sort(nodes.begin(), nodes.end());
         nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
