@@ -18,7 +18,6 @@ namespace {
 
 struct MarginalsCliOptions {
   api::MarginalsOptions m;
-  MeanCliOptions mean;
   unsigned threads = 0;
   std::string out;
   bool json = false;
@@ -78,8 +77,6 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   ex.group = current_chain_group();
   ex.progress = progress.callback();
   api::MarginalsOptions o = c.m;
-  o.mean_solver = c.mean.solver;
-  o.mean_tolerance = c.mean.tolerance;
   api::MarginalsResult res = api::marginals(common, o, ex);
   progress.finish();
   if (file) {
@@ -135,7 +132,7 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
                  "(JSON sidecar FILE.json; '-' = standard output, no sidecar then nor for a device or FIFO)");
   app.add_flag("--json", c.json, "print the result's summary as JSON on stdout");
   add_scheme_options(app, c.m.scheme);
-  add_mean_options(app, c.mean);
+  add_mean_options(app, c.m.mean);
   return [&common]() { return run_marginals(common, c); };
 }
 

@@ -48,19 +48,6 @@ MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const Mod
   return o;
 }
 
-// The posterior mean's fields: observed_nodes, mean_solver, mean_iterations, mean_relative_residual, mean_seconds,
-// posterior_mean_min / _max / _mean (the vector itself is the result's).
-void add_mean_record(Record& j, const PosteriorMean& pm, Index observed) {
-  j["observed_nodes"] = observed;
-  j["mean_solver"] = to_string(pm.solver);
-  j["mean_iterations"] = pm.iterations;
-  j["mean_relative_residual"] = pm.relative_residual;
-  j["mean_seconds"] = pm.seconds;
-  j["posterior_mean_min"] = pm.mean.minCoeff();
-  j["posterior_mean_max"] = pm.mean.maxCoeff();
-  j["posterior_mean_mean"] = pm.mean.mean();
-}
-
 Record marginals_record(const Model& model, const MarginalsResult& res, const ModelSource& source,
                         const Execution& execution, Index observed) {
   const MarginalResult& r = res.estimate;
@@ -87,7 +74,7 @@ Record marginals_record(const Model& model, const MarginalsResult& res, const Mo
   j["pilot_gap_ratio"] = r.pilot_gap_ratio;
   j["bracket_rel_width_rms"] =
       bracket ? Record(std::sqrt(((r.upper - r.lower).array() / r.estimate.array()).square().mean())) : Record(nullptr);
-  if (res.mean) add_mean_record(j, *res.mean, observed);
+  if (res.mean) add_posterior_mean_record(j, *res.mean, observed);
   return j;
 }
 
@@ -99,12 +86,7 @@ MarginalsResult marginals(const Model& model, const MarginalsOptions& options, c
   if (execution.group) group.emplace(*execution.group);
   MarginalsResult res;
   res.options = resolve(model, options, source, execution);
-  if (model.has_mean()) {
-    PosteriorMeanOptions mo;
-    mo.solver = parse_mean_solver(options.mean_solver);
-    mo.tolerance = options.mean_tolerance;
-    res.mean = posterior_mean(model, mo);
-  }
+  if (model.has_mean()) res.mean = solve_posterior_mean(model, options.mean);
   res.estimate = estimate_marginal_variances(model, res.options);
   res.record = marginals_record(model, res, source, execution, observed);
   return res;

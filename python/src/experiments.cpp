@@ -125,8 +125,7 @@ py::dict marginals(const Model& model, const std::optional<std::string>& method,
   o.degree = degree;
   o.lockstep = lockstep;
   o.scheme = scheme_choice("random", scheme, omega, lambda_min, lambda_max);
-  o.mean_solver = mean_solver;
-  o.mean_tolerance = mean_tolerance;
+  o.mean = {mean_solver, mean_tolerance};
   const api::ModelSource source = describe(model, seed);
   api::MarginalsResult r;
   {

@@ -14,6 +14,7 @@
 /// \endcode
 
 #include <dualgibbs/api/common.hpp>
+#include <dualgibbs/api/mean.hpp>
 #include <dualgibbs/api/scheme.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 #include <dualgibbs/export.hpp>
@@ -36,12 +37,11 @@ struct MarginalsOptions {
   std::size_t chains = 0;   ///< chains (sampling) or draws per batch (cholesky); 0: kAutoChains, kAutoCholeskyBatch
   std::size_t every = 2;    ///< sweeps (iterations of the scheme) between evaluations
   std::size_t burn_in = 0;  ///< sweeps discarded first; 0: from the predicted convergence rate
-  std::size_t max_sweeps = 1000000;      ///< the sampling methods stop here whatever the target
-  int degree = -1;                       ///< Chebyshev degree of the control variates (-1: automatic)
-  std::size_t lockstep = 8;              ///< chains per shared-schedule block of the sampler: 1, 2, 4, 8 or 16
-  SchemeChoice scheme;                   ///< the sweep scheme of the primal methods (its scan is not used)
-  std::string mean_solver = "cholesky";  ///< a model with a mean: how mu is solved, cholesky or cg
-  double mean_tolerance = 1e-10;         ///< cg's relative residual, in (0, 1)
+  std::size_t max_sweeps = 1000000;  ///< the sampling methods stop here whatever the target
+  int degree = -1;                   ///< Chebyshev degree of the control variates (-1: automatic)
+  std::size_t lockstep = 8;          ///< chains per shared-schedule block of the sampler: 1, 2, 4, 8 or 16
+  SchemeChoice scheme;               ///< the sweep scheme of the primal methods (its scan is not used)
+  MeanChoice mean;                   ///< a model with a mean: how mu is solved (cholesky or cg, tolerance)
 };
 
 /// What marginals found.
