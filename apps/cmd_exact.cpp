@@ -7,6 +7,7 @@
 #include "output.hpp"
 
 #include <dualgibbs/api/exact.hpp>
+#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/model/model.hpp>
 
 #include <iomanip>
@@ -27,7 +28,10 @@ struct ExactCliOptions {
 // The CSV files and their sidecars.
 void write_csvs(const CommonOptions& common, const ExactCliOptions& opt, const Model& m, const api::ExactResult& r) {
   // Parameters of the run, for the sidecar of every CSV written (apps/output.hpp).
-  nlohmann::json side = sidecar_base("exact", common, 1);
+  api::Execution one_thread;
+  one_thread.threads = 1;
+  one_thread.group = current_chain_group();
+  nlohmann::json side = api::provenance("exact", common, one_thread);
   side["ordering"] = to_string(r.factor.ordering);
   side["nodes"] = m.num_nodes();
   side["edges"] = m.num_edges();

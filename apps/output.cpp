@@ -41,24 +41,6 @@ bool is_directory(const std::string& path) {
 
 std::string sidecar_path(const std::string& result_path) { return result_path + ".json"; }
 
-nlohmann::json sidecar_base(const std::string& command, const CommonOptions& common, unsigned threads) {
-  nlohmann::json j;
-  j["command"] = command;
-  j["version"] = DUALGIBBS_VERSION_STRING;
-  j["seed"] = common.seed;
-  j["threads"] = resolved_threads(threads);
-  j["mpi_ranks"] = mpi_ranks();  // 1 without mpirun; threads are per rank
-  j["hardware_threads"] = std::thread::hardware_concurrency();
-  j["graph"] = common.graph;
-  j["s"] = common.s;
-  j["sigma"] = common.sigma;
-  if (common.node_file) j["node_file"] = *common.node_file;
-  if (common.obs_file) j["obs_file"] = *common.obs_file;
-  return j;
-}
-
-unsigned resolved_threads(unsigned requested) { return requested > 0 ? requested : available_threads(); }
-
 void write_json(const std::string& path, const nlohmann::json& j) {
   write_atomically(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
 }

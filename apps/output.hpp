@@ -43,19 +43,12 @@ using api::write_atomically;
 /// The sidecar of a result file: PATH.json.
 std::string sidecar_path(const std::string& result_path);
 
-/// Fields every sidecar carries: command, version, seed, threads (the count used; 0 is resolved by
-/// available_threads()), hardware_threads, graph spec, s, sigma, node_file (if any). Callers add their own parameters.
-nlohmann::json sidecar_base(const std::string& command, const CommonOptions& common, unsigned threads);
-
 /// Writes the JSON `sidecar` plus {"file": result_path} to sidecar_path(result_path), atomically; does nothing
 /// if `result_path` is standard output or a device or FIFO (is_stream_destination(): no file to sit next to).
 void write_sidecar(const std::string& result_path, nlohmann::json sidecar);
 
 /// Writes `j` (indented, one trailing newline) to `path` atomically: the one JSON writer of every sidecar.
 void write_json(const std::string& path, const nlohmann::json& j);
-
-/// The thread count a run uses for a requested count (0 = available_threads(): the cores this process may use).
-unsigned resolved_threads(unsigned requested);
 
 // ---- experiments (reproduce, converge, the default run) -----------------------------------------------------
 
