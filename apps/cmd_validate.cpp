@@ -9,11 +9,8 @@
 #include <dualgibbs/estimation/validate.hpp>
 #include <dualgibbs/model/model.hpp>
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -32,34 +29,6 @@ struct ValidateCliOptions {
   bool no_plot = false;
   bool json = false;
 };
-
-// The sidecar `sample` wrote next to FILE, if any, must agree with --domain, and posterior draws need --obs-file.
-void check_sidecar(const std::string& path, DrawKind kind, bool has_obs) {
-  std::ifstream in(sidecar_path(path));
-  if (!in) return;
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const std::exception&) {
-    return;  // not sample's sidecar: nothing to check
-  }
-  if (!j.is_object() || !j.contains("draws") || !j["draws"].is_string()) return;
-  const std::string d = j["draws"];
-  const char* expected = d == "x" ? "primal" : d == "x_tilde" ? "dual-x" : d == "y_tilde" ? "dual-y" : nullptr;
-  if (expected && std::string(expected) != to_string(kind))
-    throw std::invalid_argument("validate: --domain " + std::string(to_string(kind)) + ", but " + sidecar_path(path) +
-                                " says the draws are '" + d + "' (--domain " + expected + ")");
-  // The sidecar's digest of its draws: a pair written by two runs at once (the draws of one, the sidecar of the
-  // other) is refused rather than validated against the wrong description. A pipe is not read twice.
-  struct stat st {};
-  if (j.contains("data_digest") && j["data_digest"].is_string() && ::stat(path.c_str(), &st) == 0 &&
-      S_ISREG(st.st_mode) && j["data_digest"].get<std::string>() != api::digest_text(api::file_digest(path)))
-    throw std::invalid_argument("validate: " + sidecar_path(path) + " describes other draws than '" + path +
-                                "' (their digests differ: another run replaced one of the two)");
-  if (!has_obs && j.contains("draws_mean") && j["draws_mean"] == "posterior")
-    throw std::invalid_argument("validate: " + sidecar_path(path) +
-                                " says the draws are of a posterior (sample --obs-file): give the same --obs-file");
-}
 
 std::string sweep_text(double s) {
   if (std::isnan(s)) return "-";
@@ -220,10 +189,9 @@ int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
   vo.alpha = o.alpha;
   vo.batches = o.batches;
   vo.graph = common.graph;
-  const DrawKind kind = api::validation_kind(vo);
+  (void)api::validation_kind(vo);            // bad options are named before the model is read
   const Model m = common.posterior_model();  // with --obs-file: primal draws are tested against the mean mu
   if (!o.out.empty()) prepare_output_directory(o.out);
-  check_sidecar(o.draws, kind, m.has_mean());
   const auto t_wall = std::chrono::steady_clock::now();
   api::DrawsFile file = api::open_draws_file(o.draws);
   const api::ValidationResult v = api::validate(m, file, o.draws, vo);

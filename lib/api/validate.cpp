@@ -1,11 +1,15 @@
 // The validate use case (api/validate.hpp).
+#include <dualgibbs/api/output_file.hpp>
 #include <dualgibbs/api/validate.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/posterior_mean.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -178,9 +182,41 @@ ExactTruth validation_truth(const Model& m, DrawKind kind) {
   return primal;
 }
 
+namespace {
+// The sidecar `sample` wrote next to FILE (FILE.json), if any, must agree with the domain and describe these draws,
+// and draws of a posterior need a model with observations.
+void check_sidecar(const std::string& path, DrawKind kind, bool has_obs) {
+  std::ifstream in(path + ".json");
+  if (!in) return;
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const std::exception&) {
+    return;  // not sample's sidecar: nothing to check
+  }
+  if (!j.is_object() || !j.contains("draws") || !j["draws"].is_string()) return;
+  const std::string d = j["draws"];
+  const char* expected = d == "x" ? "primal" : d == "x_tilde" ? "dual-x" : d == "y_tilde" ? "dual-y" : nullptr;
+  if (expected && std::string(expected) != to_string(kind))
+    throw std::invalid_argument("validate: --domain " + std::string(to_string(kind)) + ", but " + (path + ".json") +
+                                " says the draws are '" + d + "' (--domain " + expected + ")");
+  // The sidecar's digest of its draws: a pair written by two runs at once (the draws of one, the sidecar of the
+  // other) is refused rather than validated against the wrong description. A pipe is not read twice.
+  struct stat st {};
+  if (j.contains("data_digest") && j["data_digest"].is_string() && ::stat(path.c_str(), &st) == 0 &&
+      S_ISREG(st.st_mode) && j["data_digest"].get<std::string>() != digest_text(file_digest(path)))
+    throw std::invalid_argument("validate: " + (path + ".json") + " describes other draws than '" + path +
+                                "' (their digests differ: another run replaced one of the two)");
+  if (!has_obs && j.contains("draws_mean") && j["draws_mean"] == "posterior")
+    throw std::invalid_argument("validate: " + (path + ".json") +
+                                " says the draws are of a posterior (sample --obs-file): give the same --obs-file");
+}
+}  // namespace
+
 ValidationResult validate(const Model& model, DrawsFile& file, const std::string& name,
                           const ValidationOptions& options) {
   const DrawKind kind = validation_kind(options);
+  check_sidecar(name, kind, model.has_mean());
   if (file.dimension != draw_dimension(model, kind))
     throw std::invalid_argument(
         "validate: the draws have " + std::to_string(file.dimension) + " coordinates, but " +

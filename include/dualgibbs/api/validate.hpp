@@ -75,14 +75,17 @@ DUALGIBBS_EXPORT DrawKind validation_kind(const ValidationOptions& options);
 DUALGIBBS_EXPORT ExactTruth validation_truth(const Model& model, DrawKind kind);
 
 /// Validates a draws file, streamed: blocks of up to 2^22 values (32 MB) are read and fed to the validator, so the
-/// draws are never all in memory.
+/// draws are never all in memory. The sidecar `sample` writes next to the file (NAME.json), if there is one, must
+/// agree: the same domain, these very draws (its data_digest), and a model with observations for draws of a
+/// posterior.
 /// \param model the model the draws should be of
 /// \param file the opened file
-/// \param name the file's name, for the report
+/// \param name the file's path, for the report and for its sidecar NAME.json
 /// \param options the options
 /// \return the report, its record and timings
-/// \throws std::invalid_argument for bad options, draws of another dimension than the domain's, a bad or unreadable
-///         file and the validator's checks; as validation_truth().
+/// \throws std::invalid_argument for bad options, a sidecar that disagrees (another domain, other draws, a posterior
+///         without observations), draws of another dimension than the domain's, a bad or unreadable file and the
+///         validator's checks; as validation_truth().
 DUALGIBBS_EXPORT ValidationResult validate(const Model& model, DrawsFile& file, const std::string& name,
                                            const ValidationOptions& options);
 
