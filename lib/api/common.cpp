@@ -3,6 +3,8 @@
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/version.hpp>
 
+#include "api/fnv1a.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -47,11 +49,8 @@ Record provenance(const std::string& command, const ModelSource& source, const E
 }
 
 std::uint64_t model_digest(const Model& model) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
-  auto bytes = [&h](const void* data, std::size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  };
+  std::uint64_t h = detail::kFnv1aStart;
+  auto bytes = [&h](const void* data, std::size_t n) { h = detail::fnv1a(h, data, n); };
   const Graph& g = model.graph();
   const std::int64_t sizes[3] = {g.num_nodes(), g.num_edges(), model.canonical_vector().size()};
   bytes(sizes, sizeof sizes);

@@ -1,6 +1,8 @@
 // One output file written safely; see output_file.hpp.
 #include <dualgibbs/api/output_file.hpp>
 
+#include "api/fnv1a.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,7 +147,7 @@ ExclusiveFile create_exclusive_file(const std::string& prefix, const std::string
 
 // ---- FdStreambuf ---------------------------------------------------------------------------------------------
 
-FdStreambuf::FdStreambuf() : m_buffer(std::size_t{1} << 16) { drop(); }
+FdStreambuf::FdStreambuf() : m_digest(detail::kFnv1aStart), m_buffer(std::size_t{1} << 16) { drop(); }
 
 bool FdStreambuf::write_all(const char* p, std::size_t n) noexcept {
   if (m_error) return false;
@@ -156,7 +158,7 @@ bool FdStreambuf::write_all(const char* p, std::size_t n) noexcept {
       m_error = errno;
       return false;
     }
-    for (ssize_t i = 0; i < w; ++i) m_digest = (m_digest ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ULL;
+    m_digest = detail::fnv1a(m_digest, p, static_cast<std::size_t>(w));
     p += w;
     n -= static_cast<std::size_t>(w);
   }
@@ -166,11 +168,10 @@ bool FdStreambuf::write_all(const char* p, std::size_t n) noexcept {
 std::uint64_t file_digest(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("cannot read '" + path + "' for its digest");
-  std::uint64_t h = 0xcbf29ce484222325ULL;
+  std::uint64_t h = detail::kFnv1aStart;
   std::vector<char> buffer(1 << 16);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i)
-      h = (h ^ static_cast<unsigned char>(buffer[i])) * 0x100000001b3ULL;
+    h = detail::fnv1a(h, buffer.data(), static_cast<std::size_t>(in.gcount()));
     if (!in) break;
   }
   if (in.bad()) throw std::invalid_argument("cannot read '" + path + "' for its digest");

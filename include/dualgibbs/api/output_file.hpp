@@ -130,7 +130,7 @@ class DUALGIBBS_EXPORT FdStreambuf : public std::streambuf {
   bool flush_buffer() noexcept;
   int m_fd = -1;
   int m_error = 0;
-  std::uint64_t m_digest = 0xcbf29ce484222325ULL;  // FNV-1a of the bytes written
+  std::uint64_t m_digest;  // FNV-1a of the bytes written (its start value set by the constructor)
   std::vector<char> m_buffer;
 };
 
