@@ -3,7 +3,7 @@
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/version.hpp>
 
-#include "api/fnv1a.hpp"
+#include "api/digest.hpp"
 
 #include <cmath>
 #include <cstring>

@@ -1,7 +1,7 @@
 // One output file written safely; see output_file.hpp.
 #include <dualgibbs/api/output_file.hpp>
 
-#include "api/fnv1a.hpp"
+#include "api/digest.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
