@@ -174,7 +174,7 @@ ExperimentResult as_result(const ValidationReport& r, const Model& m, const Vali
   x.parameters = {{"draws", o.draws},
                   {"domain", to_string(r.kind)},
                   {"layout", o.layout},
-                  {"graph", common.graph},
+                  {"graph", common.spec().text},
                   {"seed", std::to_string(common.seed)}};
   x.notes = r.notes;
   x.notes.push_back(r.method);
@@ -188,7 +188,7 @@ int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
   vo.layout = o.layout;
   vo.alpha = o.alpha;
   vo.batches = o.batches;
-  vo.graph = common.graph;
+  vo.graph = common.spec().text;
   (void)api::validation_kind(vo);            // bad options are named before the model is read
   const Model m = common.posterior_model();  // with --obs-file: primal draws are tested against the mean mu
   if (!o.out.empty()) prepare_output_directory(o.out);
@@ -200,8 +200,8 @@ int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
   WrittenFiles files;
   if (!o.out.empty()) {
     std::ostringstream cmd;
-    cmd << "dualgibbs validate --graph " << common.graph << " --s " << common.s << " --sigma " << common.sigma
-        << " --draws " << o.draws << " --domain " << o.domain << " --layout " << o.layout << " --alpha " << o.alpha;
+    cmd << "dualgibbs validate " << api::model_arguments(common) << " --draws " << o.draws << " --domain " << o.domain
+        << " --layout " << o.layout << " --alpha " << o.alpha;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_wall).count();
     files = write_result(as_result(r, m, o, common), o.out, wall, 1, cmd.str(), !o.no_plot);
   }

@@ -70,8 +70,8 @@ int run_default(const CommonOptions& common) {
   const char* env = std::getenv("DUALGIBBS_OUT_DIR");
   const std::string out = env && *env ? env : "dualgibbs-out";
   if (m.num_edges() == 0)
-    throw std::invalid_argument("the demo compares the primal and the dual sampler, but the graph '" + common.graph +
-                                "' has no edges (no dual domain)");
+    throw std::invalid_argument("the demo compares the primal and the dual sampler, but the graph '" +
+                                common.spec().text + "' has no edges (no dual domain)");
   on_root([&] { prepare_output_directory(out); });  // a bad DUALGIBBS_OUT_DIR fails now, not after the run
   std::cout << "dualgibbs " << DUALGIBBS_VERSION_STRING << ": primal vs dual Gibbs sampling on " << m.summary()
             << "\n(the paper's Fig. 6 at demo size; 'dualgibbs reproduce fig6' runs it at full scale, "
@@ -82,7 +82,7 @@ int run_default(const CommonOptions& common) {
   co.chains = 4000;
   co.sweeps = 100;
   co.name = "demo";
-  co.command_line = "dualgibbs --graph " + common.graph;
+  co.command_line = "dualgibbs " + (common.precision_file ? api::model_arguments(common) : "--graph " + common.graph);
   std::cout << "sampling " << co.chains << " independent chains x " << co.sweeps
             << " random sweeps in each domain; every sweep the covariance of x (primal) and of x~ = B y~ (dual,\n"
                "through Woodbury Cov(X) = D_s - D_s Cov(x~) D_s) is scored against the exact Cov(X) with the unbiased\n"

@@ -23,7 +23,7 @@ std::vector<Command>& registry() {
 }
 
 const GraphSpec& CommonOptions::spec() const {
-  if (!m_spec || m_spec->text != graph) m_spec = parse_graph_spec(graph);
+  m_spec = api::source_spec(*this);
   return *m_spec;
 }
 
@@ -85,6 +85,13 @@ int main(int argc, char** argv) {
                  "file of 'v z_v' lines: observations z with node factors exp(-(x_v - z_v)^2 / 2 s_v^2), giving the\n"
                  "posterior N(mu, Q^-1), mu = Q^-1 D_s^-1 z (nodes without a line observe 0); used by sample,\n"
                  "exact, marginals and validate (docs/observations.md)");
+  app.add_option("--precision", common.precision_file,
+                 "Matrix Market file of your own sparse precision matrix Q (symmetric or general, real), in place of\n"
+                 "--graph/--s/--sigma: every primal method runs on any SPD Q, the dual when Q has factor width 2\n"
+                 "(docs/general-precision.md)");
+  app.add_option("--canonical", common.canonical_file,
+                 "file of 'v h_v' lines: the canonical vector h of N(Q^-1 h, Q^-1) (nodes without a line get 0); the\n"
+                 "mean of a --precision model, or of any model in place of --obs-file");
   app.add_option("--seed", common.seed, "seed for random graphs and samplers (a non-negative integer)")
       ->capture_default_str()
       ->check([](const std::string& text) {

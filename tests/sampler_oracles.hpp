@@ -55,12 +55,12 @@ class UserKernel {
   const dualgibbs::CsrKernel& m_inner;
 };
 
-// B[head, e] = +1, B[tail, e] = -1.
+// B[head, e] = +1, B[tail, e] = -1, or the weights of a weighted incidence.
 inline MatrixXd incidence(const dualgibbs::Model& m) {
   MatrixXd B = MatrixXd::Zero(m.num_nodes(), m.num_edges());
   for (Index e = 0; e < m.num_edges(); ++e) {
-    B(m.graph().edge(e).head, e) = 1.0;
-    B(m.graph().edge(e).tail, e) = -1.0;
+    B(m.graph().edge(e).head, e) = m.head_weight(e);
+    B(m.graph().edge(e).tail, e) = m.tail_weight(e);
   }
   return B;
 }
@@ -91,6 +91,13 @@ inline dualgibbs::Model small_model() {
   dualgibbs::Graph g(6, {{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 1}, {4, 0}, {5, 3}});
   return dualgibbs::Model(std::move(g), std::vector<double>{1.0, 0.7, 1.3, 0.9, 1.6, 0.5},
                           std::vector<double>{0.4, 0.9, 0.3, 1.2, 0.6, 0.8, 0.5, 1.1});
+}
+
+// small_model() with a weighted, signed incidence: b_head and b_tail of mixed signs and sizes (the general form).
+inline dualgibbs::Model small_signed_model() {
+  const dualgibbs::Model m = small_model();
+  return dualgibbs::Model(m.graph(), m.node_sd(), m.edge_sd(), {1.3, 0.6, 1.0, 2.1, 0.8, 1.7, 0.9, 1.2},
+                          {0.7, -1.4, 1.1, -0.5, 1.9, 0.6, -1.3, 0.8});
 }
 
 // The site-update matrix of coordinate i: T_i = I - e_i (D^-1 M)_{i,:}, so that z <- T_i z + M_ii^{-1/2} eps e_i.

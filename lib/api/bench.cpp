@@ -39,7 +39,7 @@ Record bench_record(const Model& model, const BenchResult& r, const BenchOptions
   const EnsembleOptions& o = r.ensemble;
   const bool colored = scheme.kind == SchemeKind::Colored;
   Record j;
-  j["graph"] = source.graph;
+  j["graph"] = source_label(source);
   j["nodes"] = model.num_nodes();
   j["edges"] = model.num_edges();
   j["domain"] = to_string(parse_domain(b.domain));

@@ -51,9 +51,8 @@ void set_schemes(ConvergenceSettings& cs, const ConvergeOptions& o, const Model&
 // The `dualgibbs converge` line of the same run (the record's `command`).
 std::string command_line(const ConvergeOptions& o, const ConvergenceSettings& cs, const ModelSource& source) {
   std::ostringstream cmd;
-  cmd << "dualgibbs converge --graph " << source.graph << " --s " << source.s << " --sigma " << source.sigma
-      << " --seed " << source.seed << " --chains " << o.chains << " --sweeps " << o.sweeps << " --every " << o.every
-      << " --scan " << o.scheme.scan << " --init " << o.init;
+  cmd << "dualgibbs converge " << model_arguments(source) << " --seed " << source.seed << " --chains " << o.chains
+      << " --sweeps " << o.sweeps << " --every " << o.every << " --scan " << o.scheme.scan << " --init " << o.init;
   if (cs.scheme_primal.kind != SchemeKind::Gibbs && cs.scheme_primal.kind != SchemeKind::Colored) {
     cmd << " --scheme " << o.scheme.scheme;
     if (o.scheme.omega) cmd << " --omega " << *o.scheme.omega;
@@ -71,7 +70,7 @@ ExperimentRun converge(const Model& model, const ConvergeOptions& options, const
   if (execution.group) group.emplace(*execution.group);
   ExperimentRun run;
   const auto t0 = std::chrono::steady_clock::now();
-  run.result = run_convergence(model, options.name, source.graph, cs, options.full_max, execution.progress);
+  run.result = run_convergence(model, options.name, source_label(source), cs, options.full_max, execution.progress);
   run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string line = options.command_line.empty() ? command_line(options, cs, source) : options.command_line;
   run.record = experiment_record(run.result, run.wall_seconds, line, execution);

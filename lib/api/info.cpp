@@ -28,6 +28,22 @@ Record model_record(const Model& m) {
   }
   j["nnz_Q"] = static_cast<std::int64_t>(g.num_nodes()) + 2 * static_cast<std::int64_t>(g.num_edges());
   j["nnz_R"] = m.dual_precision_nonzeros();
+  if (m.given_precision()) {  // how the given Q splits into edge factors (Model::from_precision)
+    const FactorWidthReport& f = m.factor_width();
+    Record p;
+    p["has_dual"] = m.has_dual();
+    p["factor_width"] = f.factor_width_two ? "2" : "more than 2";
+    p["diagonally_dominant"] = f.diagonally_dominant;
+    p["d_min"] = number(f.d_min);
+    p["d_max"] = number(f.d_max);
+    p["positive_couplings"] = f.positive_couplings;
+    p["unit_incidence"] = m.unit_incidence();
+    if (!f.factor_width_two) {
+      p["failing_row"] = f.failing_row;
+      p["reason"] = f.reason;
+    }
+    j["precision"] = p;
+  }
   return j;
 }
 
@@ -80,7 +96,7 @@ void add_accel_rates(Record& j, const Model& m, Index max_dimension) {
     const std::string suffix = std::string("_") + to_string(d);
     const Index n = m.dimension(d);
     double omega = NAN, rate_ssor = NAN, rate_cheby = NAN, lo = NAN, hi = NAN;
-    if (n >= 1 && n <= max_dimension) {
+    if (n >= 1 && n <= max_dimension && (d == Domain::Primal || m.has_dual())) {
       const SsorSpectrum s = default_ssor_spectrum(m.precision(d));
       omega = s.omega;
       lo = s.lambda_min;

@@ -502,6 +502,10 @@ void residual_block(const SparseMatrix& matrix, int k, const Chebyshev& c, Index
 
 FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o)
     : m_q(model.primal_precision()), m_s2(model.node_variances()) {
+  if (!model.unit_incidence())
+    throw std::invalid_argument(
+        "FlowControlVariate: the flow control variate is built on the thin membrane's unit incidence; this model has "
+        "a weighted, signed incidence (use the plain dual or primal estimators)");
   if (o.degree < -1 || o.degree > 1000)
     throw std::invalid_argument("FlowControlVariate: degree = " + std::to_string(o.degree) +
                                 " (expected -1 for automatic, 0 for no control variate, or 1..1000)");

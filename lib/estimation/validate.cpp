@@ -396,8 +396,9 @@ DrawValidator::DrawValidator(const Model& model, DrawKind kind, ExactTruth truth
 
   // The split-half error of the marginal variances, in the paper's metric (CovarianceErrorTracker).
   const Domain tracker_domain = kind == DrawKind::DualNodes ? Domain::Dual : Domain::Primal;
+  // Only the dual-x metric reads s^2 (Woodbury); the other kinds take ones (a model without a dual has no s).
   const Eigen::VectorXd tracker_s2 =
-      kind == DrawKind::DualEdges ? Eigen::VectorXd::Ones(dim) : Eigen::VectorXd(model.node_variances());
+      kind == DrawKind::DualNodes ? Eigen::VectorXd(model.node_variances()) : Eigen::VectorXd::Ones(dim);
   const Eigen::VectorXd tracker_target = kind == DrawKind::DualNodes ? woodbury_primal_variances(tracker_s2, var) : var;
   ErrorTrackerOptions tracker_options;
   tracker_options.jackknife_groups = options.jackknife_groups;

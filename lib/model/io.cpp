@@ -258,7 +258,15 @@ Observations read_observations(const std::string& path, Index num_nodes) {
   return obs;
 }
 
-LoadedGraph read_matrix_market(std::istream& in, const std::string& source, const ReadLimits& limits) {
+namespace {
+
+// The header and size line of a Matrix Market coordinate file.
+struct MarketHeader {
+  std::int64_t rows = 0, entries = 0, lineno = 0;  // lineno: the size line's
+  bool pattern = false, symmetric = false;
+};
+
+MarketHeader read_market_header(std::istream& in, const std::string& source, const ReadLimits& limits) {
   std::string line;
   std::int64_t lineno = 1;
   if (!next_line(in, line, source, 1)) throw std::invalid_argument(source + ": empty file, no Matrix Market header");
@@ -277,7 +285,9 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
     fail_at(source, 1, "field '" + hdr[3] + "' is not supported (pattern, real or integer)");
   if (hdr[4] != "symmetric" && hdr[4] != "general")
     fail_at(source, 1, "symmetry '" + hdr[4] + "' is not supported (symmetric or general)");
-  const bool pattern = hdr[3] == "pattern", symmetric = hdr[4] == "symmetric";
+  MarketHeader mh;
+  mh.pattern = hdr[3] == "pattern";
+  mh.symmetric = hdr[4] == "symmetric";
 
   std::vector<std::string_view> f;
   do {
@@ -298,6 +308,89 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
   if (nnz < 0 || nnz > 2 * limits.max_edges + rows)
     fail_at(source, lineno,
             std::to_string(nnz) + " entries exceed the limit of " + std::to_string(limits.max_edges) + " edges");
+  mh.rows = rows;
+  mh.entries = nnz;
+  mh.lineno = lineno;
+  return mh;
+}
+
+// Anything after the declared entries must be blank or a comment.
+void check_market_tail(std::istream& in, const std::string& source, std::int64_t lineno, std::int64_t entries) {
+  std::string line;
+  while (next_line(in, line, source, lineno + 1)) {
+    ++lineno;
+    if (!split_fields(line, '%').empty())
+      fail_at(source, lineno, "more entries than the " + std::to_string(entries) + " declared");
+  }
+}
+
+}  // namespace
+
+SparseMatrix read_precision_matrix(std::istream& in, const std::string& source, const ReadLimits& limits) {
+  const MarketHeader mh = read_market_header(in, source, limits);
+  if (mh.pattern) fail_at(source, 1, "a precision matrix needs values: the field is 'pattern'");
+  std::string line;
+  std::int64_t lineno = mh.lineno;
+  std::unordered_map<std::uint64_t, std::int64_t> seen;  // (i, j) as given -> its line
+  std::vector<Eigen::Triplet<double, int>> entries;
+  entries.reserve(static_cast<std::size_t>(mh.symmetric ? 2 * mh.entries : mh.entries));
+  for (std::int64_t read = 0; read < mh.entries;) {
+    if (!next_line(in, line, source, lineno + 1))
+      throw std::invalid_argument(source + ": truncated: " + std::to_string(mh.entries) + " entries declared, " +
+                                  std::to_string(read) + " found");
+    ++lineno;
+    const std::vector<std::string_view> f = split_fields(line, '%');
+    if (f.empty()) continue;
+    if (f.size() != 3) fail_at(source, lineno, "expected 'i j value', found " + std::to_string(f.size()) + " fields");
+    std::int64_t i, j;
+    double value;
+    if (!parse_int(f[0], i)) fail_at(source, lineno, "row index " + shown(f[0]) + " " + integer_problem(f[0]));
+    if (!parse_int(f[1], j)) fail_at(source, lineno, "column index " + shown(f[1]) + " " + integer_problem(f[1]));
+    if (i < 1 || i > mh.rows || j < 1 || j > mh.rows)
+      fail_at(source, lineno,
+              "index (" + std::to_string(i) + ", " + std::to_string(j) + ") outside 1.." + std::to_string(mh.rows));
+    if (!parse_double(f[2], value) || !std::isfinite(value))
+      fail_at(source, lineno, "value " + shown(f[2]) + " is not a finite number");
+    ++read;
+    // A symmetric file gives each off-diagonal pair once, so (i, j) and (j, i) are the same entry there.
+    const auto key = mh.symmetric ? pair_key(i - 1, j - 1)
+                                  : (static_cast<std::uint64_t>(i - 1) << 32) | static_cast<std::uint64_t>(j - 1);
+    const auto [it, inserted] = seen.emplace(key, lineno);
+    if (!inserted)
+      fail_at(source, lineno,
+              "duplicate entry (" + std::to_string(i) + ", " + std::to_string(j) + "), first on line " +
+                  std::to_string(it->second));
+    entries.emplace_back(static_cast<int>(i - 1), static_cast<int>(j - 1), value);
+    if (mh.symmetric && i != j) entries.emplace_back(static_cast<int>(j - 1), static_cast<int>(i - 1), value);
+  }
+  check_market_tail(in, source, lineno, mh.entries);
+  SparseMatrix q(static_cast<Eigen::Index>(mh.rows), static_cast<Eigen::Index>(mh.rows));
+  q.setFromTriplets(entries.begin(), entries.end());
+  q.makeCompressed();
+  return q;
+}
+
+SparseMatrix read_precision_matrix(const std::string& path, const ReadLimits& limits) {
+  std::ifstream in = open_input(path, "precision matrix file");
+  return read_precision_matrix(in, path, limits);
+}
+
+Eigen::VectorXd read_canonical_vector(const std::string& path, Index num_nodes) {
+  std::ifstream in = open_input(path, "canonical vector file");
+  const std::vector<double> given = read_observation_file(in, num_nodes, path);
+  Eigen::VectorXd h = Eigen::VectorXd::Zero(num_nodes);
+  for (Index v = 0; v < num_nodes; ++v)
+    if (!std::isnan(given[static_cast<std::size_t>(v)])) h[v] = given[static_cast<std::size_t>(v)];
+  return h;
+}
+
+LoadedGraph read_matrix_market(std::istream& in, const std::string& source, const ReadLimits& limits) {
+  const MarketHeader mh = read_market_header(in, source, limits);
+  const bool pattern = mh.pattern, symmetric = mh.symmetric;
+  const std::int64_t rows = mh.rows, nnz = mh.entries;
+  std::int64_t lineno = mh.lineno;
+  std::string line;
+  std::vector<std::string_view> f;
 
   struct Seen {
     std::int64_t line;
@@ -343,12 +436,7 @@ LoadedGraph read_matrix_market(std::istream& in, const std::string& source, cons
                   std::to_string(it->second.line));
     it->second.sides |= side;
   }
-  // Anything after the declared entries must be blank or a comment.
-  while (next_line(in, line, source, lineno + 1)) {
-    ++lineno;
-    if (!split_fields(line, '%').empty())
-      fail_at(source, lineno, "more entries than the " + std::to_string(nnz) + " declared");
-  }
+  check_market_tail(in, source, lineno, nnz);
   if (!symmetric)
     for (const auto& kv : seen)
       if (kv.second.sides != 3)

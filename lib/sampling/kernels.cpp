@@ -138,19 +138,32 @@ CsrKernel::CsrKernel(const SparseMatrix& precision, const Eigen::VectorXd& rhs, 
 DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model.num_nodes()) {
   const Index m = model.num_edges();
   if (m < 1) throw std::invalid_argument("DualIncidenceKernel: the model has no edges, so the dual domain is empty");
+  model.require_dual("DualIncidenceKernel");
   const Eigen::VectorXd& s2 = model.node_variances();
   const Eigen::VectorXd& sig2 = model.edge_variances();
   m_edges.resize(static_cast<std::size_t>(m));
+  if (!model.unit_incidence()) m_weighted.resize(static_cast<std::size_t>(m));
   for (Index e = 0; e < m; ++e) {
     const Edge& ed = model.graph().edge(e);
-    const double r = sig2[e] + s2[ed.head] + s2[ed.tail];  // R_ee [eqn:QPNHDual]
     EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
     k.head = ed.head;
     k.tail = ed.tail;
-    k.alpha = s2[ed.head] / r;
-    k.beta = s2[ed.tail] / r;
+    if (model.unit_incidence()) {
+      const double r = sig2[e] + s2[ed.head] + s2[ed.tail];  // R_ee [eqn:QPNHDual]
+      k.alpha = s2[ed.head] / r;
+      k.beta = s2[ed.tail] / r;
+      k.sd = 1.0 / std::sqrt(r);
+      continue;
+    }
+    const double bu = model.head_weight(e), bv = model.tail_weight(e);
+    const double su = bu * bu * s2[ed.head], sv = bv * bv * s2[ed.tail];
+    const double r = sig2[e] + su + sv;  // R_ee = sigma_e^2 + b_u^2 s_u^2 + b_v^2 s_v^2 [eqn:QPNHDual]
+    k.alpha = bu * s2[ed.head] / r;
+    k.beta = -bv * s2[ed.tail] / r;
     k.sd = 1.0 / std::sqrt(r);
+    m_weighted[static_cast<std::size_t>(e)] = {ed.head, ed.tail, k.alpha, k.beta, (su + sv) / r, k.sd, bu, bv};
   }
+  if (!m_weighted.empty()) return;
   const EdgeCoef& first = m_edges.front();
   const bool uniform = std::all_of(m_edges.begin(), m_edges.end(), [&](const EdgeCoef& k) {
     return k.alpha == first.alpha && k.beta == first.beta && k.sd == first.sd;

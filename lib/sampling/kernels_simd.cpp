@@ -72,15 +72,18 @@ bool large_state(std::size_t values) noexcept {
 
 // ---- the dual kernel [eqn:sampling_simplified] ----
 // Where the loop finds an edge's ends and coefficients: PerEdge reads both from one 32-byte record per edge;
-// Uniform (a homogeneous model) reads 8-byte ends and one coefficient record shared by every edge.
-template <class Coef>
+// Uniform (a homogeneous model) reads 8-byte ends and one coefficient record shared by every edge. A weighted
+// incidence (Weighted = true) reads one 64-byte record per edge with gamma and the weights b_u, b_v.
+template <class Coef, bool Weighted = false>
 struct PerEdge {
+  static constexpr bool kWeighted = Weighted;
   const Coef* edges;
   const Coef& ends(Index e) const noexcept { return edges[e]; }
   const Coef& coef(const Coef& record) const noexcept { return record; }  // the record ends() returned
 };
 template <class Ends, class Coef>
 struct Uniform {
+  static constexpr bool kWeighted = false;
   const Ends* edges;
   Coef common;  // a copy: the loop's own, kept in registers (the stores to y and x cannot alias it)
   const Ends& ends(Index e) const noexcept { return edges[e]; }
@@ -112,12 +115,20 @@ template <int W, bool PrefetchState, class Edges>
     std::memcpy(&xu, pu, sizeof(V));
     std::memcpy(&xv, pv, sizeof(V));
     std::memcpy(&ep, eps + t * W, sizeof(V));
-    const double gamma = k.alpha + k.beta;
-    const V fresh = (k.beta * xv - k.alpha * xu + gamma * old) + k.sd * ep;
-    const V d = fresh - old;
-    xu += d;
-    xv -= d;
-    std::memcpy(py, &fresh, sizeof(V));
+    if constexpr (Edges::kWeighted) {  // x~_u += b_u d, x~_v += b_v d, exactly as the weighted update
+      const V fresh = (k.beta * xv - k.alpha * xu + k.gamma * old) + k.sd * ep;
+      const V d = fresh - old;
+      xu += k.head_weight * d;
+      xv += k.tail_weight * d;
+      std::memcpy(py, &fresh, sizeof(V));
+    } else {
+      const double gamma = k.alpha + k.beta;
+      const V fresh = (k.beta * xv - k.alpha * xu + gamma * old) + k.sd * ep;
+      const V d = fresh - old;
+      xu += d;
+      xv -= d;
+      std::memcpy(py, &fresh, sizeof(V));
+    }
     std::memcpy(pu, &xu, sizeof(V));
     std::memcpy(pv, &xv, sizeof(V));
   };
@@ -411,6 +422,11 @@ bool set_compact_csr(bool enabled) noexcept {
   void DualIncidenceKernel::run_updates<W>(const Index* sites, std::size_t count, double* y, double* x,        \
                                            const double* eps) const noexcept {                                 \
     const bool large = large_state<W>(m_edges.size() + static_cast<std::size_t>(m_num_nodes));                 \
+    if (!m_weighted.empty()) {                                                                                 \
+      const PerEdge<WeightedCoef, true> edges{m_weighted.data()};                                              \
+      DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps, large)                                \
+      return;                                                                                                  \
+    }                                                                                                          \
     if (!m_ends.empty()) {                                                                                     \
       const Uniform<EdgeEnds, EdgeCoef> edges{m_ends.data(), m_edges.front()};                                 \
       DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps, large)                                \

@@ -285,8 +285,11 @@ Eigen::VectorXd marginal_variances_primal_edges(const Model& model, Ordering ord
   for (Index v = 0; v < n; ++v) diag[v] = z.coeff(v, v);
   Eigen::VectorXd out(model.num_edges());
   for (Index e = 0; e < model.num_edges(); ++e) {
-    const Edge& ed = model.graph().edge(e);  // Var(X_u - X_v) = Z_uu + Z_vv - 2 Z_uv
-    out[e] = diag[ed.head] + diag[ed.tail] - 2 * z.coeff(ed.head, ed.tail);
+    // Var(b_u X_u + b_v X_v) = b_u^2 Z_uu + b_v^2 Z_vv + 2 b_u b_v Z_uv (Z_uu + Z_vv - 2 Z_uv for a unit incidence,
+    // with the same bits: the products with +-1 are exact).
+    const Edge& ed = model.graph().edge(e);
+    const double bu = model.head_weight(e), bv = model.tail_weight(e);
+    out[e] = bu * bu * diag[ed.head] + bv * bv * diag[ed.tail] + 2 * bu * bv * z.coeff(ed.head, ed.tail);
   }
   return out;
 }
@@ -308,9 +311,11 @@ Eigen::VectorXd marginal_variances_dual_from_primal(const Model& model, const Sp
     const Edge& ed = model.graph().edge(e);
     const double zuu = primal_inverse.coeff(ed.head, ed.head), zvv = primal_inverse.coeff(ed.tail, ed.tail);
     const double zuv = primal_inverse.coeff(ed.head, ed.tail);
-    const double var_y = zuu + zvv - 2 * zuv;  // Var(Y_e) = (B^T Q^-1 B)_ee
+    const double bu = model.head_weight(e), bv = model.tail_weight(e);
+    const double var_y = bu * bu * zuu + bv * bv * zvv + 2 * bu * bv * zuv;  // Var(Y_e) = (B^T Q^-1 B)_ee
     out[e] = (sigma2[e] - var_y) / sigma2[e] / sigma2[e];
-    const double scale = (sigma2[e] + zuu + zvv + 2 * std::abs(zuv)) / sigma2[e] / sigma2[e];
+    const double scale =
+        (sigma2[e] + bu * bu * zuu + bv * bv * zvv + 2 * std::abs(bu * bv * zuv)) / sigma2[e] / sigma2[e];
     accurate = out[e] > 0 && std::isfinite(out[e]) && scale <= kMaxAmplification * out[e];
   }
   if (!accurate) return marginal_variances(model, Domain::Dual, ordering);
@@ -326,10 +331,12 @@ Eigen::VectorXd marginal_variances_dual_nodes(const Model& model, Ordering order
   const auto& off = g.incidence_offsets();
   const auto& edges = g.incidence_edges();
   const auto& signs = g.incidence_signs();
+  // B_ve of incidence entry a (edge edges[a] at its node): +-1, or the weights of the general form.
+  auto weight = [&](Index a) { return signs[a] > 0 ? model.head_weight(edges[a]) : model.tail_weight(edges[a]); };
   for (Index v = 0; v < model.num_nodes(); ++v) {  // Var(x~_v) = sum_{e,f at v} B_ve B_vf Cov(y~_e, y~_f)
     double sum = 0;
     for (Index a = off[v]; a < off[v + 1]; ++a)
-      for (Index b = off[v]; b < off[v + 1]; ++b) sum += signs[a] * signs[b] * z.coeff(edges[a], edges[b]);
+      for (Index b = off[v]; b < off[v + 1]; ++b) sum += weight(a) * weight(b) * z.coeff(edges[a], edges[b]);
     out[v] = sum;
   }
   return out;
@@ -347,10 +354,13 @@ Entropy entropy(const Model& model, double logdet_Q) {
   // H(X) = |V|/2 ln(2 pi e) + 1/2 ln det Q^-1; Hadamard: prod 1/Q_vv <= det Q^-1 <= prod s_v^2 (appendix B).
   h.primal = 0.5 * (n * log_2pie - logdet_Q);
   const Eigen::VectorXd qd = model.primal_diagonal();
-  for (Index v = 0; v < n; ++v) {
-    h.primal_lower += 0.5 * (log_2pie - std::log(qd[v]));
-    h.primal_upper += 0.5 * (log_2pie + std::log(model.node_variances()[v]));
+  for (Index v = 0; v < n; ++v) h.primal_lower += 0.5 * (log_2pie - std::log(qd[v]));
+  if (!model.has_dual()) {  // no D_s, no R: only the primal entropy and its Hadamard bound
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    h.primal_upper = h.logdet_R = h.dual = h.dual_lower = h.dual_upper = nan;
+    return h;
   }
+  for (Index v = 0; v < n; ++v) h.primal_upper += 0.5 * (log_2pie + std::log(model.node_variances()[v]));
   // det R = det D_sigma det D_s det Q (Sylvester: det(I + A B) = det(I + B A)), so R is not factorized.
   double logdet_ds = 0, logdet_dsigma = 0;
   for (Index v = 0; v < n; ++v) logdet_ds += std::log(model.node_variances()[v]);

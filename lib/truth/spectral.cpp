@@ -5,6 +5,7 @@
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
 
+#include "truth/cholmod_factor.hpp"
 #include "truth/spectral_cholesky.hpp"
 
 #include <Spectra/SymEigsSolver.h>
@@ -528,6 +529,7 @@ struct PrimalShiftInvert : OperatorBase {
 struct DualShiftInvert : OperatorBase {
   KSolve solve_k;
   const Graph* g;
+  const Model* model;  // B's weights: b_u = head_weight(e), b_v = tail_weight(e) (+1 and -1 for a unit incidence)
   Eigen::VectorXd sqrt_d, w_inv;
   mutable Eigen::VectorXd a, b, z, y;
 
@@ -536,13 +538,25 @@ struct DualShiftInvert : OperatorBase {
     a = w_inv.cwiseProduct(in);
     b.setZero(g->num_nodes());
     const auto& edges = g->edges();
-    for (Eigen::Index e = 0; e < n; ++e) {
-      b[edges[e].head] += a[e];
-      b[edges[e].tail] -= a[e];
+    if (model->unit_incidence()) {
+      for (Eigen::Index e = 0; e < n; ++e) {
+        b[edges[e].head] += a[e];
+        b[edges[e].tail] -= a[e];
+      }
+    } else {
+      for (Eigen::Index e = 0; e < n; ++e) {
+        b[edges[e].head] += model->head_weight(e) * a[e];
+        b[edges[e].tail] += model->tail_weight(e) * a[e];
+      }
     }
     solve_k(b, z);
     out.resize(n);
-    for (Eigen::Index e = 0; e < n; ++e) out[e] = a[e] - w_inv[e] * (z[edges[e].head] - z[edges[e].tail]);
+    if (model->unit_incidence()) {
+      for (Eigen::Index e = 0; e < n; ++e) out[e] = a[e] - w_inv[e] * (z[edges[e].head] - z[edges[e].tail]);
+      return;
+    }
+    for (Eigen::Index e = 0; e < n; ++e)
+      out[e] = a[e] - w_inv[e] * (model->head_weight(e) * z[edges[e].head] + model->tail_weight(e) * z[edges[e].tail]);
   }
 
   void perform_op(const double* in, double* out) const {
@@ -669,12 +683,30 @@ double shift_invert_lambda_min(const Model& model, Domain domain, const ShiftedM
   DualShiftInvert op;
   op.n = model.num_edges();
   op.g = &model.graph();
+  op.model = &model;
   op.w_inv = k.w;
   op.sqrt_d = k.diag.cwiseSqrt();
   op.solve_k = std::move(solve);
   Eigen::VectorXd v;
   run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, method, "lambda_max(A) dual", &v);
   return k.tau + 1.0 / op.refined_rayleigh_quotient(v, model.dual_operator(), k.tau, k.diag);
+}
+
+// The primal lambda_min(S) of a model without a dual (a given Q that is not of factor width 2): no D_s to shift by,
+// so the shift is 0 and Q itself is factorized (CHOLMOD, AMD), with the pattern's analysis as the size check.
+double factor_shift_invert_lambda_min(const Model& model, const detail::NodePatternCholesky& pattern,
+                                      const SpectralOptions& o) {
+  (void)pattern;  // analyzed and within the size limits (cholesky_for_shift_invert)
+  const SparseMatrix q = model.primal_precision();
+  auto factor = std::make_shared<detail::CholmodFactor>(Ordering::Amd, 0);
+  factor->analyze(q);
+  factor->factorize(q);
+  PrimalShiftInvert op;
+  op.n = model.num_nodes();
+  op.solve_k = [factor](const Eigen::VectorXd& b, Eigen::VectorXd& x) { factor->solve(b, x); };
+  op.sqrt_d = model.primal_diagonal().cwiseSqrt();
+  return 1.0 / run_spectra(op, Spectra::SortRule::LargestAlge, o, kShiftInvertKrylov, SpectralMethod::ShiftInvert,
+                           "lambda_max(A) primal");
 }
 
 // lambda_min(D^-1/2 M D^-1/2), the quantity 1 - lambda_max(A) that the rates need.
@@ -689,8 +721,9 @@ Outcome scaled_lambda_min(const Model& model, Domain domain, Plan& plan, const S
       return {lambda_min_dense(model, domain), method};
     case SpectralMethod::ShiftInvert: {
       detail::NodePatternCholesky& chol = plan.cholesky_for_shift_invert(problem);
+      if (!model.has_dual()) return {factor_shift_invert_lambda_min(model, chol, o), method};
       const ShiftedMatrix k = shifted_matrix(model, domain);
-      chol.factorize(k.d, k.w);
+      chol.factorize(k.d, k.w, &model);
       return {shift_invert_lambda_min(model, domain, k, direct_solve(chol), o), method};
     }
     case SpectralMethod::Lanczos: {
@@ -727,7 +760,7 @@ Spectra3 sequential_spectra(const Model& model, Plan& plan, const SpectralOption
   t0 = Clock::now();
   sp.primal = scaled_lambda_min(model, Domain::Primal, plan, o);
   sp.seconds_primal = seconds_since(t0);
-  if (model.num_edges() > 0) {
+  if (model.num_edges() > 0 && model.has_dual()) {
     t0 = Clock::now();
     sp.dual = scaled_lambda_min(model, Domain::Dual, plan, o);
     sp.seconds_dual = seconds_since(t0);
@@ -817,6 +850,7 @@ Spectra3 batched_spectra(const Model& model, Plan& plan, const SpectralOptions& 
 // eigensolvers' products of variances neither underflow nor overflow (a star with s = sigma = 1e-100 made Lanczos
 // fail). Every other model is used as it is (nullopt), with its bits.
 std::optional<Model> rescaled_for_spectra(const Model& m) {
+  if (!m.unit_incidence() || m.given_precision()) return std::nullopt;  // used as given
   const auto& s = m.node_sd();
   const auto& sigma = m.edge_sd();
   double lo = std::numeric_limits<double>::infinity(), hi = 0;

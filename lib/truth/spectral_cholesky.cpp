@@ -33,6 +33,7 @@ struct NodePatternCholesky::Impl {
   std::vector<int> upper_pos, lower_pos;   // value indices of K_uv and K_vu of edge e
   std::vector<Edge> edges;                 // copy of the graph's edges (the graph may not outlive us)
   Eigen::VectorXd d, w;                    // the values of the current factor
+  const Model* weights = nullptr;          // the incidence weights of the current factor (nullptr: +1/-1)
   double scale = 1;                        // K of the last factorize() = scale * (the factorized K)
   bool analyzed = false;
   bool factorized = false;
@@ -120,7 +121,8 @@ double proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w, const Eige
 }
 }  // namespace
 
-bool NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w) {
+bool NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w, const Model* weights) {
+  if (weights && weights->unit_incidence()) weights = nullptr;
   Impl& im = *m_impl;
   const Index n = size(), m = static_cast<Index>(im.edges.size());
   assert(d.size() == n && w.size() == m);
@@ -128,7 +130,7 @@ bool NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
     throw EigensolverError("shift-invert: CHOLMOD could not analyze the " + std::to_string(n) +
                                "-node pattern (factor too large); use the Lanczos method",
                            EigensolverError::Status::NumericalIssue, SpectralMethod::ShiftInvert, 0, 0);
-  if (im.factorized) {
+  if (im.factorized && im.weights == weights) {
     const double alpha = dualgibbs::detail::proportion(d, w, im.d, im.w);
     if (alpha > 0) {  // the same matrix up to a factor: K^-1 = (factorized K)^-1 / alpha, no new factorization
       im.scale = alpha;
@@ -139,6 +141,13 @@ bool NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
   double* val = im.k.valuePtr();
   for (Index v = 0; v < n; ++v) val[im.diag_pos[v]] = d[v];
   for (Index e = 0; e < m; ++e) {
+    if (weights) {
+      const double bu = weights->head_weight(e), bv = weights->tail_weight(e);
+      val[im.diag_pos[im.edges[e].head]] += bu * bu * w[e];
+      val[im.diag_pos[im.edges[e].tail]] += bv * bv * w[e];
+      val[im.upper_pos[e]] = val[im.lower_pos[e]] = bu * bv * w[e];
+      continue;
+    }
     val[im.diag_pos[im.edges[e].head]] += w[e];
     val[im.diag_pos[im.edges[e].tail]] += w[e];
     val[im.upper_pos[e]] = -w[e];
@@ -153,6 +162,7 @@ bool NodePatternCholesky::factorize(const Eigen::VectorXd& d, const Eigen::Vecto
   }
   im.d = d;
   im.w = w;
+  im.weights = weights;
   im.scale = 1;
   im.factorized = true;
   return true;
@@ -164,8 +174,10 @@ void NodePatternCholesky::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) co
   if (m_impl->scale != 1) x /= m_impl->scale;
 }
 
-double NodePatternCholesky::proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w) const {
-  return m_impl->factorized ? dualgibbs::detail::proportion(d, w, m_impl->d, m_impl->w) : 0.0;
+double NodePatternCholesky::proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w, const Model* weights) const {
+  if (weights && weights->unit_incidence()) weights = nullptr;
+  return m_impl->factorized && m_impl->weights == weights ? dualgibbs::detail::proportion(d, w, m_impl->d, m_impl->w)
+                                                          : 0.0;
 }
 
 void NodePatternCholesky::solve_factorized(const Eigen::MatrixXd& b, Eigen::MatrixXd& x) const {

@@ -2,6 +2,7 @@
 // Private to lib/: the one sparse factorization the spectral module needs. Not installed.
 
 #include <dualgibbs/model/graph.hpp>
+#include <dualgibbs/model/model.hpp>
 
 #include <Eigen/Core>
 
@@ -37,13 +38,15 @@ class NodePatternCholesky {
   /// Numeric factorization of diag(d) + B diag(w) B^T (d: |V|, w: |E|); none if (d, w) is a positive multiple
   /// of the factorized values (to 1e-11 relative): then solve() scales. Returns whether it factorized.
   /// \throws EigensolverError (NumericalIssue) if the matrix is not positive definite or not analyzed.
-  bool factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w);
+  /// With `weights` (a model with a weighted incidence), B is that model's incidence: K_uv = b_u b_v w_e and
+  /// K_uu = d_u + sum b_u^2 w_e; without, the unit incidence (K_uv = -w_e).
+  bool factorize(const Eigen::VectorXd& d, const Eigen::VectorXd& w, const Model* weights = nullptr);
   /// x = K^-1 b. Requires a successful factorize().
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
 
   /// alpha > 0 with (d, w) = alpha x (the values last factorized) to 1e-11 relative, else 0 (also before any
   /// factorization). K(d, w)^-1 is then (the factor's K)^-1 / alpha.
-  double proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w) const;
+  double proportion(const Eigen::VectorXd& d, const Eigen::VectorXd& w, const Model* weights = nullptr) const;
   /// X = K0^-1 B for the factorized K0 itself (not scaled by a later proportional factorize()), every column in
   /// one pass over the factor. Requires a successful factorize().
   void solve_factorized(const Eigen::MatrixXd& b, Eigen::MatrixXd& x) const;

@@ -135,6 +135,24 @@ def as_graph(x, seed=1):
     return Graph(int(edges.max()) + 1 if edges.size else 1, edges)
 
 
+def _model_from_precision(Q, canonical_vector=None, symmetry_tolerance=1e-12, always_scale=False):
+    """The model of your own sparse symmetric positive definite precision matrix Q (scipy.sparse, or a dense array):
+    its off-diagonal non-zeros are the edges. When Q has factor width 2 (a symmetric H-matrix, e.g. diagonally
+    dominant) it is split into edge factors Q = D_s^-1 + B D_sigma^-1 B^T with a weighted, signed incidence B, and the
+    dual samplers apply (model.has_dual); otherwise only the primal ones. canonical_vector h gives the mean Q^-1 h.
+    Pairs (i, j), (j, i) may differ by symmetry_tolerance relative (they are averaged); always_scale uses the
+    comparison-matrix scaling even for a diagonally dominant Q. Raises ValueError for a matrix that is not square,
+    not finite, not symmetric or not positive definite (naming the row)."""
+    if not _sp.issparse(Q):
+        Q = _sp.csr_matrix(_np.asarray(Q, dtype=float))
+    Q = _sp.csr_matrix(Q, dtype=float, copy=True)
+    Q.sum_duplicates()
+    Q.sort_indices()
+    return Model._from_precision_csr(Q.shape[0], Q.shape[1], Q.indptr, Q.indices, Q.data, symmetry_tolerance,
+                                     always_scale, canonical_vector)
+
+
+Model.from_precision = staticmethod(_model_from_precision)
 Graph.from_networkx = staticmethod(_from_networkx)
 Graph.from_adjacency = staticmethod(_from_adjacency)
 

@@ -626,6 +626,59 @@ Matrices (scipy.sparse.csr_matrix): model.Q, model.R, model.B, model.L.)doc")
 }
 
 // CholeskyFactor
+// Model.from_precision and what it reports (Model::from_precision: the factor-width-2 split of a user's Q).
+void def_model_precision(py::module_& m) {
+  auto model = py::reinterpret_borrow<py::class_<Model>>(m.attr("Model"));
+  model
+      .def_static(
+          "_from_precision_csr",
+          [](py::ssize_t rows, py::ssize_t cols,
+             const py::array_t<int, py::array::c_style | py::array::forcecast>& indptr,
+             const py::array_t<int, py::array::c_style | py::array::forcecast>& indices,
+             const py::array_t<double, py::array::c_style | py::array::forcecast>& data, double symmetry_tolerance,
+             bool always_scale, const py::object& canonical_vector) {
+            PrecisionOptions o;
+            o.symmetry_tolerance = symmetry_tolerance;
+            o.always_scale = always_scale;
+            Model built = Model::from_precision(csr_from_parts(rows, cols, indptr, indices, data), o);
+            set_mean(built, py::none(), canonical_vector);
+            return built;
+          },
+          "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "symmetry_tolerance"_a, "always_scale"_a,
+          "canonical_vector"_a)
+      .def_property_readonly("has_dual", &Model::has_dual,
+                             "True if Q = D_s^-1 + B D_sigma^-1 B^T with positive s and sigma: the dual exists.")
+      .def_property_readonly("unit_incidence", &Model::unit_incidence,
+                             "True for the thin membrane's incidence (+1 at the head, -1 at the tail of every edge).")
+      .def_property_readonly("given_precision", &Model::given_precision, "True for a model made by from_precision.")
+      .def_property_readonly(
+          "incidence_weights",
+          [](const Model& model) {
+            Eigen::MatrixXd w(model.num_edges(), 2);
+            for (Index e = 0; e < model.num_edges(); ++e) w.row(e) << model.head_weight(e), model.tail_weight(e);
+            return w;
+          },
+          "(|E|, 2) array: B[head(e), e] and B[tail(e), e] per edge (1 and -1 for the thin membrane).")
+      .def_property_readonly(
+          "factor_width",
+          [](const Model& model) {
+            const FactorWidthReport& f = model.factor_width();
+            py::dict d;
+            d["given_precision"] = f.given_precision;
+            d["factor_width_two"] = f.factor_width_two;
+            d["diagonally_dominant"] = f.diagonally_dominant;
+            d["d_min"] = f.d_min;
+            d["d_max"] = f.d_max;
+            d["positive_couplings"] = f.positive_couplings;
+            d["failing_row"] = f.failing_row;
+            d["reason"] = f.reason;
+            return d;
+          },
+          "How a given precision split into edge factors: factor_width_two (the dual exists), diagonally_dominant "
+          "(no scaling), d_min and d_max (the scaling d = M(Q)^-1 1), positive_couplings, and without a dual the "
+          "failing_row of the comparison matrix and the reason.");
+}
+
 void def_cholesky_factor(py::module_& m) {
   py::class_<CholeskyFactor>(m, "CholeskyFactor", R"doc(
 Sparse Cholesky factorization (CHOLMOD, supernodal, fill-reducing ordering) of a symmetric positive definite matrix.
@@ -843,6 +896,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = DUALGIBBS_VERSION_STRING;
   def_graph(m);
   def_model(m);
+  def_model_precision(m);
   def_sample(m);
   def_cholesky_factor(m);
   def_exact_functions(m);

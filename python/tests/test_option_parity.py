@@ -36,6 +36,8 @@ MODEL_OPTIONS = {
     "--sigma": "the model argument (Model.from_spec(spec, s, sigma))",
     "--node-file": "the model argument (Model.from_spec(..., node_file=F))",
     "--obs-file": "the model argument (Model.from_spec(..., obs_file=F))",
+    "--precision": "the model argument (Model.from_precision(scipy.io.mmread(F)))",
+    "--canonical": "the model argument (Model.from_precision(Q, canonical_vector=h) or Model(..., canonical_vector=h))",
 }
 
 

@@ -44,7 +44,28 @@ struct ModelSource {
   std::optional<std::string> node_file;  ///< `v s_v` lines
   std::optional<std::string> obs_file;   ///< `v z_v` observations: the posterior model
   std::uint64_t seed = 1;                ///< seed of random graph families given without one
+  /// A Matrix Market precision matrix Q (Model::from_precision()), in place of graph, s, sigma and node_file.
+  std::optional<std::string> precision_file;
+  /// `v h_v` lines: the canonical vector h of N(Q^-1 h, Q^-1) (nodes without a line get 0); not with obs_file.
+  std::optional<std::string> canonical_file;
 };
+
+/// The graph spec a source stands for: its parsed `graph`, or for a precision file a `file` spec whose text is
+/// `precision:PATH` (no closed form applies to it).
+/// \param source the model's source
+/// \return the spec
+/// \throws std::invalid_argument for a bad graph spec.
+DUALGIBBS_EXPORT GraphSpec source_spec(const ModelSource& source);
+
+/// The source's name in records: its graph spec as written, or `precision:PATH`.
+/// \param source the model's source
+/// \return the name
+DUALGIBBS_EXPORT std::string source_label(const ModelSource& source);
+
+/// The source's model as command-line options: `--graph G --s S --sigma SIGMA` or `--precision FILE`.
+/// \param source the model's source
+/// \return the options' text
+DUALGIBBS_EXPORT std::string model_arguments(const ModelSource& source);
 
 /// A loaded model with what was read on the way.
 struct LoadedModel {

@@ -86,6 +86,30 @@ DUALGIBBS_EXPORT Observations read_observations(const std::string& path, Index n
 DUALGIBBS_EXPORT LoadedGraph read_matrix_market(std::istream& in, const std::string& source = "matrix market",
                                                 const ReadLimits& limits = {});
 
+/// Reads a precision matrix from a Matrix Market coordinate file (real or integer; symmetric, whose off-diagonal
+/// entries are mirrored, or general, stored as given): the input of Model::from_precision(), which checks the values.
+/// \param in the text to read
+/// \param source the input's name in error messages
+/// \param limits caps on rows and entries
+/// \return the matrix, full storage
+/// \throws std::invalid_argument naming `source` and the line for a malformed header, size line or entry, an index
+///         out of range, a duplicate entry, a non-finite value or a pattern-only file.
+DUALGIBBS_EXPORT SparseMatrix read_precision_matrix(std::istream& in, const std::string& source = "matrix market",
+                                                    const ReadLimits& limits = {});
+/// Opens `path` and reads it with read_precision_matrix().
+/// \param path the Matrix Market file
+/// \param limits caps on rows and entries
+/// \return the matrix
+/// \throws std::invalid_argument if the file cannot be opened or is malformed.
+DUALGIBBS_EXPORT SparseMatrix read_precision_matrix(const std::string& path, const ReadLimits& limits = {});
+/// Reads a canonical vector h from a file of `v h_v` lines (the format of the observation file; nodes without a line
+/// get 0).
+/// \param path the file
+/// \param num_nodes |V|
+/// \return h, length |V|
+/// \throws std::invalid_argument if the file cannot be opened or is malformed.
+DUALGIBBS_EXPORT Eigen::VectorXd read_canonical_vector(const std::string& path, Index num_nodes);
+
 /// The graph families a spec can name.
 enum class GraphFamily {
   Torus,

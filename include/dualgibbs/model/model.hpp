@@ -11,6 +11,11 @@
 ///   Q  = D_s^-1 + B D_sigma^-1 B^T          primal precision over nodes  [eqn:QPNH]
 ///   R  = D_sigma + B^T D_s B                dual precision over edges    [eqn:QPNHDual]
 ///
+/// The incidence may be weighted and signed (the general form of a factor-width-2 precision): column e of B holds
+/// b_head(e) at the head and b_tail(e) at the tail instead of +1 and -1, so that the edge factor is
+/// exp(-(b_head x_u + b_tail x_v)^2 / 2 sigma_e^2). Every formula above holds with B's values in place of +1/-1
+/// (docs/general-precision.md). Model::from_precision() finds this form for a user's own sparse precision matrix.
+///
 /// A model may carry a mean (the posterior of the paper's Bayesian image model, Section IX): with
 /// observations z the node factors become exp(-(x_v - z_v)^2 / 2 s_v^2), the precision stays Q and the
 /// density is N(mu, Q^-1) with the canonical vector h = D_s^-1 z and the posterior mean mu = Q^-1 h. A
@@ -65,6 +70,27 @@ class DualPrecisionOperator;
 /// \throws std::invalid_argument naming `what` and the value otherwise.
 DUALGIBBS_EXPORT void check_standard_deviation(double sd, const std::string& what);
 
+/// Options of Model::from_precision().
+struct PrecisionOptions {
+  /// Off-diagonal pairs may differ by this much relative to the larger of the two (they are then averaged); a larger
+  /// difference is an error. 0 asks for exact symmetry.
+  double symmetry_tolerance = 1e-12;
+  /// Scale by d = M(Q)^-1 1 even when Q is strictly diagonally dominant (where d = 1 already serves).
+  bool always_scale = false;
+};
+
+/// How a precision matrix given to Model::from_precision() splits into edge factors (the factor-width-2 test).
+struct FactorWidthReport {
+  bool given_precision = false;     ///< the model was made by from_precision()
+  bool factor_width_two = true;     ///< Q is a sum of 2x2 PSD edge factors and a positive diagonal: the dual exists
+  bool diagonally_dominant = true;  ///< strictly diagonally dominant: d = 1, no scaling
+  double d_min = 1.0;               ///< the smallest entry of the scaling d = M(Q)^-1 1 (1 without scaling)
+  double d_max = 1.0;               ///< the largest entry of d
+  Index positive_couplings = 0;     ///< off-diagonal pairs with Q_uv > 0 (edges with b_head b_tail > 0)
+  Index failing_row = -1;           ///< without a dual: a row where the comparison matrix M(Q) fails (0-based)
+  std::string reason;               ///< without a dual: why, in one line
+};
+
 /// Graph + per-node s_v + per-edge sigma_e (standard deviations). The homogeneous model (one s, one sigma)
 /// is the special case the paper's propositions are about.
 ///
@@ -85,6 +111,31 @@ class DUALGIBBS_EXPORT Model {
   /// \param s s_v per node, length |V|
   /// \param sigma sigma_e per edge, length |E|
   Model(Graph graph, std::vector<double> s, std::vector<double> sigma);
+  /// General form: a weighted, signed incidence, B[head(e), e] = head_weight[e] and B[tail(e), e] = tail_weight[e]
+  /// (each finite and non-zero), with s and sigma as above. head_weight = 1 and tail_weight = -1 everywhere is
+  /// the thin membrane.
+  /// \param graph the graph G
+  /// \param s s_v per node, length |V|
+  /// \param sigma sigma_e per edge, length |E|
+  /// \param head_weight B[head(e), e] per edge, length |E|
+  /// \param tail_weight B[tail(e), e] per edge, length |E|
+  /// \throws std::invalid_argument for wrong lengths or invalid values.
+  Model(Graph graph, std::vector<double> s, std::vector<double> sigma, std::vector<double> head_weight,
+        std::vector<double> tail_weight);
+
+  /// The model of a sparse symmetric positive definite precision matrix Q (full or one-triangle storage is not
+  /// assumed: Q must hold both (u, v) and (v, u)). Its off-diagonal non-zeros are the edges (u < v, head u). When Q
+  /// has factor width 2 (a symmetric H-matrix: its comparison matrix M(Q), with -|Q_uv| off the diagonal, is
+  /// positive definite) it is written as D_s^-1 + B D_sigma^-1 B^T with d = M(Q)^-1 1 (d = 1 when Q is strictly
+  /// diagonally dominant): b_head = sqrt(d_v / d_u), b_tail = sign(Q_uv) sqrt(d_u / d_v), sigma_e^-2 = |Q_uv| and
+  /// s_u^-2 = Q_uu - sum_v |Q_uv| d_v / d_u > 0; the model then has a dual. Otherwise it has only the primal
+  /// (has_dual() is false and factor_width() names a row where M(Q) fails). primal_precision() returns Q itself.
+  /// \param q the precision matrix
+  /// \param options the symmetry tolerance and the scaling policy
+  /// \return the model
+  /// \throws std::invalid_argument if Q is not square, has a non-finite value, a non-positive diagonal entry, is not
+  ///         symmetric, or is not positive definite (naming the failing pivot's row).
+  static Model from_precision(const SparseMatrix& q, const PrecisionOptions& options = {});
 
   /// The graph G.
   /// \return G
@@ -102,18 +153,63 @@ class DUALGIBBS_EXPORT Model {
 
   /// s_v (standard deviations), length |V|.
   /// \return s_v per node
-  const std::vector<double>& node_sd() const noexcept { return m_s; }
+  /// \throws std::logic_error for a model without a dual (it has no s_v).
+  const std::vector<double>& node_sd() const {
+    require_dual("node_sd");
+    return m_s;
+  }
   /// sigma_e (standard deviations), length |E|.
   /// \return sigma_e per edge
-  const std::vector<double>& edge_sd() const noexcept { return m_sigma; }
+  /// \throws std::logic_error for a model without a dual.
+  const std::vector<double>& edge_sd() const {
+    require_dual("edge_sd");
+    return m_sigma;
+  }
   /// s_v^2, the diagonal of D_s.
   /// \return s_v^2 per node
-  const Eigen::VectorXd& node_variances() const noexcept { return m_s2; }
+  /// \throws std::logic_error for a model without a dual.
+  const Eigen::VectorXd& node_variances() const {
+    require_dual("node_variances");
+    return m_s2;
+  }
   /// sigma_e^2, the diagonal of D_sigma.
   /// \return sigma_e^2 per edge
-  const Eigen::VectorXd& edge_variances() const noexcept { return m_sigma2; }
+  /// \throws std::logic_error for a model without a dual.
+  const Eigen::VectorXd& edge_variances() const {
+    require_dual("edge_variances");
+    return m_sigma2;
+  }
 
-  /// True if all s_v are equal and all sigma_e are equal.
+  /// True if the model has the form D_s^-1 + B D_sigma^-1 B^T with positive s and sigma, hence a dual domain: every
+  /// model but one made by from_precision() from a matrix without factor width 2.
+  /// \return true if the dual exists
+  bool has_dual() const noexcept { return m_report.factor_width_two; }
+  /// Throws unless has_dual().
+  /// \param who the caller, for the message
+  /// \throws std::invalid_argument naming the row where the comparison matrix fails.
+  void require_dual(const char* who) const {
+    if (!has_dual()) throw_no_dual(who);
+  }
+  /// True for the thin membrane's incidence (+1 at the head, -1 at the tail of every edge).
+  /// \return true for a unit incidence
+  bool unit_incidence() const noexcept { return m_head_weight.empty(); }
+  /// B[head(e), e]: 1 for a unit incidence. 0 <= e < num_edges() (not checked).
+  /// \param e the edge id
+  /// \return the head's weight
+  double head_weight(Index e) const noexcept { return m_head_weight.empty() ? 1.0 : m_head_weight[e]; }
+  /// B[tail(e), e]: -1 for a unit incidence. 0 <= e < num_edges() (not checked).
+  /// \param e the edge id
+  /// \return the tail's weight
+  double tail_weight(Index e) const noexcept { return m_tail_weight.empty() ? -1.0 : m_tail_weight[e]; }
+  /// True if the model was made from a precision matrix (from_precision()).
+  /// \return true for a given precision
+  bool given_precision() const noexcept { return m_report.given_precision; }
+  /// How the given precision split into edge factors (defaults for a model made from a graph).
+  /// \return the report
+  const FactorWidthReport& factor_width() const noexcept { return m_report; }
+
+  /// True if all s_v are equal, all sigma_e are equal and the incidence is the unit one (the thin membrane the
+  /// paper's closed forms are about).
   /// \return true for a homogeneous model
   bool is_homogeneous() const noexcept { return m_homogeneous; }
   /// The common s of a homogeneous model. \throws std::logic_error for a heterogeneous one.
@@ -125,13 +221,15 @@ class DUALGIBBS_EXPORT Model {
   /// \throws std::logic_error for a heterogeneous model.
   double sigma() const;
 
-  /// Oriented incidence B (|V| x |E|), CSR.
+  /// Oriented incidence B (|V| x |E|), CSR: +1/-1, or head_weight(e)/tail_weight(e) in the general form.
   /// \return B
+  /// \throws std::logic_error for a model without a dual.
   SparseMatrix incidence() const;
-  /// Laplacian L = B B^T (|V| x |V|).
+  /// Laplacian L = B B^T (|V| x |V|), of the unit incidence: the graph's Laplacian even in the general form.
   /// \return L
   SparseMatrix laplacian() const;
-  /// Primal precision Q = D_s^-1 + B D_sigma^-1 B^T [eqn:QPNH]; nnz = |V| + 2|E|.
+  /// Primal precision Q = D_s^-1 + B D_sigma^-1 B^T [eqn:QPNH]; nnz = |V| + 2|E|. For a model made by
+  /// from_precision() it is the given matrix (symmetrized), not the sum reassembled.
   /// \return Q
   SparseMatrix primal_precision() const;
   /// Dual precision R = D_sigma + B^T D_s B [eqn:QPNHDual]; one row per edge e = (u, v) with
@@ -161,7 +259,8 @@ class DUALGIBBS_EXPORT Model {
   /// exp(-(x_v - z_v)^2 / 2 s_v^2) and the canonical vector h = D_s^-1 z (h_v = z_v / s_v^2). Replaces any
   /// earlier mean. The precision Q, and so every variance, is unchanged.
   /// \param z z_v per node
-  /// \throws std::invalid_argument for a wrong length, a non-finite z_v, or an h_v that overflows.
+  /// \throws std::invalid_argument for a wrong length, a non-finite z_v, or an h_v that overflows, and for a model
+  ///         made by from_precision() (its split into node and edge factors is a choice: give h instead).
   void set_observations(Eigen::VectorXd z);
   /// Sets the canonical vector h directly (length |V|, finite): the density is proportional to
   /// exp(-x^T Q x / 2 + h^T x), i.e. N(mu, Q^-1) with Q mu = h. Replaces any earlier mean; observations()
@@ -189,6 +288,9 @@ class DUALGIBBS_EXPORT Model {
 
  private:
   void validate_and_square();
+  void check_weights();
+  [[noreturn]] void throw_no_dual(const char* who) const;
+  static Model primal_only(Graph graph, SparseMatrix q, FactorWidthReport report);
 
   Graph m_graph;
   std::vector<double> m_s;
@@ -197,8 +299,12 @@ class DUALGIBBS_EXPORT Model {
   Eigen::VectorXd m_sigma2;
   bool m_homogeneous = true;
   double m_common_sigma = 0.0;
-  Eigen::VectorXd m_z;  // observations (empty unless given)
-  Eigen::VectorXd m_h;  // canonical vector (empty: zero mean)
+  Eigen::VectorXd m_z;                // observations (empty unless given)
+  Eigen::VectorXd m_h;                // canonical vector (empty: zero mean)
+  std::vector<double> m_head_weight;  // B[head(e), e]; empty: +1 (unit incidence)
+  std::vector<double> m_tail_weight;  // B[tail(e), e]; empty: -1
+  SparseMatrix m_given_q;             // the matrix given to from_precision() (empty otherwise)
+  FactorWidthReport m_report;
 };
 
 /// Matrix-free dual precision, R y = D_sigma y + B^T (D_s (B y)). Follows Spectra's operator concept

@@ -327,6 +327,14 @@ class DUALGIBBS_EXPORT CsrKernel {
 ///   sum_{e' != e} R_ee' y_e' = s_u^2 (x~_u - y_e) - s_v^2 (x~_v + y_e),   R_ee = sigma_e^2 + s_u^2 + s_v^2,
 ///   y_e <- mu_e + R_ee^{-1/2} eps,   then x~_u += d, x~_v -= d with d the change of y_e.
 ///
+/// With a weighted, signed incidence (Model::unit_incidence() false: b_u = B[u,e], b_v = B[v,e]) the same
+/// update reads
+///
+///   sum_{e' != e} R_ee' y_e' = b_u s_u^2 (x~_u - b_u y_e) + b_v s_v^2 (x~_v - b_v y_e),
+///   R_ee = sigma_e^2 + b_u^2 s_u^2 + b_v^2 s_v^2,   then x~_u += b_u d, x~_v += b_v d,
+///
+/// still O(1); a unit incidence keeps the loop above and its bits.
+///
 /// The tally is maintained incrementally, so it carries rounding drift of order sqrt(updates per node) times
 /// the unit roundoff relative to |x~|; GibbsSampler rebuilds it exactly whenever a state is set.
 class DUALGIBBS_EXPORT DualIncidenceKernel {
@@ -349,6 +357,9 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   /// one sigma): run_updates then reads 8 bytes per edge (its ends) instead of 32, with the same bits.
   /// \return true for one common set of coefficients
   bool uniform_coefficients() const noexcept { return !m_ends.empty(); }
+  /// True for a weighted, signed incidence (the general form of a factor-width-2 precision).
+  /// \return true when the incidence is not the unit one
+  bool weighted() const noexcept { return !m_weighted.empty(); }
 
   /// mean[c] = mu_e of lane c from the tally x~ (which must equal B y~) [eqn:sampling_simplified].
   /// \param e the edge
@@ -358,11 +369,12 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   template <int W>
   void conditional_mean(Index e, const double* y, const double* x, double* mean) const noexcept {
     // mu_e = -(s_u^2 (x_u - y_e) - s_v^2 (x_v + y_e)) / R_ee = -alpha x_u + beta x_v + (alpha + beta) y_e.
+    // Weighted: alpha = b_u s_u^2 / R_ee, beta = -b_v s_v^2 / R_ee, gamma = (b_u^2 s_u^2 + b_v^2 s_v^2) / R_ee.
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
     const double* ye = y + static_cast<std::size_t>(e) * W;
     const double* xu = x + static_cast<std::size_t>(k.head) * W;
     const double* xv = x + static_cast<std::size_t>(k.tail) * W;
-    const double gamma = k.alpha + k.beta;
+    const double gamma = m_weighted.empty() ? k.alpha + k.beta : m_weighted[static_cast<std::size_t>(e)].gamma;
     for (int c = 0; c < W; ++c) mean[c] = k.beta * xv[c] - k.alpha * xu[c] + gamma * ye[c];
   }
 
@@ -373,6 +385,21 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   /// \param eps the W deviates
   template <int W>
   void update(Index e, double* y, double* x, const double* eps) const noexcept {
+    if (!m_weighted.empty()) {
+      const WeightedCoef& k = m_weighted[static_cast<std::size_t>(e)];
+      double* __restrict ye = y + static_cast<std::size_t>(e) * W;
+      double* __restrict xu = x + static_cast<std::size_t>(k.head) * W;
+      double* __restrict xv = x + static_cast<std::size_t>(k.tail) * W;
+      for (int c = 0; c < W; ++c) {
+        const double old = ye[c];
+        const double fresh = (k.beta * xv[c] - k.alpha * xu[c] + k.gamma * old) + k.sd * eps[c];
+        const double d = fresh - old;
+        ye[c] = fresh;
+        xu[c] += k.head_weight * d;
+        xv[c] += k.tail_weight * d;
+      }
+      return;
+    }
     const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
     double* __restrict ye = y + static_cast<std::size_t>(e) * W;
     double* __restrict xu = x + static_cast<std::size_t>(k.head) * W;
@@ -399,6 +426,16 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
     double* ye = y + static_cast<std::size_t>(e) * W;
     double* xu = x + static_cast<std::size_t>(k.head) * W;
     double* xv = x + static_cast<std::size_t>(k.tail) * W;
+    if (!m_weighted.empty()) {
+      const WeightedCoef& w = m_weighted[static_cast<std::size_t>(e)];
+      for (int c = 0; c < W; ++c) {
+        const double d = value[c] - ye[c];
+        ye[c] = value[c];
+        xu[c] += w.head_weight * d;
+        xv[c] += w.tail_weight * d;
+      }
+      return;
+    }
     for (int c = 0; c < W; ++c) {
       const double d = value[c] - ye[c];
       ye[c] = value[c];
@@ -443,6 +480,16 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   template <int W>
   void rebuild_tally(const double* y, double* x) const noexcept {
     for (std::size_t k = 0; k < static_cast<std::size_t>(m_num_nodes) * W; ++k) x[k] = 0.0;
+    if (!m_weighted.empty()) {
+      for (std::size_t e = 0; e < m_weighted.size(); ++e) {
+        const WeightedCoef& k = m_weighted[e];
+        for (int c = 0; c < W; ++c) {
+          x[static_cast<std::size_t>(k.head) * W + c] += k.head_weight * y[e * W + c];
+          x[static_cast<std::size_t>(k.tail) * W + c] += k.tail_weight * y[e * W + c];
+        }
+      }
+      return;
+    }
     for (std::size_t e = 0; e < m_edges.size(); ++e) {
       const EdgeCoef& k = m_edges[e];
       for (int c = 0; c < W; ++c) {
@@ -462,12 +509,24 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   struct EdgeEnds {  // 8 bytes: eight per cache line
     Index head, tail;
   };
+  struct alignas(64) WeightedCoef {  // one cache line per edge of a weighted incidence
+    Index head, tail;
+    double alpha;        // b_u s_u^2 / R_ee
+    double beta;         // -b_v s_v^2 / R_ee
+    double gamma;        // (b_u^2 s_u^2 + b_v^2 s_v^2) / R_ee
+    double sd;           // R_ee^{-1/2}
+    double head_weight;  // b_u = B[u,e]
+    double tail_weight;  // b_v = B[v,e]
+  };
   Index m_num_nodes = 0;
   detail::LargeVector<EdgeCoef> m_edges;
   // When every edge has the same alpha, beta and sd (a homogeneous model: one s and one sigma), run_updates reads
   // only the edges' ends, 8 instead of 32 bytes per edge, and the coefficients from m_edges[0]: the same numbers,
   // hence the same bits, with a quarter of the kernel's memory traffic. Empty otherwise.
   detail::LargeVector<EdgeEnds> m_ends;
+  // A weighted incidence's coefficients, the form its loops read (m_edges then holds the same alpha, beta and sd).
+  // Empty for a unit incidence.
+  detail::LargeVector<WeightedCoef> m_weighted;
 };
 
 /// The one list of shipped kernels: X(K) for every site kernel compiled into libdualgibbs. Used for the explicit

@@ -279,7 +279,7 @@ struct Entropy {
   double logdet_R = 0;      ///< log det R; 0 for a graph without edges (R is empty)
   double primal = 0;        ///< H(X)
   double primal_lower = 0;  ///< Hadamard lower bound on H(X)
-  double primal_upper = 0;  ///< upper bound on H(X) from Q >= D_s^-1
+  double primal_upper = 0;  ///< upper bound on H(X) from Q >= D_s^-1 (NaN, like the dual fields, without a dual)
   double dual = 0;          ///< H(y~); 0 for a graph without edges
   double dual_lower = 0;    ///< Hadamard lower bound on H(y~)
   double dual_upper = 0;    ///< upper bound on H(y~) from R >= D_sigma

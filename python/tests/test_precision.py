@@ -1,0 +1,188 @@
+"""Your own precision matrix (Model.from_precision and `--precision`) against dense inverses of matrices written here
+with scipy and networkx: a proper CAR model, a matrix with couplings of both signs, an H-matrix that is diagonally
+dominant only after scaling, an SPDE (alpha = 1) mesh without obtuse pairs, and an SPD matrix that is not an H-matrix."""
+import numpy as np
+import networkx as nx
+import pytest
+import scipy.io as sio
+import scipy.sparse as sp
+from scipy.spatial import Delaunay
+
+import dualgibbs as dg
+from conftest import run_cli
+
+
+def car_matrix():
+    """A proper CAR model tau (D - rho A) on the Les Miserables co-appearance graph (networkx's copy of Knuth's data),
+    tau = 2, rho = 0.9: diagonally dominant."""
+    G = nx.les_miserables_graph()
+    A = nx.to_scipy_sparse_array(G, format="csr", weight=None).astype(float)
+    D = sp.diags(np.asarray(A.sum(axis=1)).ravel())
+    return sp.csr_matrix(2.0 * (D - 0.9 * A))
+
+
+def signed_matrix(n=60, seed=3):
+    """Couplings of both signs on a random 3-regular graph, diagonal 1.1 times the row's absolute sum plus 0.1."""
+    rng = np.random.default_rng(seed)
+    G = nx.random_regular_graph(3, n, seed=seed)
+    rows, cols, vals = [], [], []
+    for u, v in G.edges():
+        w = rng.choice([-1.0, 1.0]) * rng.uniform(0.3, 1.5)
+        rows += [u, v]
+        cols += [v, u]
+        vals += [w, w]
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    d = 1.1 * np.asarray(abs(A).sum(axis=1)).ravel() + 0.1
+    return sp.csr_matrix(sp.diags(d) + A)
+
+
+def scaled_h_matrix():
+    """S M S with M a signed diagonally dominant matrix and S far from constant: an H-matrix, not dominant itself."""
+    M = signed_matrix(50, seed=8)
+    M = sp.csr_matrix(M - sp.diags(0.06 * M.diagonal()))  # closer to the edge of dominance
+    S = sp.diags(np.exp(1.5 * np.sin(1.7 * np.arange(50))))
+    return sp.csr_matrix(S @ M @ S)
+
+
+def spde_matrix(kappa=8.0, seed=4, jitter=0.3, n=22):
+    """kappa^2 C + G of the SPDE alpha = 1 on a mesh of the unit disk: Delaunay triangles of a jittered triangular
+    lattice, keeping those whose largest angle is below 90 degrees (no obtuse pair: every coupling is negative, so Q
+    is diagonally dominant); P1 elements, C the lumped mass matrix, G the stiffness matrix, assembled here."""
+    rng = np.random.default_rng(seed)
+    h = 2.0 / n
+    pts = []
+    for i in range(-n, n + 1):
+        for k in range(-n, n + 1):
+            p = np.array([i * h + (k % 2) * h / 2, k * h * np.sqrt(3) / 2])
+            if p @ p < 1:
+                pts.append(p + jitter * h * rng.uniform(-1, 1, 2))
+    pts = np.array(pts)
+
+    def largest_angle(P):
+        cos = [(P[(q + 1) % 3] - P[q]) @ (P[(q + 2) % 3] - P[q])
+               / np.linalg.norm(P[(q + 1) % 3] - P[q]) / np.linalg.norm(P[(q + 2) % 3] - P[q]) for q in range(3)]
+        return np.degrees(np.arccos(min(cos)))
+
+    tri = np.array([t for t in Delaunay(pts).simplices if largest_angle(pts[t]) < 90])
+    used = np.unique(tri)
+    index = -np.ones(len(pts), dtype=int)
+    index[used] = np.arange(len(used))
+    pts, tri = pts[used], index[tri]
+    n = len(pts)
+    rows, cols, vals = [], [], []
+    mass = np.zeros(n)
+    for t in tri:
+        P = pts[t]
+        area = 0.5 * abs(np.cross(P[1] - P[0], P[2] - P[0]))
+        grads = np.linalg.inv(np.c_[np.ones(3), P])[1:].T  # gradient of each barycentric function
+        K = area * grads @ grads.T
+        for i in range(3):
+            mass[t[i]] += area / 3
+            for j in range(3):
+                rows.append(t[i])
+                cols.append(t[j])
+                vals.append(K[i, j])
+    G = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    Q = sp.csr_matrix(kappa**2 * sp.diags(mass) + G)
+    Q.eliminate_zeros()
+    return sp.csr_matrix((Q + Q.T) / 2)
+
+
+def triangle_ring(coupling=0.6):
+    """Three triangles with three positive couplings each, joined in a ring: SPD, comparison matrix not."""
+    Q = np.eye(9)
+    for t in range(3):
+        for a in range(3):
+            for b in range(a + 1, 3):
+                Q[3 * t + a, 3 * t + b] = Q[3 * t + b, 3 * t + a] = coupling
+        u, v = 3 * t + 2, (3 * t + 3) % 9
+        Q[u, v] = Q[v, u] = -0.05
+    return sp.csr_matrix(Q)
+
+
+MODELS = {"car": car_matrix, "signed": signed_matrix, "scaled": scaled_h_matrix, "spde": spde_matrix}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_exact_variances_and_the_dual_reconstruction_equal_a_dense_inverse(name):
+    Q = MODELS[name]()
+    want = np.diag(np.linalg.inv(Q.toarray()))
+    m = dg.Model.from_precision(Q)
+    assert m.has_dual and m.given_precision
+    np.testing.assert_allclose(dg.marginal_variances(m), want, rtol=1e-9, atol=0)
+    # Woodbury [eq:cov_woodbury3]: Var(X_v) = s_v^2 - s_v^4 Var(x~_v), x~ = B y~, from the dual's exact marginals.
+    s2 = m.s**2
+    np.testing.assert_allclose(s2 - s2**2 * dg.dual_node_variances(m), want, rtol=1e-9, atol=0)
+    # The split reassembles Q: D_s^-1 + B D_sigma^-1 B^T.
+    B = m.B
+    rebuilt = sp.diags(1 / s2) + B @ sp.diags(1 / m.sigma**2) @ B.T
+    assert abs(rebuilt - Q).max() <= 1e-12 * abs(Q).max()
+
+
+def test_the_kinds_of_matrix_are_told_apart():
+    assert dg.Model.from_precision(car_matrix()).factor_width["diagonally_dominant"]
+    assert dg.Model.from_precision(signed_matrix()).factor_width["positive_couplings"] > 0
+    f = dg.Model.from_precision(scaled_h_matrix()).factor_width
+    assert f["factor_width_two"] and not f["diagonally_dominant"] and f["d_max"] > f["d_min"] > 0
+
+
+def test_an_spd_matrix_without_factor_width_two_runs_the_primal_and_refuses_the_dual():
+    Q = triangle_ring()
+    m = dg.Model.from_precision(Q)
+    assert not m.has_dual
+    row = m.factor_width["failing_row"]
+    assert 0 <= row < 9
+    np.testing.assert_allclose(dg.marginal_variances(m), np.diag(np.linalg.inv(Q.toarray())), rtol=1e-12)
+    x = dg.sample(m, domain="primal", chains=2000, sweeps=60, seed=2)
+    assert dg.validate_draws(m, x, "primal", alpha=1e-6)["consistent"]
+    with pytest.raises(ValueError, match=f"row {row}"):
+        dg.sample(m, domain="dual", chains=10, sweeps=2)
+    with pytest.raises(ValueError, match="not positive definite.*row"):
+        dg.Model.from_precision(triangle_ring(1.2))
+
+
+@pytest.mark.parametrize("name", ["signed", "scaled", "spde"])
+def test_both_samplers_draw_what_validate_accepts_and_a_flipped_sign_is_flagged(name):
+    """validate_draws at alpha = 1e-6 (Bonferroni over its tests): a correct sampler fails with probability at most
+    1e-6 per call, 3 calls per model; fixed seeds. The flipped sampler draws from Q with every coupling's sign
+    reversed (the model a sampler with wrong edge signs targets): its covariances are off by many standard errors."""
+    Q = MODELS[name]()
+    m = dg.Model.from_precision(Q)
+    primal = dg.sample(m, domain="primal", chains=4000, sweeps=500, seed=11)
+    dual = dg.sample(m, domain="dual", chains=4000, sweeps=500, seed=12)
+    assert dg.validate_draws(m, primal, "primal", alpha=1e-6)["consistent"]
+    assert dg.validate_draws(m, dual, "dual-x", alpha=1e-6)["consistent"]
+    off = sp.triu(Q, 1)
+    flipped = dg.Model.from_precision(sp.diags(Q.diagonal()) - off - off.T)
+    wrong = dg.sample(flipped, domain="dual", chains=4000, sweeps=500, seed=13)
+    assert not dg.validate_draws(m, wrong, "dual-x", alpha=1e-6)["consistent"]
+
+
+def test_a_canonical_vector_gives_the_mean():
+    Q = signed_matrix()
+    h = np.cos(np.arange(Q.shape[0]))
+    m = dg.Model.from_precision(Q, canonical_vector=h)
+    np.testing.assert_allclose(dg.posterior_mean(m), np.linalg.solve(Q.toarray(), h), rtol=1e-10)
+    with pytest.raises(ValueError, match="canonical vector of length 5"):
+        dg.Model.from_precision(Q, canonical_vector=h[:5])
+
+
+def test_the_command_reads_matrix_market_and_agrees_with_python(tmp_path, cli):
+    Q = scaled_h_matrix()
+    path = tmp_path / "q.mtx"
+    sio.mmwrite(str(path), Q, symmetry="symmetric")
+    code, out, err = run_cli(cli, "--quiet", "--precision", path, "exact", "--marginals", tmp_path / "v.csv")
+    assert code == 0, err
+    got = np.loadtxt(tmp_path / "v.csv", delimiter=",", skiprows=1)[:, 1]
+    np.testing.assert_allclose(got, dg.marginal_variances(dg.Model.from_precision(Q)), rtol=1e-15)
+    code, out, err = run_cli(cli, "--quiet", "--precision", path, "info", "--json")
+    assert code == 0, err
+    import json
+    p = json.loads(out)["precision"]
+    assert p["has_dual"] and p["factor_width"] == "2" and not p["diagonally_dominant"]
+    ring = tmp_path / "ring.mtx"
+    sio.mmwrite(str(ring), triangle_ring(), symmetry="general")
+    code, out, err = run_cli(cli, "--precision", ring, "sample", "--domain", "dual", "--chains", "4", "-o", "-")
+    assert code == 2 and "no dual domain" in err and err.count("\n") == 1, err
+    code, out, err = run_cli(cli, "--precision", ring, "--obs-file", path, "exact")
+    assert code == 2 and "--canonical" in err, err

@@ -1,0 +1,281 @@
+// A user's own precision matrix: the factor-width-2 decomposition (Model::from_precision), the weighted signed
+// incidence it leads to, and every layer on it (matrices, the dual kernel, exact truth, spectra), against dense
+// oracles written here.
+#define BOOST_TEST_MODULE precision
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/kernels.hpp>
+#include <dualgibbs/truth/exact.hpp>
+#include <dualgibbs/truth/spectral.hpp>
+
+#include "sampler_oracles.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace dualgibbs;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+namespace {
+
+SparseMatrix sparse(const MatrixXd& dense) {
+  SparseMatrix s = dense.sparseView();
+  s.makeCompressed();
+  return s;
+}
+
+// A random symmetric matrix on a torus pattern with couplings of both signs and a diagonal `margin` times the
+// row's absolute off-diagonal sum.
+MatrixXd signed_matrix(Index side, double margin, unsigned seed) {
+  const Graph g = make_torus(side, side);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> mag(0.2, 2.0);
+  std::bernoulli_distribution positive(0.4);
+  MatrixXd q = MatrixXd::Zero(g.num_nodes(), g.num_nodes());
+  for (const Edge& e : g.edges()) {
+    const double v = (positive(rng) ? 1.0 : -1.0) * mag(rng);
+    q(e.head, e.tail) = q(e.tail, e.head) = v;
+  }
+  for (Index u = 0; u < q.rows(); ++u) q(u, u) = margin * q.row(u).cwiseAbs().sum() + 0.05;
+  return q;
+}
+
+// D_s^-1 + B D_sigma^-1 B^T from the model's parts, dense.
+MatrixXd reassembled(const Model& m) {
+  const MatrixXd b = oracle::incidence(m);
+  return MatrixXd(m.node_variances().cwiseInverse().asDiagonal()) +
+         b * m.edge_variances().cwiseInverse().asDiagonal() * b.transpose();
+}
+
+double max_relative(const MatrixXd& a, const MatrixXd& b) {
+  return (a - b).cwiseAbs().maxCoeff() / b.cwiseAbs().maxCoeff();
+}
+
+// Three triangles, each with three positive couplings 0.6 (M(Q) of a triangle is not positive definite:
+// 1 - 2 * 0.6 < 0), joined in a ring by weak negative couplings: SPD but not an H-matrix.
+MatrixXd triangle_ring(double coupling) {
+  MatrixXd q = MatrixXd::Identity(9, 9);
+  for (int t = 0; t < 3; ++t) {
+    for (int a = 0; a < 3; ++a)
+      for (int b = a + 1; b < 3; ++b) q(3 * t + a, 3 * t + b) = q(3 * t + b, 3 * t + a) = coupling;
+    const int u = 3 * t + 2, v = (3 * t + 3) % 9;
+    q(u, v) = q(v, u) = -0.05;
+  }
+  return q;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_diagonally_dominant_signed_matrix_splits_into_edge_factors_without_scaling) {
+  const MatrixXd q = signed_matrix(5, 1.2, 7);
+  const Model m = Model::from_precision(sparse(q));
+  BOOST_TEST(m.has_dual());
+  BOOST_TEST(m.given_precision());
+  BOOST_TEST(m.factor_width().diagonally_dominant);
+  BOOST_TEST(m.factor_width().d_min == 1.0);
+  BOOST_TEST(m.factor_width().positive_couplings > 0);
+  BOOST_TEST(!m.unit_incidence());
+  BOOST_TEST(!m.is_homogeneous());
+  BOOST_TEST(m.num_edges() == 50);
+  BOOST_TEST(max_relative(reassembled(m), q) < 1e-14);
+  BOOST_TEST(max_relative(MatrixXd(m.primal_precision()), q) == 0.0);  // the given matrix itself
+  // R = D_sigma + B^T D_s B [eqn:QPNHDual] with B's weights, and its diagonal.
+  const MatrixXd b = oracle::incidence(m);
+  const MatrixXd r = MatrixXd(m.edge_variances().asDiagonal()) + b.transpose() * m.node_variances().asDiagonal() * b;
+  BOOST_TEST(max_relative(MatrixXd(m.dual_precision()), r) < 1e-15);
+  BOOST_TEST((m.dual_diagonal() - r.diagonal()).cwiseAbs().maxCoeff() < 1e-14 * r.diagonal().maxCoeff());
+  const VectorXd y = VectorXd::LinSpaced(m.num_edges(), -1.0, 2.0);
+  BOOST_TEST((m.dual_operator().apply(y) - r * y).cwiseAbs().maxCoeff() < 1e-12 * (r * y).cwiseAbs().maxCoeff());
+}
+
+BOOST_AUTO_TEST_CASE(an_h_matrix_dominant_only_after_scaling_is_scaled_by_the_comparison_matrix) {
+  // D M D with M strictly diagonally dominant and D far from constant: an H-matrix, not diagonally dominant.
+  const MatrixXd m0 = signed_matrix(4, 1.05, 11);
+  VectorXd scale(m0.rows());
+  for (Index i = 0; i < scale.size(); ++i) scale[i] = std::exp(1.5 * std::sin(1.7 * static_cast<double>(i)));
+  const MatrixXd q = scale.asDiagonal() * m0 * scale.asDiagonal();
+  bool dominant = true;
+  for (Index u = 0; u < q.rows(); ++u) dominant = dominant && 2 * q(u, u) > q.row(u).cwiseAbs().sum();
+  BOOST_TEST_REQUIRE(!dominant);
+  const Model m = Model::from_precision(sparse(q));
+  BOOST_TEST_REQUIRE(m.has_dual());
+  BOOST_TEST(!m.factor_width().diagonally_dominant);
+  BOOST_TEST(m.factor_width().d_min > 0.0);
+  BOOST_TEST(m.factor_width().d_max > 2 * m.factor_width().d_min);
+  BOOST_TEST(max_relative(reassembled(m), q) < 1e-12);
+  // Woodbury [eq:cov_woodbury3]: Q^-1 = D_s - D_s B R^-1 B^T D_s, and the exact dual marginals on nodes.
+  const MatrixXd cov = q.inverse();
+  const MatrixXd b = oracle::incidence(m);
+  const MatrixXd ds = m.node_variances().asDiagonal();
+  const MatrixXd woodbury = ds - ds * b * MatrixXd(m.dual_precision()).inverse() * b.transpose() * ds;
+  BOOST_TEST(max_relative(woodbury, cov) < 1e-10);
+  const VectorXd from_dual =
+      m.node_variances() - m.node_variances().cwiseAbs2().cwiseProduct(marginal_variances_dual_nodes(m));
+  BOOST_TEST((from_dual - cov.diagonal()).cwiseQuotient(cov.diagonal()).cwiseAbs().maxCoeff() < 1e-9);
+  const VectorXd exact = marginal_variances(m, Domain::Primal);
+  BOOST_TEST((exact - cov.diagonal()).cwiseQuotient(cov.diagonal()).cwiseAbs().maxCoeff() < 1e-12);
+  // Var(b_u x_u + b_v x_v) per edge, and the dual's own marginals both ways.
+  const VectorXd edge_var = (b.transpose() * cov * b).diagonal();
+  BOOST_TEST((marginal_variances_primal_edges(m) - edge_var).cwiseQuotient(edge_var).cwiseAbs().maxCoeff() < 1e-10);
+  const VectorXd dual_var = MatrixXd(m.dual_precision()).inverse().diagonal();
+  BOOST_TEST((marginal_variances(m, Domain::Dual) - dual_var).cwiseQuotient(dual_var).cwiseAbs().maxCoeff() < 1e-11);
+}
+
+BOOST_AUTO_TEST_CASE(an_spd_matrix_without_factor_width_two_has_only_the_primal) {
+  const MatrixXd q = triangle_ring(0.6);
+  BOOST_TEST_REQUIRE(Eigen::SelfAdjointEigenSolver<MatrixXd>(q).eigenvalues().minCoeff() > 0.0);
+  const Model m = Model::from_precision(sparse(q));
+  BOOST_TEST(!m.has_dual());
+  BOOST_TEST(m.factor_width().failing_row >= 0);
+  BOOST_TEST(m.factor_width().failing_row < 9);
+  BOOST_TEST(m.factor_width().positive_couplings == 9);
+  BOOST_CHECK_THROW(DualIncidenceKernel{m}, std::invalid_argument);
+  BOOST_CHECK_THROW(m.dual_precision(), std::invalid_argument);
+  BOOST_CHECK_THROW(m.node_variances(), std::invalid_argument);
+  BOOST_CHECK_THROW(marginal_variances(m, Domain::Dual), std::invalid_argument);
+  try {
+    DualIncidenceKernel k(m);
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()).find("row " + std::to_string(m.factor_width().failing_row)) != std::string::npos,
+               e.what());
+  }
+  const VectorXd want = q.inverse().diagonal();
+  BOOST_TEST((marginal_variances(m, Domain::Primal) - want).cwiseQuotient(want).cwiseAbs().maxCoeff() < 1e-12);
+  const Rates rates = convergence_rates(m);
+  BOOST_TEST(std::isfinite(rates.rate_primal));
+  BOOST_TEST(std::isnan(rates.rate_dual));
+  BOOST_TEST(std::isfinite(entropy(m).primal));
+}
+
+BOOST_AUTO_TEST_CASE(bad_matrices_are_refused_naming_the_problem) {
+  auto message = [](const MatrixXd& q) {
+    try {
+      (void)Model::from_precision(sparse(q));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string indefinite = message(triangle_ring(1.2));
+  BOOST_TEST(indefinite.find("not positive definite") != std::string::npos, indefinite);
+  BOOST_TEST(indefinite.find("pivot of row") != std::string::npos, indefinite);
+  MatrixXd asym = signed_matrix(3, 1.5, 3);
+  asym(0, 1) += 1e-3;
+  BOOST_TEST(message(asym).find("not symmetric") != std::string::npos, message(asym));
+  MatrixXd one_sided = signed_matrix(3, 1.5, 3);
+  one_sided(1, 0) = 0.0;
+  BOOST_TEST(message(one_sided).find("mirror") != std::string::npos, message(one_sided));
+  MatrixXd zero_diag = signed_matrix(3, 1.5, 3);
+  zero_diag(4, 4) = 0.0;
+  BOOST_TEST(message(zero_diag).find("row 4") != std::string::npos, message(zero_diag));
+  MatrixXd nan = signed_matrix(3, 1.5, 3);
+  nan(2, 2) = std::nan("");
+  BOOST_TEST(message(nan).find("not finite") != std::string::npos, message(nan));
+  BOOST_TEST(message(MatrixXd::Identity(3, 4)).find("not square") != std::string::npos);
+  // A tiny asymmetry within the tolerance is averaged; the default tolerance is 1e-12 relative.
+  MatrixXd near = signed_matrix(3, 1.5, 3);
+  near(0, 1) *= 1 + 1e-14;
+  BOOST_TEST(message(near) == "accepted");
+}
+
+BOOST_AUTO_TEST_CASE(a_laplacian_like_matrix_keeps_the_unit_incidence) {
+  // Negative couplings and strict diagonal dominance: d = 1 and b = (+1, -1), the thin membrane exactly.
+  const Model paper(make_torus(4, 4), 0.8, 0.5);
+  const Model m = Model::from_precision(paper.primal_precision());
+  BOOST_TEST(m.unit_incidence());
+  BOOST_TEST(m.has_dual());
+  BOOST_TEST((m.node_variances() - paper.node_variances()).cwiseAbs().maxCoeff() < 1e-14);
+  BOOST_TEST((m.edge_variances() - paper.edge_variances()).cwiseAbs().maxCoeff() < 1e-14);
+  BOOST_CHECK_THROW(Model(m).set_observations(VectorXd::Zero(16)), std::invalid_argument);
+  Model with_h = m;
+  with_h.set_canonical_vector(VectorXd::Ones(16));
+  BOOST_TEST(with_h.has_mean());
+}
+
+BOOST_AUTO_TEST_CASE(the_weighted_constructor_checks_its_weights) {
+  const Model base = oracle::small_model();
+  std::vector<double> head(8, 1.0), tail(8, -1.0);
+  BOOST_TEST(Model(base.graph(), base.node_sd(), base.edge_sd(), head, tail).unit_incidence());
+  tail[3] = 0.0;
+  BOOST_CHECK_THROW(Model(base.graph(), base.node_sd(), base.edge_sd(), head, tail), std::invalid_argument);
+  tail[3] = std::nan("");
+  BOOST_CHECK_THROW(Model(base.graph(), base.node_sd(), base.edge_sd(), head, tail), std::invalid_argument);
+  tail.pop_back();
+  BOOST_CHECK_THROW(Model(base.graph(), base.node_sd(), base.edge_sd(), head, tail), std::invalid_argument);
+}
+
+// The thin membrane written with explicit unit weights is the same model: the same bits in every domain.
+BOOST_AUTO_TEST_CASE(explicit_unit_weights_give_the_thin_membranes_bits) {
+  const Model a = oracle::small_model();
+  const Model b(a.graph(), a.node_sd(), a.edge_sd(), std::vector<double>(8, 1.0), std::vector<double>(8, -1.0));
+  EnsembleOptions o;
+  o.chains = 5;
+  o.sweeps = 7;
+  o.seed = 4;
+  for (const Domain d : {Domain::Primal, Domain::Dual}) {
+    const auto x = oracle::collect(a, d, o), y = oracle::collect(b, d, o);
+    BOOST_TEST((x.at(7) - y.at(7)).cwiseAbs().maxCoeff() == 0.0);
+  }
+}
+
+// The weighted dual kernel and the CSR kernel on Q evolve the exact first and second moments of the Gibbs chain on
+// R and Q (the dense linear evolution of sampler_oracles.hpp). 400000 chains, Bonferroni over every moment of every
+// checkpoint at a family-wise false-failure probability of 1e-6.
+BOOST_AUTO_TEST_CASE(the_weighted_samplers_follow_the_exact_moments) {
+  const Model m = oracle::small_signed_model();
+  BOOST_TEST_REQUIRE(!m.unit_incidence());
+  oracle::check_exact_moments(ScanOrder::Random, InitialState::Constant, 400000, 3, m);
+  oracle::check_exact_moments(ScanOrder::Fixed, InitialState::Random, 400000, 2, m);
+}
+
+// The measured mean decay along the slowest mode matches the computed random-sweep rate, primal and dual, on a
+// signed model made from a precision matrix (the rate from convergence_rates(), not the dense oracle).
+BOOST_AUTO_TEST_CASE(the_measured_decay_matches_the_computed_rate_on_a_signed_model) {
+  const Model m = Model::from_precision(sparse(signed_matrix(4, 1.1, 5)));
+  const Rates rates = convergence_rates(m);
+  for (const Domain d : {Domain::Primal, Domain::Dual}) {
+    const oracle::SlowestMode mode = oracle::slowest_mode(MatrixXd(m.precision(d)));
+    const double computed = d == Domain::Primal ? rates.rate_primal : rates.rate_dual;
+    BOOST_TEST(std::abs(std::log(computed) / std::log(mode.rate) - 1) < 1e-8);
+    EnsembleOptions o;
+    o.chains = 20000;
+    o.sweeps = 6;
+    o.seed = 99;
+    o.scan = ScanOrder::Random;
+    // 6 z-tests per domain at |z| < 5: false-failure probability below 1e-5.
+    oracle::check_slowest_mode_decay(m, d, mode, o, 5.0, std::string("signed 4x4 ") + to_string(d));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_vector_paths_of_the_weighted_dual_kernel_give_the_scalar_bits) {
+  const Model m = oracle::small_signed_model();
+  const DualIncidenceKernel k(m);
+  BOOST_TEST(k.weighted());
+  BOOST_TEST(!k.uniform_coefficients());
+  // One sweep through run_updates at every width equals the per-site update loop.
+  for (const char* path : {"scalar", "avx2", "avx512"}) {
+    if (!detail::select_update_path(path)) continue;
+    constexpr int W = 4;
+    const std::size_t n = static_cast<std::size_t>(k.dimension());
+    std::vector<double> y(n * W), x(static_cast<std::size_t>(m.num_nodes()) * W), eps(3 * n * W);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = std::sin(0.37 * static_cast<double>(i));
+    for (std::size_t i = 0; i < eps.size(); ++i) eps[i] = std::cos(1.13 * static_cast<double>(i));
+    std::vector<Index> sites;
+    for (std::size_t t = 0; t < 3 * n; ++t) sites.push_back(static_cast<Index>((5 * t + 1) % n));
+    k.rebuild_tally<W>(y.data(), x.data());
+    std::vector<double> y2 = y, x2 = x;
+    k.run_updates<W>(sites.data(), sites.size(), y.data(), x.data(), eps.data());
+    for (std::size_t t = 0; t < sites.size(); ++t) k.update<W>(sites[t], y2.data(), x2.data(), eps.data() + t * W);
+    BOOST_TEST(y == y2, path);
+    BOOST_TEST(x == x2, path);
+  }
+  detail::select_update_path("auto");
+}
