@@ -1,16 +1,17 @@
 // `reproduce accel`: the mean-error decay and the covariance error of random-scan Gibbs, SSOR and
 // Chebyshev-SSOR against sweep-equivalents and CPU seconds, primal x and dual x~ = B y~, on torus:100, torus:1000 and
 // kregular:10000,4, with the predicted rates beside the fitted ones and CHOLMOD's cost per exact draw.
-#include <dualgibbs/experiments/experiments.hpp>
 
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
-#include "experiments/figure_support.hpp"
+#include <dualgibbs/paper/figures.hpp>
+
 #include "experiments/fits.hpp"
 #include "experiments/seeds.hpp"
+#include "paper/figure_support.hpp"
 
 #include <algorithm>
 #include <cmath>

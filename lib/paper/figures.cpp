@@ -1,6 +1,4 @@
 // The paper's figures (Section VII) and the spectral-rate benchmark. Conventions: experiments.hpp.
-#include <dualgibbs/experiments/experiments.hpp>
-#include <dualgibbs/experiments/published.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
@@ -9,9 +7,12 @@
 
 #include <dualgibbs/core/number_text.hpp>
 
-#include "experiments/figure_support.hpp"
+#include <dualgibbs/paper/figures.hpp>
+#include <dualgibbs/paper/published.hpp>
+
 #include "experiments/fits.hpp"
 #include "experiments/seeds.hpp"
+#include "paper/figure_support.hpp"
 
 #include <Eigen/Core>
 
@@ -189,7 +190,7 @@ ExperimentResult run_fig6(const ExperimentOptions& opt) {
   const detail::Stopwatch exact_clock;
   const Eigen::MatrixXd target = covariance_primal(model);
   res.timings.emplace_back("exact", exact_clock.seconds());
-  single_model_convergence(res, model, target, cs, opt);
+  single_model_convergence(res, model, target, cs, opt.progress);
   return finish(std::move(res), total);
 }
 
@@ -637,7 +638,7 @@ ExperimentResult run_fig11(const ExperimentOptions& opt) {
   const Eigen::VectorXd mv = marginal_variances(model, Domain::Primal);
   res.timings.emplace_back("selected_inversion", selinv.seconds());
   res.summary.emplace_back("closed_form_vs_selected_inversion_max_abs", (mv.array() - nu).abs().maxCoeff());
-  single_model_convergence(res, model, target, cs, opt);
+  single_model_convergence(res, model, target, cs, opt.progress);
   return finish(std::move(res), total);
 }
 
