@@ -2,6 +2,7 @@
 #include "paper/figure_support.hpp"
 
 #include <dualgibbs/core/number_text.hpp>
+#include <dualgibbs/model/io.hpp>
 
 #include "experiments/fits.hpp"
 #include "experiments/seeds.hpp"
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dualgibbs::detail {
@@ -79,6 +81,68 @@ ExperimentResult start_figure(const std::string& name, std::string title, const 
   res.title = std::move(title);
   add_common_parameters(res, opt);
   return res;
+}
+
+ConvergenceCurves FigureRun::measure(const Model& m, const Eigen::MatrixXd& target, std::size_t i, std::size_t n,
+                                     const std::string& label, double span) const {
+  const auto total = static_cast<double>(n);
+  return measure_convergence(
+      m, target, settings,
+      sub_progress(opt.progress, static_cast<double>(i) / total, (static_cast<double>(i) + span) / total), label);
+}
+
+ExperimentResult run_figure(const FigureSpec& spec, const ExperimentOptions& opt, const FigureBody& body) {
+  const Stopwatch total;
+  ExperimentResult res = start_figure(spec.name, spec.title, opt);
+  FigureRun run{opt,
+                res,
+                pick(opt.chains, opt.quick, spec.chains.quick, spec.chains.full),
+                pick(opt.sweeps, opt.quick, spec.sweeps.quick, spec.sweeps.full),
+                std::nullopt,
+                ConvergenceSettings{}};
+  if (spec.model) {
+    const FigureModel& m = *spec.model;
+    add_model_parameters(res, m.graph, m.s, m.sigma);
+    run.model.emplace(load_model(m.graph, m.s, m.sigma));
+  }
+  res.parameters.insert(res.parameters.end(), spec.parameters.begin(), spec.parameters.end());
+  if (spec.convergence) {
+    const FigureChains& c = *spec.convergence;
+    run.settings = settings_for(opt, run.chains, run.sweeps, c.seed_salt ? derive_seed(opt.seed, c.seed_salt) : 0);
+    apply_start(run.settings, opt, opt.as_published ? c.published : InitialState::Constant, 1.0, c.scale);
+    run.settings.control_variate = c.control_variate;
+    add_settings_parameters(res, run.settings);
+  }
+  body(run);
+  return finish(std::move(res), total);
+}
+
+Table curves_table(const std::vector<ConvergenceCurves>& curves, const std::vector<std::string>& names,
+                   const std::vector<CurveColumn>& columns) {
+  std::vector<std::string> heads{"sweep"};
+  for (const std::string& name : names)
+    for (const CurveColumn& c : columns) heads.push_back(c.prefix + name);
+  Table table(heads);
+  for (std::size_t t = 0; t < curves.front().primal.size(); ++t) {
+    std::vector<double> row{static_cast<double>(curves.front().primal[t].sweep)};
+    for (const ConvergenceCurves& run : curves)
+      for (const CurveColumn& c : columns) {
+        const std::vector<ErrorEstimate>& errors = c.dual ? run.dual : run.primal;
+        const double x = errors[t].*c.field;
+        row.push_back(c.normalised ? x / (errors.front().*c.field) : x);
+      }
+    table.add_row(std::move(row));
+  }
+  return table;
+}
+
+void mean_and_sd(const std::vector<double>& v, double& mean, double& sd) {
+  mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
 }
 
 std::vector<RateComparison> only(const std::vector<RateComparison>& rows, const std::string& from) {

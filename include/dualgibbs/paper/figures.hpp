@@ -4,8 +4,11 @@
 /// `dualgibbs::dualgibbs`): every figure (fig5 ... fig11), the time-to-accuracy study (`accuracy`), the
 /// spectral-rate benchmark (`rates`) and the accelerated samplers (`accel`) run here and return an
 /// ExperimentResult (experiments/experiments.hpp, whose conventions every convergence figure follows), so the
-/// command line (`dualgibbs reproduce`), the Python module, the tests and users share one implementation.
-//////
+/// command line (`dualgibbs reproduce`), the Python module, the tests and users share one implementation. Each figure
+/// is a short specification (its model, quick and full sizes, start and recorded parameters) run by one driver that
+/// does what every figure shares (the option checks, the common parameters, the convergence settings, the timing), with
+/// the figure's own computation beside it.
+///
 /// \code
 /// dualgibbs::ExperimentOptions opt;
 /// opt.quick = true;
