@@ -4,9 +4,9 @@
 #include "mpi_session.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/api/reproduce.hpp>
 #include <dualgibbs/core/chain_group.hpp>
-#include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/paper/figures.hpp>
+#include <dualgibbs/paper/reproduce.hpp>
 
 #include <iostream>
 #include <optional>
@@ -53,7 +53,7 @@ int run_reproduce(const CommonOptions& common, const ReproduceCliOptions& o) {
 }
 
 std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
-  // The list, the help and the dispatch all come from the figure table (experiments.hpp).
+  // The list, the help and the dispatch all come from the figure table (paper/figures.hpp).
   std::string names, table;
   for (const Figure& f : figures()) {
     names += (names.empty() ? "" : ", ") + f.name;

@@ -2,7 +2,7 @@
 #include "output.hpp"
 #include "mpi_session.hpp"
 
-#include <dualgibbs/api/reproduce.hpp>
+#include <dualgibbs/api/experiment_record.hpp>
 #include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/version.hpp>

@@ -7,7 +7,7 @@
 // Usage: bench_rates [--quick] [--skip-accumulation] [--skip-figures] [--skip-rates]
 // Prints a human-readable report and one JSON line per part (prefix "json: ").
 #include <dualgibbs/estimation/estimators.hpp>
-#include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/paper/figures.hpp>
 
 #include "harness.hpp"
 

@@ -1,11 +1,11 @@
-// Tests of api/reproduce.hpp: the figures a name chooses, the options' checks, a figure's record against its result
-// and the recorded command line.
+// Tests of paper/reproduce.hpp (api::reproduce): the figures a name chooses, the options' checks, a figure's record
+// against its result and the recorded command line.
 #define BOOST_TEST_MODULE api_reproduce
 #include <boost/test/unit_test.hpp>
 
 #include "test_support.hpp"
 
-#include <dualgibbs/api/reproduce.hpp>
+#include <dualgibbs/paper/reproduce.hpp>
 
 #include <cmath>
 #include <stdexcept>

@@ -4,6 +4,7 @@
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/paper/figures.hpp>
 
 #include "test_support.hpp"
 

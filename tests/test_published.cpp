@@ -1,9 +1,9 @@
-// The authors' fig7 inputs regenerated (experiments/published.hpp) against networkx 2.8 and numpy output
+// The authors' fig7 inputs regenerated (paper/published.hpp) against networkx 2.8 and numpy output
 // (tests/data/published_fig7.txt, written by tests/data/make_published_fixtures.py: the oracle is their code).
 #define BOOST_TEST_MODULE published
 #include <boost/test/unit_test.hpp>
 
-#include <dualgibbs/experiments/published.hpp>
+#include <dualgibbs/paper/published.hpp>
 
 #include <cmath>
 #include <fstream>

@@ -11,6 +11,7 @@
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
+#include <dualgibbs/paper/figures.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 
 #include <Eigen/Core>

@@ -30,7 +30,7 @@
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/estimation/validate.hpp>
-// experiments/: the paper's figures as tables
+// experiments/: the convergence measurement, marginal variances to a target
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 // api/: one function per use case (the service layer under the command and the Python module)
@@ -39,10 +39,12 @@
 #include <dualgibbs/api/converge.hpp>
 #include <dualgibbs/api/draws.hpp>
 #include <dualgibbs/api/exact.hpp>
+#include <dualgibbs/api/experiment_record.hpp>
 #include <dualgibbs/api/info.hpp>
 #include <dualgibbs/api/marginals.hpp>
 #include <dualgibbs/api/mean.hpp>
-#include <dualgibbs/api/reproduce.hpp>
 #include <dualgibbs/api/sample.hpp>
 #include <dualgibbs/api/scheme.hpp>
 #include <dualgibbs/api/validate.hpp>
+// paper/: the paper's figures are a library of their own, dualgibbs::paper (link it, then include
+// <dualgibbs/paper/figures.hpp> and <dualgibbs/paper/reproduce.hpp>)

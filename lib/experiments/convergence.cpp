@@ -7,7 +7,7 @@
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/truth/exact.hpp>
 
-#include "experiments/figure_support.hpp"
+#include "experiments/experiment_support.hpp"
 #include "experiments/seeds.hpp"
 
 #include <algorithm>
@@ -261,9 +261,7 @@ ExperimentResult run_convergence(const Model& model, const std::string& name, co
   const detail::Stopwatch exact_clock;
   const Eigen::MatrixXd target = exact_target(model, max_full_nodes);
   res.timings.emplace_back("exact", exact_clock.seconds());
-  ExperimentOptions opt;
-  opt.progress = progress;
-  detail::single_model_convergence(res, model, target, settings, opt);
+  detail::single_model_convergence(res, model, target, settings, progress);
   return detail::finish(std::move(res), total);
 }
 

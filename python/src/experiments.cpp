@@ -13,7 +13,7 @@
 #include <dualgibbs/api/converge.hpp>
 #include <dualgibbs/api/info.hpp>
 #include <dualgibbs/api/marginals.hpp>
-#include <dualgibbs/api/reproduce.hpp>
+#include <dualgibbs/paper/reproduce.hpp>
 
 #include <pybind11/eigen.h>
 #include <pybind11/functional.h>

@@ -16,6 +16,7 @@
 #include "record.hpp"
 
 #include <dualgibbs/dualgibbs.hpp>
+#include <dualgibbs/paper/figures.hpp>
 
 #include <pybind11/eigen.h>
 #include <pybind11/functional.h>

@@ -3,8 +3,10 @@
 #  1. the installed public headers include neither CHOLMOD nor Spectra (both are private dependencies);
 #  2. the installed libdualgibbs.so exports only the public interface: every strong symbol it defines is in
 #     namespace dualgibbs, and the library's other external symbols (present in the static twin) are hidden;
-#  3. tests/consumer configures with find_package(dualgibbs CONFIG) from that prefix, builds and runs;
-#  4. pkg-config --cflags --libs dualgibbs (PKG_CONFIG_PATH = the prefix) compiles and links the same program.
+#  3. tests/consumer configures with find_package(dualgibbs CONFIG) from that prefix, builds and runs (a program on
+#     dualgibbs::dualgibbs and one on dualgibbs::paper, the paper's figures);
+#  4. pkg-config --cflags --libs dualgibbs (PKG_CONFIG_PATH = the prefix) compiles and links the same program, and
+#     dualgibbs-paper the program on the paper's figures.
 # Usage: run.sh CMAKE BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX
 set -euo pipefail
 cmake_exe="$1"; build="$2"; src="$3"; work="$4"; cxx="$5"
@@ -51,6 +53,7 @@ fi
 grep -q "dualgibbs .* from $prefix/" "$work/configure.log" || { cat "$work/configure.log"; fail "find_package did not take dualgibbs from $prefix"; }
 "$cmake_exe" --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "the consumer does not build"; }
 "$work/build/consumer" || fail "the consumer built with find_package does not run correctly"
+"$work/build/consumer_paper" || fail "the consumer of dualgibbs::paper built with find_package does not run correctly"
 
 # 4. pkg-config consumer.
 flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs dualgibbs) || fail "pkg-config --cflags --libs dualgibbs"
@@ -62,4 +65,9 @@ libdir=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --variable=libdir dualgib
 "$cxx" -std=c++17 -O1 "$src/main.cpp" -o "$work/consumer_pc" $flags -Wl,-rpath,"$libdir" >"$work/pc_build.log" 2>&1 \
   || { cat "$work/pc_build.log"; fail "the consumer does not build with pkg-config flags"; }
 "$work/consumer_pc" >/dev/null || fail "the consumer built with pkg-config flags does not run correctly"
+flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs dualgibbs-paper) || fail "pkg-config dualgibbs-paper"
+# shellcheck disable=SC2086
+"$cxx" -std=c++17 -O1 "$src/paper.cpp" -o "$work/consumer_paper_pc" $flags -Wl,-rpath,"$libdir" >"$work/pc_build.log" 2>&1 \
+  || { cat "$work/pc_build.log"; fail "the consumer of dualgibbs::paper does not build with pkg-config flags"; }
+"$work/consumer_paper_pc" >/dev/null || fail "the consumer of dualgibbs::paper built with pkg-config flags does not run"
 echo "consumer test passed"

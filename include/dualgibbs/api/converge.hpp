@@ -14,7 +14,7 @@
 /// \endcode
 
 #include <dualgibbs/api/common.hpp>
-#include <dualgibbs/api/reproduce.hpp>
+#include <dualgibbs/api/experiment_record.hpp>
 #include <dualgibbs/api/scheme.hpp>
 #include <dualgibbs/export.hpp>
 

@@ -14,8 +14,8 @@
 /// std::vector<double> sigma = rng.beta11(g.num_edges(), 0.25, 0.5);            // its sigma_e, edge by edge
 /// \endcode
 
-#include <dualgibbs/export.hpp>
 #include <dualgibbs/model/graph.hpp>
+#include <dualgibbs/paper/export.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -34,10 +34,10 @@ namespace dualgibbs {
 /// \param seed networkx's integer seed
 /// \return the graph
 /// \throws std::invalid_argument for k >= n, odd k, n < 3, or p outside [0, 1].
-DUALGIBBS_EXPORT Graph networkx_watts_strogatz(Index n, Index k, double p, std::uint32_t seed);
+DUALGIBBS_PAPER_EXPORT Graph networkx_watts_strogatz(Index n, Index k, double p, std::uint32_t seed);
 
 /// numpy's legacy `np.random.seed(seed)` stream (MT19937 `init_genrand`, doubles from two words).
-class DUALGIBBS_EXPORT NumpyLegacyRandom {
+class DUALGIBBS_PAPER_EXPORT NumpyLegacyRandom {
  public:
   /// `np.random.seed(seed)`.
   /// \param seed numpy's seed

@@ -1,7 +1,6 @@
-// The figure table (experiments.hpp): every figure's name, description and run function, in one list.
+// The figure table (figures.hpp): every figure's name, description and run function, in one list.
 #include <dualgibbs/core/machine.hpp>
-#include <dualgibbs/experiments/experiments.hpp>
-#include <dualgibbs/experiments/marginals.hpp>
+#include <dualgibbs/paper/figures.hpp>
 
 #include <stdexcept>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 /// \file reproduce.hpp
-/// The `reproduce` use case: one of the paper's figures (figures(), experiments/experiments.hpp) with the
-/// command's options, and the record of any experiment's result (the JSON sidecar written next to its tables).
+/// The `reproduce` use case: one of the paper's figures (figures(), paper/figures.hpp) with the command's options,
+/// recorded by api::experiment_record() (api/experiment_record.hpp). Part of dualgibbs::paper, like the figures.
 ///
 /// \code
 /// dualgibbs::api::ReproduceOptions o;
@@ -12,8 +12,9 @@
 /// \endcode
 
 #include <dualgibbs/api/common.hpp>
-#include <dualgibbs/experiments/experiments.hpp>
-#include <dualgibbs/export.hpp>
+#include <dualgibbs/api/experiment_record.hpp>
+#include <dualgibbs/paper/export.hpp>
+#include <dualgibbs/paper/figures.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,28 +23,6 @@
 #include <vector>
 
 namespace dualgibbs::api {
-
-/// An experiment that ran: its tables and its record.
-struct ExperimentRun {
-  ExperimentResult result;  ///< the tables, rates, summary, parameters, timings and notes
-  /// experiment_record() of the result.
-  Record record;
-  double wall_seconds = 0;  ///< wall time of the run
-};
-
-/// The record of an experiment's result: figure (the result's name), title, version, command (how it ran),
-/// parameters ({name: text}), seed (from the parameters), threads ({requested, used, hardware}), mpi_ranks,
-/// timings_seconds, wall_seconds, summary, rates (label, fitted_from, predicted_by, predicted_neg_log_rate,
-/// closed_form_neg_log_rate, fitted_neg_log_rate, window_first_sweep, window_last_sweep, window_points,
-/// relative_disagreement, note when the fit has one), notes and columns (the main table's, its label column first).
-/// Non-finite numbers are null.
-/// \param result the experiment's result
-/// \param wall_seconds wall time of the run
-/// \param command_line how it ran (the equivalent command line)
-/// \param execution its threads and chain group
-/// \return the record
-DUALGIBBS_EXPORT Record experiment_record(const ExperimentResult& result, double wall_seconds,
-                                          const std::string& command_line, const Execution& execution);
 
 /// The options of `reproduce`, with the command's defaults.
 struct ReproduceOptions {
@@ -69,7 +48,8 @@ struct ReproduceOptions {
 /// \throws std::invalid_argument for an unknown figure (naming the known ones), an unknown or given init, an
 ///         init_value without init constant, an init_scale without init random, or 1 to kMinSplitHalfChains - 1
 ///         chains.
-DUALGIBBS_EXPORT std::vector<std::string> reproduce_figures(const std::string& figure, const ReproduceOptions& options);
+DUALGIBBS_PAPER_EXPORT std::vector<std::string> reproduce_figures(const std::string& figure,
+                                                                  const ReproduceOptions& options);
 
 /// Runs one figure.
 /// \param figure a name of figures()
@@ -78,7 +58,7 @@ DUALGIBBS_EXPORT std::vector<std::string> reproduce_figures(const std::string& f
 /// \return the figure's tables and record
 /// \throws std::invalid_argument as reproduce_figures() (for "all" too: one figure at a time) and the figure's own
 ///         checks; the figure's numerical failures.
-DUALGIBBS_EXPORT ExperimentRun reproduce(const std::string& figure, const ReproduceOptions& options,
-                                         const Execution& execution = {});
+DUALGIBBS_PAPER_EXPORT ExperimentRun reproduce(const std::string& figure, const ReproduceOptions& options,
+                                               const Execution& execution = {});
 
 }  // namespace dualgibbs::api

@@ -1,16 +1,17 @@
 // `reproduce accel`: the mean-error decay and the covariance error of random-scan Gibbs, SSOR and
 // Chebyshev-SSOR against sweep-equivalents and CPU seconds, primal x and dual x~ = B y~, on torus:100, torus:1000 and
 // kregular:10000,4, with the predicted rates beside the fitted ones and CHOLMOD's cost per exact draw.
-#include <dualgibbs/experiments/experiments.hpp>
 
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
 
-#include "experiments/figure_support.hpp"
+#include <dualgibbs/paper/figures.hpp>
+
 #include "experiments/fits.hpp"
 #include "experiments/seeds.hpp"
+#include "paper/figure_support.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -397,63 +398,65 @@ std::vector<Panel> accel_panels(bool quick) {
 }  // namespace
 
 ExperimentResult run_accel(const ExperimentOptions& opt) {
-  const detail::Stopwatch total;
   const std::vector<Panel> panels = accel_panels(opt.quick);
   std::string graphs;
   for (const Panel& p : panels) graphs += (graphs.empty() ? "" : ", ") + p.graph;
-  ExperimentResult res = detail::start_figure(
+  const detail::FigureSpec spec(
       "accel",
       "Accelerated samplers: ensemble-mean and covariance error of random-scan Gibbs, SSOR and Chebyshev-SSOR "
       "against sweep-equivalents and CPU seconds, primal x and dual x~, " +
           graphs + ", s = 1, sigma = 0.25",
-      opt);
-  if (opt.as_published || opt.init || opt.init_value || opt.init_scale)
-    res.notes.push_back(
-        "accel has no published counterpart and runs the mean-decay start of fig10 and rates (1e6 x a fixed normal "
-        "vector): the preset and the start overrides do not change it.");
-  const double s = 1.0, sigma = 0.25, omega = 1.5;
-  res.parameters.emplace_back("graphs", graphs);
-  res.parameters.emplace_back("s", number_text(s, 10));
-  res.parameters.emplace_back("sigma", number_text(sigma, 10));
-  res.parameters.emplace_back("omega", number_text(omega, 10));
-  {
-    std::string chains;
-    for (const Panel& p : panels)
-      chains +=
-          (chains.empty() ? "" : ", ") + p.graph + ": " + std::to_string(detail::pick(opt.chains, false, 0, p.chains));
-    res.parameters.emplace_back("chains", chains);
-  }
-  res.parameters.emplace_back("init",
-                              "mean: 1e6 x a fixed N(0, I) vector (|.| in the primal), same for every chain; "
-                              "covariance: 0 for every chain");
-  res.parameters.emplace_back("observed", "primal: x; dual: x~ = B y~");
-  res.parameters.emplace_back("cov_error",
-                              "1 - sum_{v in S} var^(v) / sum_{v in S} Var(v), S = min(|V|, 2000) evenly spaced nodes, "
-                              "var^ the ensemble's sample variance, Var by selected inversion of Q (dual x~: "
-                              "(s_v^2 - Var(X_v)) / s_v^4, Woodbury)");
+      std::nullopt, {}, {});
+  return detail::run_figure(spec, opt, [&](detail::FigureRun& run) {
+    ExperimentResult& res = run.res;
+    if (opt.as_published || opt.init || opt.init_value || opt.init_scale)
+      res.notes.push_back(
+          "accel has no published counterpart and runs the mean-decay start of fig10 and rates (1e6 x a fixed normal "
+          "vector): the preset and the start overrides do not change it.");
+    const double s = 1.0, sigma = 0.25, omega = 1.5;
+    res.parameters.emplace_back("graphs", graphs);
+    res.parameters.emplace_back("s", number_text(s, 10));
+    res.parameters.emplace_back("sigma", number_text(sigma, 10));
+    res.parameters.emplace_back("omega", number_text(omega, 10));
+    {
+      std::string chains;
+      for (const Panel& p : panels)
+        chains += (chains.empty() ? "" : ", ") + p.graph + ": " +
+                  std::to_string(detail::pick(opt.chains, false, 0, p.chains));
+      res.parameters.emplace_back("chains", chains);
+    }
+    res.parameters.emplace_back("init",
+                                "mean: 1e6 x a fixed N(0, I) vector (|.| in the primal), same for every chain; "
+                                "covariance: 0 for every chain");
+    res.parameters.emplace_back("observed", "primal: x; dual: x~ = B y~");
+    res.parameters.emplace_back(
+        "cov_error",
+        "1 - sum_{v in S} var^(v) / sum_{v in S} Var(v), S = min(|V|, 2000) evenly spaced nodes, "
+        "var^ the ensemble's sample variance, Var by selected inversion of Q (dual x~: "
+        "(s_v^2 - Var(X_v)) / s_v^4, Woodbury)");
 
-  res.table =
-      Table("series", {"iteration", "sweep_equivalents", "cpu_seconds", "mean_error", "mean_floor", "predicted_error"});
-  AccelTables tables;
-  for (std::size_t g = 0; g < panels.size(); ++g) run_panel(opt, panels, g, s, sigma, omega, res, tables);
-  res.timings.emplace_back("spectra", tables.spectra_seconds);
-  res.timings.emplace_back("truth_and_exact_sampling", tables.truth_seconds);
-  res.timings.emplace_back("sampling_cpu", tables.sampling_cpu);
-  res.extra_tables.emplace_back("rates", tables.rate);
-  res.extra_tables.emplace_back("covariance", tables.cov);
-  res.extra_tables.emplace_back("exact", tables.exact);
-  res.notes.push_back(
-      "one iteration of ssor and cheby-ssor is 2n site updates (2 sweep-equivalents); rates are -ln r per "
-      "iteration; CPU seconds are those of the sampling threads for all chains (the observers excluded), on a "
-      "machine whose load the sidecar does not record: compare ratios.");
-  res.notes.push_back(
-      "the dual's prediction for ssor, 1 - lambda_min(M^-1 R), belongs to a mode that mixes cycle and cut space; x~ "
-      "sees only the cut space (docs/sampler.md section 2, 'The dual').");
-  res.notes.push_back(
-      "accel_exact.csv: CHOLMOD's CPU seconds to factorize each domain's precision and per exact draw (16 batched); "
-      "the time of `chains` exact draws is the line to compare the CPU axis with.");
-  detail::note_missing_fits(res);
-  return detail::finish(std::move(res), total);
+    res.table = Table("series",
+                      {"iteration", "sweep_equivalents", "cpu_seconds", "mean_error", "mean_floor", "predicted_error"});
+    AccelTables tables;
+    for (std::size_t g = 0; g < panels.size(); ++g) run_panel(opt, panels, g, s, sigma, omega, res, tables);
+    res.timings.emplace_back("spectra", tables.spectra_seconds);
+    res.timings.emplace_back("truth_and_exact_sampling", tables.truth_seconds);
+    res.timings.emplace_back("sampling_cpu", tables.sampling_cpu);
+    res.extra_tables.emplace_back("rates", tables.rate);
+    res.extra_tables.emplace_back("covariance", tables.cov);
+    res.extra_tables.emplace_back("exact", tables.exact);
+    res.notes.push_back(
+        "one iteration of ssor and cheby-ssor is 2n site updates (2 sweep-equivalents); rates are -ln r per "
+        "iteration; CPU seconds are those of the sampling threads for all chains (the observers excluded), on a "
+        "machine whose load the sidecar does not record: compare ratios.");
+    res.notes.push_back(
+        "the dual's prediction for ssor, 1 - lambda_min(M^-1 R), belongs to a mode that mixes cycle and cut space; x~ "
+        "sees only the cut space (docs/sampler.md section 2, 'The dual').");
+    res.notes.push_back(
+        "accel_exact.csv: CHOLMOD's CPU seconds to factorize each domain's precision and per exact draw (16 batched); "
+        "the time of `chains` exact draws is the line to compare the CPU axis with.");
+    detail::note_missing_fits(res);
+  });
 }
 
 }  // namespace dualgibbs

@@ -1,7 +1,8 @@
 // Private machinery shared by the figures (figure_support.hpp).
-#include "experiments/figure_support.hpp"
+#include "paper/figure_support.hpp"
 
 #include <dualgibbs/core/number_text.hpp>
+#include <dualgibbs/model/io.hpp>
 
 #include "experiments/fits.hpp"
 #include "experiments/seeds.hpp"
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dualgibbs::detail {
@@ -62,32 +64,6 @@ void add_model_parameters(ExperimentResult& r, const std::string& graph, double 
   r.parameters.emplace_back("sigma", number_text(sigma, 10));
 }
 
-void add_settings_parameters(ExperimentResult& r, const ConvergenceSettings& cs) {
-  r.parameters.emplace_back("chains", std::to_string(cs.chains));
-  r.parameters.emplace_back("sweeps", std::to_string(cs.sweeps));
-  r.parameters.emplace_back("checkpoint_every", std::to_string(cs.checkpoint_every));
-  r.parameters.emplace_back("scan", to_string(cs.scan));
-  r.parameters.emplace_back("init", to_string(cs.init));
-  r.parameters.emplace_back("init_value", number_text(cs.init_value, 10));
-  if (cs.init == InitialState::Random) r.parameters.emplace_back("init_scale", number_text(cs.init_scale, 10));
-  r.parameters.emplace_back("jackknife_groups_per_half", std::to_string(cs.jackknife_groups));
-  // Accelerated schemes only: the default run's parameters are unchanged.
-  for (const auto& [domain, s] : {std::pair<const char*, const SchemeOptions&>{"primal", cs.scheme_primal},
-                                  std::pair<const char*, const SchemeOptions&>{"dual", cs.scheme_dual}}) {
-    if (s.kind == SchemeKind::Gibbs) continue;
-    r.parameters.emplace_back(std::string("scheme_") + domain, to_string(s.kind));
-    if (s.kind == SchemeKind::Colored) {
-      r.parameters.emplace_back(std::string("threads_per_chain_") + domain, std::to_string(s.threads));
-      continue;
-    }
-    r.parameters.emplace_back(std::string("omega_") + domain, number_text(s.omega, 10));
-    if (s.kind == SchemeKind::ChebyshevSsor) {
-      r.parameters.emplace_back(std::string("lambda_min_") + domain, number_text(s.spectrum.lambda_min, 10));
-      r.parameters.emplace_back(std::string("lambda_max_") + domain, number_text(s.spectrum.lambda_max, 10));
-    }
-  }
-}
-
 ConvergenceSettings settings_for(const ExperimentOptions& opt, std::size_t chains, std::size_t sweeps,
                                  std::uint64_t seed) {
   ConvergenceSettings cs;
@@ -96,14 +72,6 @@ ConvergenceSettings settings_for(const ExperimentOptions& opt, std::size_t chain
   cs.seed = seed;
   cs.threads = opt.threads;
   return cs;
-}
-
-void add_run_timings(ExperimentResult& r, const ConvergenceCurves& c, const std::string& prefix) {
-  r.timings.emplace_back(prefix + "sampling_primal", c.primal_stats.seconds);
-  r.timings.emplace_back(prefix + "sampling_dual", c.dual_stats.seconds);
-  r.timings.emplace_back(prefix + "primal_and_dual_with_accumulation", c.seconds);
-  r.summary.emplace_back(prefix + "ns_per_update_primal", c.primal_stats.ns_per_update);
-  r.summary.emplace_back(prefix + "ns_per_update_dual", c.dual_stats.ns_per_update);
 }
 
 ExperimentResult start_figure(const std::string& name, std::string title, const ExperimentOptions& opt) {
@@ -115,9 +83,66 @@ ExperimentResult start_figure(const std::string& name, std::string title, const 
   return res;
 }
 
-ExperimentResult finish(ExperimentResult res, const Stopwatch& total) {
-  res.timings.emplace_back("total", total.seconds());
-  return res;
+ConvergenceCurves FigureRun::measure(const Model& m, const Eigen::MatrixXd& target, std::size_t i, std::size_t n,
+                                     const std::string& label, double span) const {
+  const auto total = static_cast<double>(n);
+  return measure_convergence(
+      m, target, settings,
+      sub_progress(opt.progress, static_cast<double>(i) / total, (static_cast<double>(i) + span) / total), label);
+}
+
+ExperimentResult run_figure(const FigureSpec& spec, const ExperimentOptions& opt, const FigureBody& body) {
+  const Stopwatch total;
+  ExperimentResult res = start_figure(spec.name, spec.title, opt);
+  FigureRun run{opt,
+                res,
+                pick(opt.chains, opt.quick, spec.chains.quick, spec.chains.full),
+                pick(opt.sweeps, opt.quick, spec.sweeps.quick, spec.sweeps.full),
+                std::nullopt,
+                ConvergenceSettings{}};
+  if (spec.model) {
+    const FigureModel& m = *spec.model;
+    add_model_parameters(res, m.graph, m.s, m.sigma);
+    run.model.emplace(load_model(m.graph, m.s, m.sigma));
+  }
+  res.parameters.insert(res.parameters.end(), spec.parameters.begin(), spec.parameters.end());
+  if (spec.convergence) {
+    const FigureChains& c = *spec.convergence;
+    run.settings = settings_for(opt, run.chains, run.sweeps, c.seed_salt ? derive_seed(opt.seed, c.seed_salt) : 0);
+    apply_start(run.settings, opt, opt.as_published ? c.published : InitialState::Constant, 1.0, c.scale);
+    run.settings.control_variate = c.control_variate;
+    add_settings_parameters(res, run.settings);
+  }
+  body(run);
+  return finish(std::move(res), total);
+}
+
+Table curves_table(const std::vector<ConvergenceCurves>& curves, const std::vector<std::string>& names,
+                   const std::vector<CurveColumn>& columns) {
+  std::vector<std::string> heads{"sweep"};
+  for (const std::string& name : names)
+    for (const CurveColumn& c : columns) heads.push_back(c.prefix + name);
+  Table table(heads);
+  for (std::size_t t = 0; t < curves.front().primal.size(); ++t) {
+    std::vector<double> row{static_cast<double>(curves.front().primal[t].sweep)};
+    for (const ConvergenceCurves& run : curves)
+      for (const CurveColumn& c : columns) {
+        const std::vector<ErrorEstimate>& errors = c.dual ? run.dual : run.primal;
+        const double x = errors[t].*c.field;
+        row.push_back(c.normalised ? x / (errors.front().*c.field) : x);
+      }
+    table.add_row(std::move(row));
+  }
+  return table;
+}
+
+void mean_and_sd(const std::vector<double>& v, double& mean, double& sd) {
+  mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
 }
 
 std::vector<RateComparison> only(const std::vector<RateComparison>& rows, const std::string& from) {
@@ -125,40 +150,6 @@ std::vector<RateComparison> only(const std::vector<RateComparison>& rows, const 
   for (const auto& r : rows)
     if (r.fitted_from == from) out.push_back(r);
   return out;
-}
-
-void note_missing_fits(ExperimentResult& r) {
-  for (const auto& row : r.rates)
-    if (!row.fit.ok()) r.notes.push_back("no " + row.fitted_from + " fit for '" + row.label + "': " + row.fit.note);
-}
-
-void single_model_convergence(ExperimentResult& res, const Model& model, const Eigen::MatrixXd& target,
-                              const ConvergenceSettings& cs, const ExperimentOptions& opt) {
-  const ConvergenceCurves curves = measure_convergence(model, target, cs, opt.progress, res.name);
-  res.table = convergence_table(curves);
-  const Stopwatch spectra;
-  res.rates = compare_rates(model, curves);
-  predict_scheme_rates(res.rates, cs.scheme_primal, cs.scheme_dual);
-  res.timings.emplace_back("spectra", spectra.seconds());
-  add_run_timings(res, curves);
-  res.parameters.emplace_back("moments", to_string(curves.kind));
-  const ErrorEstimate& p = curves.primal.back();
-  const ErrorEstimate& d = curves.dual.back();
-  res.summary.emplace_back("final_Eu_primal", p.Eu);
-  res.summary.emplace_back("final_Eu_se_primal", p.Eu_se);
-  res.summary.emplace_back("final_Eu_dual", d.Eu);
-  res.summary.emplace_back("final_Eu_se_dual", d.Eu_se);
-  res.summary.emplace_back("initial_Eu_primal", curves.primal.front().Eu);
-  res.summary.emplace_back("initial_Eu_dual", curves.dual.front().Eu);
-  if (!curves.dual_cv.empty()) {
-    res.parameters.emplace_back("control_variate_degree", std::to_string(curves.cv_degree));
-    res.summary.emplace_back("final_Eb_primal", p.Eb);
-    res.summary.emplace_back("final_Eb_dual", d.Eb);
-    res.summary.emplace_back("final_Eb_dual_cv", curves.dual_cv.back().Eb);
-    res.summary.emplace_back("final_Eu_dual_cv", curves.dual_cv.back().Eu);
-    res.summary.emplace_back("final_Eu_se_dual_cv", curves.dual_cv.back().Eu_se);
-  }
-  note_missing_fits(res);
 }
 
 RateFit mean_decay(const Model& m, Domain domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,

@@ -1,6 +1,6 @@
 // The authors' published fig7 inputs, regenerated (published.hpp): networkx 2.8's Watts–Strogatz generator
 // under CPython's random.Random, and numpy's legacy Beta(1, 1) draws.
-#include <dualgibbs/experiments/published.hpp>
+#include <dualgibbs/paper/published.hpp>
 
 #include <dualgibbs/core/number_text.hpp>
 
