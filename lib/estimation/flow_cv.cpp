@@ -40,6 +40,7 @@ struct LocalGraph {
   // 1/sigma^2 when every edge has it (homogeneous models: the flows then read no weight array, which on an expander
   // is as large as the work arrays and competes with them for the cache), else 0.
   double uniform_weight = 0;
+  bool is_weighted = false;  // -Q_uv in inv_sig2 (a weighted, signed incidence)
 
   explicit LocalGraph(const Model& m) {
     const Graph& g = m.graph();
@@ -50,6 +51,10 @@ struct LocalGraph {
     offsets.assign(g.incidence_offsets().begin(), g.incidence_offsets().end());
     neighbors.assign(g.incidence_neighbors().begin(), g.incidence_neighbors().end());
     inv_sig2.resize(neighbors.size());
+    if (!m.unit_incidence() || m.given_precision()) {
+      weighted(m);
+      return;
+    }
     for (std::size_t p = 0; p < neighbors.size(); ++p) inv_sig2[p] = 1.0 / m.edge_variances()[g.incidence_edges()[p]];
     uniform_weight = inv_sig2.empty() ? 0.0 : inv_sig2[0];
     for (double w : inv_sig2)
@@ -61,9 +66,41 @@ struct LocalGraph {
       for (Index p = offsets[u]; p < offsets[u + 1]; ++p) diag[u] += inv_sig2[static_cast<std::size_t>(p)];
     }
   }
-  // Gershgorin: lambda_max(Q) <= max_u (1/s_u^2 + 2 sum_{e at u} 1/sigma_e^2).
+  // A weighted, signed incidence: the pushes read -Q_uv (b_u b_v / sigma_e^2 with its sign) in place of 1/sigma_e^2
+  // and Q_uu from Q itself, so that the local flows solve with the Q the residual map uses (for a model made by
+  // from_precision, the given matrix, whatever its incidence). The flow identity needs only Q = D_s^-1 + L_sigma with L_sigma = B D_sigma^-1 B^T,
+  // which holds for any B (docs/general-precision.md, section 3).
+  void weighted(const Model& m) {
+    const SparseMatrix q = m.primal_precision();
+    is_weighted = true;
+    for (std::size_t u = 0; u < diag.size(); ++u) {
+      s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
+      inv_s2[u] = 1.0 / s2[u];
+      const int* cols = q.innerIndexPtr() + q.outerIndexPtr()[u];
+      const int* end = q.innerIndexPtr() + q.outerIndexPtr()[u + 1];
+      const double* vals = q.valuePtr() + q.outerIndexPtr()[u];
+      auto entry = [&](Index c) { return vals[std::lower_bound(cols, end, c) - cols]; };  // Q's rows are sorted
+      diag[u] = entry(static_cast<Index>(u));
+      for (Index p = offsets[u]; p < offsets[u + 1]; ++p)
+        inv_sig2[static_cast<std::size_t>(p)] = -entry(neighbors[static_cast<std::size_t>(p)]);
+    }
+    uniform_weight = inv_sig2.empty() ? 0.0 : inv_sig2[0];
+    for (double w : inv_sig2)
+      if (w != uniform_weight) uniform_weight = 0;
+  }
+
+  // Gershgorin: lambda_max(Q) <= max_u (1/s_u^2 + 2 sum_{e at u} 1/sigma_e^2), and max_u (Q_uu + sum_v |Q_uv|) for a
+  // weighted incidence.
   double gershgorin() const {
     double b = 0;
+    if (is_weighted) {
+      for (std::size_t u = 0; u < diag.size(); ++u) {
+        double row = diag[u];
+        for (Index p = offsets[u]; p < offsets[u + 1]; ++p) row += std::abs(inv_sig2[static_cast<std::size_t>(p)]);
+        b = std::max(b, row);
+      }
+      return b;
+    }
     for (std::size_t u = 0; u < diag.size(); ++u) b = std::max(b, 2 * diag[u] - inv_s2[u]);
     return b;
   }
@@ -502,10 +539,6 @@ void residual_block(const SparseMatrix& matrix, int k, const Chebyshev& c, Index
 
 FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o)
     : m_q(model.primal_precision()), m_s2(model.node_variances()) {
-  if (!model.unit_incidence())
-    throw std::invalid_argument(
-        "FlowControlVariate: the flow control variate is built on the thin membrane's unit incidence; this model has "
-        "a weighted, signed incidence (use the plain dual or primal estimators)");
   if (o.degree < -1 || o.degree > 1000)
     throw std::invalid_argument("FlowControlVariate: degree = " + std::to_string(o.degree) +
                                 " (expected -1 for automatic, 0 for no control variate, or 1..1000)");

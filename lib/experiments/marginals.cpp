@@ -333,6 +333,8 @@ MarginalMethod default_marginal_method(const Model& model) {
   const Graph& g = model.graph();
   const double mean_degree = g.num_nodes() ? 2.0 * g.num_edges() / g.num_nodes() : 0.0;
   const bool lattice_like = g.num_nodes() <= 3000000 && g.max_degree() <= 8 && mean_degree <= 6;
+  // Without a dual (a given Q that is not of factor width 2) the flows have no D_s: the primal sampler is the fallback.
+  if (!lattice_like && g.num_edges() > 0 && !model.has_dual()) return MarginalMethod::Primal;
   return lattice_like || g.num_edges() == 0 ? MarginalMethod::Exact : MarginalMethod::DualCv;
 }
 
