@@ -177,7 +177,8 @@ Model Model::from_precision(const SparseMatrix& given, const PrecisionOptions& o
   const Eigen::VectorXd d = scaling(q, options, report);
   if (d.size() == 0) return primal_only(std::move(graph), std::move(q), std::move(report));
 
-  // [Future Work] each edge factor |q| (b_u x_u + b_v x_v)^2 with b_u b_v = sign(q), the rest on the diagonal.
+  // The paper's Future Work (second item): each edge factor |q| (b_u x_u + b_v x_v)^2 with b_u b_v = sign(q), the rest
+  // on the diagonal.
   const Index m = graph.num_edges();
   std::vector<double> s(static_cast<std::size_t>(n)), sigma(static_cast<std::size_t>(m));
   std::vector<double> head(static_cast<std::size_t>(m)), tail(static_cast<std::size_t>(m));
