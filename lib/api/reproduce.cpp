@@ -1,6 +1,5 @@
 // The reproduce use case and the record of an experiment (api/reproduce.hpp).
 #include <dualgibbs/api/reproduce.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/version.hpp>
 
@@ -82,7 +81,7 @@ Record experiment_record(const ExperimentResult& r, double wall_seconds, const s
   for (const auto& [k, v] : r.parameters)
     if (k == "seed") j["seed"] = std::stoull(v);
   j["threads"] = {{"requested", execution.threads},
-                  {"used", resolved_threads(execution.threads)},
+                  {"used", resolved_threads(execution)},
                   {"hardware", std::thread::hardware_concurrency()}};
   j["mpi_ranks"] = execution.group ? execution.group->size() : 1;  // threads are per rank
   j["timings_seconds"] = numbers_record(r.timings);
@@ -113,12 +112,11 @@ std::vector<std::string> reproduce_figures(const std::string& figure, const Repr
 ExperimentRun reproduce(const std::string& figure, const ReproduceOptions& options, const Execution& execution) {
   if (figure == "all") throw std::invalid_argument("reproduce: run the figures of 'all' one at a time");
   (void)reproduce_figures(figure, options);
-  std::optional<ScopedChainGroup> group;
-  if (execution.group) group.emplace(*execution.group);
   ExperimentOptions eo;
   eo.quick = options.quick;
   eo.seed = options.seed;
   eo.threads = execution.threads;
+  eo.group = execution.group;
   eo.chains = options.chains;
   eo.sweeps = options.sweeps;
   eo.as_published = options.as_published;

@@ -72,6 +72,6 @@ void single_model_convergence(ExperimentResult& res, const Model& model, const E
 /// For the dual the observer sees y~; `x_tilde_fit` receives the fit of x~ = B y~; `seconds` (if given) is
 /// increased by the sampling time.
 RateFit mean_decay(const Model& m, Domain domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
-                   unsigned threads, RateFit* x_tilde_fit = nullptr, double* seconds = nullptr);
+                   unsigned threads, ChainGroup* group, RateFit* x_tilde_fit = nullptr, double* seconds = nullptr);
 
 }  // namespace dualgibbs::detail

@@ -1,5 +1,4 @@
 // The figure table (experiments.hpp): every figure's name, description and run function, in one list.
-#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 
@@ -46,7 +45,6 @@ std::vector<std::string> experiment_names() {
 std::string experiment_description(const std::string& name) { return find_figure(name).description; }
 
 ExperimentResult run_experiment(const std::string& name, const ExperimentOptions& options) {
-  const ScopedThreadLimit cap(options.threads);  // the estimators' helpers too (core/machine.hpp)
   return find_figure(name).run(options);
 }
 

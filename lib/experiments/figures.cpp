@@ -82,6 +82,7 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
     o.checkpoint_every = burn;
     o.seed = derive_seed(opt.seed, 5, b0 / batch);
     o.threads = opt.threads;
+    o.group = opt.group;
     o.init = opt.init.value_or(InitialState::Random);
     o.init_value = opt.init_value.value_or(1.0);
     o.init_scale = opt.init_scale.value_or(1.0);
@@ -106,7 +107,7 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
   res.timings.emplace_back("exact", exact_clock.seconds());
 
   const detail::Stopwatch stats_clock;
-  const GroupedMoments gm(draws, 1, MomentKind::Full);
+  const GroupedMoments gm(draws, 1, MomentKind::Full, Execution{opt.threads, opt.group});  // shared over the group
   const Eigen::MatrixXd cov_xt = gm.moments().covariance;
   const Eigen::VectorXd sd = model.node_variances().cwiseSqrt();  // s_v
   const Eigen::MatrixXd outer = sd * sd.transpose();
@@ -117,10 +118,11 @@ ExperimentResult run_fig5(const ExperimentOptions& opt) {
   const double root_v = std::sqrt(static_cast<double>(n));
   if (opt.progress) opt.progress("fig5 bootstrap", 0.8);
   // The authors' statistic: each replicate resamples the 10^5 single draws with replacement.
-  const std::vector<double> boot =
-      bootstrap_draws(draws, replicates, derive_seed(opt.seed, 55), [&](const SampleMoments& m) {
-        return (primal_norm + m.covariance.cwiseProduct(outer) - identity).norm() / root_v;
-      });
+  const auto statistic = [&](const SampleMoments& m) {
+    return (primal_norm + m.covariance.cwiseProduct(outer) - identity).norm() / root_v;
+  };
+  const std::vector<double> boot = bootstrap_draws(draws, replicates, derive_seed(opt.seed, 55), statistic,
+                                                   Execution{opt.threads, opt.group}.thread_budget());
   res.timings.emplace_back("moments_and_bootstrap", stats_clock.seconds());
 
   // Expected residual from sampling noise alone: for Gaussian x~ with covariance C, Var(C^_ij) =
@@ -575,8 +577,9 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
     auto rows = only(compare_rates(m, c, lab.str() + " "), "Eu");
     RateFit xt;
     const RateFit pm = mean_decay(m, Domain::Primal, mean_chains, cs.sweeps, derive_seed(opt.seed, 1010, i),
-                                  opt.threads, nullptr, &sampling);
-    mean_decay(m, Domain::Dual, mean_chains, cs.sweeps, derive_seed(opt.seed, 1020, i), opt.threads, &xt, &sampling);
+                                  opt.threads, opt.group, nullptr, &sampling);
+    mean_decay(m, Domain::Dual, mean_chains, cs.sweeps, derive_seed(opt.seed, 1020, i), opt.threads, opt.group, &xt,
+               &sampling);
     RateComparison mp = rows[0];
     mp.fitted_from = "mean";
     mp.fit = pm;
@@ -724,10 +727,10 @@ void rates_of_model(RatesRun& run, const Graph& g, const std::string& spec_text,
   if (opt.progress) opt.progress("rates " + label, progress);
   const std::uint64_t seed = derive_seed(opt.seed, 120 + gi, ri);
   RateFit fit_xt;
-  const RateFit fit_p =
-      mean_decay(m, Domain::Primal, run.mean_chains, sweeps, derive_seed(seed, 1), opt.threads, nullptr, &run.sampling);
-  const RateFit fit_y =
-      mean_decay(m, Domain::Dual, run.mean_chains, sweeps, derive_seed(seed, 2), opt.threads, &fit_xt, &run.sampling);
+  const RateFit fit_p = mean_decay(m, Domain::Primal, run.mean_chains, sweeps, derive_seed(seed, 1), opt.threads,
+                                   opt.group, nullptr, &run.sampling);
+  const RateFit fit_y = mean_decay(m, Domain::Dual, run.mean_chains, sweeps, derive_seed(seed, 2), opt.threads,
+                                   opt.group, &fit_xt, &run.sampling);
   ConvergenceSettings cs = settings_for(opt, run.eu_chains, sweeps, derive_seed(seed, 3));
   apply_start(cs, opt, InitialState::Constant);
   q_factor.factorize(m.primal_precision());

@@ -144,6 +144,9 @@ struct ExperimentOptions {
   bool quick = false;      ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
   std::uint64_t seed = 1;  ///< master seed: every ensemble, random graph and parameter draw derives from it
   unsigned threads = 0;    ///< threads of the samplers and the estimators; 0 = available_threads() (core/machine.hpp)
+  /// The processes sharing the figure's chains and estimators (chain_group.hpp; e.g. MPI ranks), or null for this
+  /// process alone. With a group of two or more the run is collective and its results bitwise those of one process.
+  ChainGroup* group = nullptr;
   /// Override the figure's number of chains (fig5: samples; rates: the mean fits' chains); 0 = the figure's
   /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
   std::size_t chains = 0;
@@ -257,7 +260,10 @@ struct ConvergenceSettings {
   Eigen::VectorXd given_dual;                  ///< InitialState::Given: the dual chains' state y~ (length |E|)
   std::uint64_t seed = 1;                      ///< the ensembles' seed (the results do not depend on the thread count)
   unsigned threads = 0;                        ///< threads (0 = available_threads(), core/machine.hpp)
-  std::size_t jackknife_groups = 16;           ///< jackknife groups per half, for the standard errors
+  /// The processes sharing the chains and the scoring (chain_group.hpp), or null for this process alone; with a
+  /// group of two or more measure_convergence() is collective (see deferred_bytes).
+  ChainGroup* group = nullptr;
+  std::size_t jackknife_groups = 16;  ///< jackknife groups per half, for the standard errors
   /// Also score the dual chains through the Chebyshev potential-flow control variate (estimation/flow_cv.hpp):
   /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full
   /// covariance target needs the dense energy matrix (at most 5000 nodes).
