@@ -563,21 +563,32 @@ BOOST_AUTO_TEST_CASE(rejects_a_rank_outside_the_group) {
   BOOST_CHECK_THROW(dualgibbs::member_share(5, 0, 0), std::invalid_argument);
 }
 
-BOOST_AUTO_TEST_CASE(the_default_execution_is_this_process_alone) {
-  // Execution{} and a group of one member share nothing: no call made with them is collective.
-  using dualgibbs::Execution;
-  on_members(1, [&](ThreadMember& m) {
-    const Execution alone, one_member{0, &m}, capped{1, &m};
-    BOOST_CHECK(alone.shared() == nullptr);
-    BOOST_CHECK(one_member.shared() == nullptr);
-    BOOST_CHECK(capped.alone().group == nullptr);
-    BOOST_CHECK_GE(alone.thread_budget(), 1u);
-    BOOST_CHECK_EQUAL(capped.thread_budget(), 1u);
-  });
+BOOST_AUTO_TEST_CASE(calls_given_no_group_make_no_collective) {
+  // Member 0 alone runs an ensemble and, in its observer, builds moments, scores a checkpoint and takes the control
+  // variate's terms, never passing its group: were any of these collective, member 0 would wait for member 1
+  // forever (the test's timeout). Then both members meet in one collective.
+  using namespace dualgibbs;
+  const Model model(make_torus(4, 4), 1.0, 0.3);
+  const Eigen::MatrixXd target = covariance_primal(model);
+  std::vector<int> done(2, 0);
   on_members(2, [&](ThreadMember& m) {
-    const Execution two_members{0, &m};
-    BOOST_CHECK(two_members.shared() == &m);
+    if (m.rank() == 0) {
+      EnsembleOptions o;
+      o.chains = 24;
+      o.sweeps = 2;
+      o.threads = 1;
+      const FlowControlVariate cv(model);
+      CovarianceErrorTracker tracker(Domain::Dual, model.node_variances(), target);
+      run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+        const GroupedMoments gm(cp.states, 4, MomentKind::Full);
+        tracker.observe(cp.sweep, 0.0, cp.states);
+        BOOST_CHECK_EQUAL(cv.dual_terms(cp.states).cols(), cp.states.cols());
+      });
+    }
+    m.run([] {});
+    done[static_cast<std::size_t>(m.rank())] = 1;
   });
+  BOOST_CHECK(done[0] == 1 && done[1] == 1);
 }
 
 BOOST_AUTO_TEST_CASE(ensemble_and_estimators_over_members_match_one_process) {

@@ -754,15 +754,6 @@ int peak_threads_during(const Work& work) {
 }
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(an_execution_caps_the_threads_it_is_given) {
-  // Execution::thread_budget(): available_threads() without a cap, the smaller of the two with one.
-  const unsigned all = available_threads();
-  BOOST_TEST(Execution{}.thread_budget() == all);
-  BOOST_TEST(Execution{1}.thread_budget() == 1u);
-  BOOST_TEST(Execution{all + 8}.thread_budget() == all);  // never more than the process may use
-  BOOST_TEST(Execution{3}.alone().threads == 3u);
-}
-
 BOOST_AUTO_TEST_CASE(available_threads_follow_the_affinity_mask) {
   // threads = 0 means available_threads(): the CPUs the calling thread may run on (an MPI rank bound to one core gets
   // 1, not the machine's count), at least 1. Checked by binding this thread to one of its CPUs and back.
