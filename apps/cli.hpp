@@ -23,6 +23,9 @@ namespace dualgibbs::cli {
 /// source (api::ModelSource: --graph, --s, --sigma, --node-file, --obs-file, --seed) and --quiet.
 struct CommonOptions : api::ModelSource {
   bool quiet = false;
+  /// The ranks sharing the work under mpirun (MpiSession::group(): two or more), or null for one process. Every
+  /// subcommand passes it on explicitly (api::Execution::group).
+  ChainGroup* group = nullptr;
   /// The parsed --graph spec (parsed on the first call). \throws std::invalid_argument for a bad spec.
   const GraphSpec& spec() const;
   /// Loads the model these options describe (the zero-mean prior: --obs-file is not read).

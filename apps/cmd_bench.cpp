@@ -3,7 +3,6 @@
 #include "cli.hpp"
 
 #include <dualgibbs/api/bench.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 
 #include <iostream>
 #include <string>
@@ -20,7 +19,7 @@ struct BenchCliOptions {
 int run_bench(const CommonOptions& common, const BenchCliOptions& bo) {
   api::Execution ex;
   ex.threads = bo.threads;
-  ex.group = current_chain_group();
+  ex.group = common.group;
   const api::BenchResult r = api::bench(common, bo.b, ex);
   const nlohmann::json& j = r.record;
   if (bo.json) {

@@ -5,7 +5,6 @@
 #include "output.hpp"
 
 #include <dualgibbs/api/converge.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 
 #include <iomanip>
@@ -44,16 +43,17 @@ std::string curve_excerpt(const ExperimentResult& r) {
 }
 
 int run_converge(const CommonOptions& common, const ConvergeCliOptions& o) {
-  if (!o.out.empty()) on_root([&] { prepare_output_directory(o.out); });  // a bad --out fails now, not after the run
+  if (!o.out.empty())
+    on_root(common.group, [&] { prepare_output_directory(o.out); });  // a bad --out fails now, not after the run
   ProgressPrinter progress(common.quiet);
   api::Execution ex;
   ex.threads = o.threads;
-  ex.group = current_chain_group();
+  ex.group = common.group;
   ex.progress = progress.callback();
   const api::ExperimentRun run = api::converge(common, o.c, ex);
   progress.finish();
   WrittenFiles files;
-  if (!o.out.empty()) on_root([&] { files = write_result(run.result, run.record, o.out, !o.no_plot); });
+  if (!o.out.empty()) on_root(common.group, [&] { files = write_result(run.result, run.record, o.out, !o.no_plot); });
   if (o.json) {
     print_json(run.record);
   } else {

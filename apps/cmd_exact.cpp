@@ -7,7 +7,6 @@
 #include "output.hpp"
 
 #include <dualgibbs/api/exact.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/model/model.hpp>
 
 #include <iomanip>
@@ -30,7 +29,7 @@ void write_csvs(const CommonOptions& common, const ExactCliOptions& opt, const M
   // Parameters of the run, for the sidecar of every CSV written (apps/output.hpp).
   api::Execution one_thread;
   one_thread.threads = 1;
-  one_thread.group = current_chain_group();
+  one_thread.group = common.group;
   nlohmann::json side = api::provenance("exact", common, one_thread);
   side["ordering"] = to_string(r.factor.ordering);
   side["nodes"] = m.num_nodes();

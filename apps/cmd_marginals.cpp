@@ -6,7 +6,6 @@
 #include "output.hpp"
 
 #include <dualgibbs/api/marginals.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 
 #include <iomanip>
 #include <iostream>
@@ -74,7 +73,7 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
   ProgressPrinter progress(common.quiet || c.json);
   api::Execution ex;
   ex.threads = c.threads;
-  ex.group = current_chain_group();
+  ex.group = common.group;
   ex.progress = progress.callback();
   api::MarginalsOptions o = c.m;
   api::MarginalsResult res = api::marginals(common, o, ex);

@@ -4,7 +4,6 @@
 #include "mpi_session.hpp"
 #include "output.hpp"
 
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/paper/figures.hpp>
 #include <dualgibbs/paper/reproduce.hpp>
 
@@ -30,18 +29,18 @@ int run_reproduce(const CommonOptions& common, const ReproduceCliOptions& o) {
   api::ReproduceOptions ro = o.r;
   ro.seed = common.seed;
   const std::vector<std::string> chosen = api::reproduce_figures(o.figure, ro);
-  on_root([&] { prepare_output_directory(ro.out); });  // a bad --out fails now, not after the run
+  on_root(common.group, [&] { prepare_output_directory(ro.out); });  // a bad --out fails now, not after the run
   for (const std::string& fig : chosen) {
     ProgressPrinter progress(common.quiet);
     api::Execution ex;
     ex.threads = o.threads;
-    ex.group = current_chain_group();
+    ex.group = common.group;
     ex.progress = progress.callback();
     if (!common.quiet && !o.json) std::cerr << "dualgibbs reproduce " << fig << (ro.quick ? " (quick)" : "") << "\n";
     const api::ExperimentRun run = api::reproduce(fig, ro, ex);
     progress.finish();
     WrittenFiles files;
-    on_root([&] { files = write_result(run.result, run.record, ro.out, !o.no_plot); });
+    on_root(common.group, [&] { files = write_result(run.result, run.record, ro.out, !o.no_plot); });
     if (o.json) {
       print_json(run.record);
     } else {

@@ -10,7 +10,6 @@
 #include "output.hpp"
 
 #include <dualgibbs/api/sample.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/model/model.hpp>
 
 #include <iomanip>
@@ -118,7 +117,7 @@ int run_sample(const CommonOptions& common, const SampleCliOptions& so) {
   o.observed_nodes = observed;
   api::Execution exec;
   exec.threads = so.threads;
-  exec.group = current_chain_group();
+  exec.group = common.group;
   FileSink sink(so.output, format);
   const api::SampleResult r = run_chains(model, o, sink, exec);
 

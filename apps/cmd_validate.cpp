@@ -203,7 +203,7 @@ int run_validate(const CommonOptions& common, const ValidateCliOptions& o) {
     cmd << "dualgibbs validate " << api::model_arguments(common) << " --draws " << o.draws << " --domain " << o.domain
         << " --layout " << o.layout << " --alpha " << o.alpha;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_wall).count();
-    files = write_result(as_result(r, m, o, common), o.out, wall, 1, cmd.str(), !o.no_plot);
+    files = write_result(as_result(r, m, o, common), o.out, wall, 1, common.group, cmd.str(), !o.no_plot);
   }
   if (o.json) {
     nlohmann::json j = v.record;

@@ -8,7 +8,6 @@
 #include "output.hpp"
 
 #include <dualgibbs/api/converge.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
@@ -72,7 +71,8 @@ int run_default(const CommonOptions& common) {
   if (m.num_edges() == 0)
     throw std::invalid_argument("the demo compares the primal and the dual sampler, but the graph '" +
                                 common.spec().text + "' has no edges (no dual domain)");
-  on_root([&] { prepare_output_directory(out); });  // a bad DUALGIBBS_OUT_DIR fails now, not after the run
+  on_root(common.group,
+          [&] { prepare_output_directory(out); });  // a bad DUALGIBBS_OUT_DIR fails now, not after the run
   std::cout << "dualgibbs " << DUALGIBBS_VERSION_STRING << ": primal vs dual Gibbs sampling on " << m.summary()
             << "\n(the paper's Fig. 6 at demo size; 'dualgibbs reproduce fig6' runs it at full scale, "
                "'dualgibbs --help' lists everything)\n\n";
@@ -90,7 +90,7 @@ int run_default(const CommonOptions& common) {
             << std::flush;
   ProgressPrinter progress(common.quiet);
   api::Execution ex;
-  ex.group = current_chain_group();
+  ex.group = common.group;
   ex.progress = progress.callback();
   const api::ExperimentRun run = api::converge(m, co, common, ex);
   progress.finish();
@@ -136,7 +136,7 @@ int run_default(const CommonOptions& common) {
             << fmt(r.table.column("time_dual").back()) << " s (the same O(|E|) cost per sweep)\n\n";
 
   WrittenFiles files;
-  on_root([&] { files = write_result(r, run.record, out, true); });
+  on_root(common.group, [&] { files = write_result(r, run.record, out, true); });
   std::cout << "files:\n";
   for (const auto& f : files.files) std::cout << "  " << f << "\n";
   if (!files.plot_message.empty()) std::cout << "  (" << files.plot_message << ")\n";

@@ -29,10 +29,10 @@ const GraphSpec& CommonOptions::spec() const {
 
 // Under mpirun every rank loads the model from its own files: the ranks agree that they loaded the same one before
 // anything else (a node-local or stale file would otherwise mix two models, or abort in a collective).
-Model CommonOptions::model() const { return api::load_model(*this, false, current_chain_group()).model; }
+Model CommonOptions::model() const { return api::load_model(*this, false, group).model; }
 
 Model CommonOptions::posterior_model(Index* observed) const {
-  api::LoadedModel loaded = api::load_model(*this, true, current_chain_group());
+  api::LoadedModel loaded = api::load_model(*this, true, group);
   if (observed) *observed = loaded.observed;
   return std::move(loaded.model);
 }
@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", DUALGIBBS_VERSION_STRING);
   app.fallthrough();
   CommonOptions common;
+  common.group = session.group();
   app.add_option(
          "--graph", common.graph,
          "graph spec: torus:N|torus:NxM, grid:NxM, path:N, cycle:N, complete:N, bipartite:N1,N2, star:N,\n"

@@ -1,7 +1,6 @@
 // The command under mpirun: see mpi_session.hpp and docs/mpi.md.
 #include "mpi_session.hpp"
 
-#include <dualgibbs/core/chain_group.hpp>
 #if defined(DUALGIBBS_WITH_MPI)
 #include <dualgibbs/sampling/mpi.hpp>
 #endif
@@ -43,7 +42,6 @@ struct MpiSession::State {
 #if defined(DUALGIBBS_WITH_MPI)
   bool initialized = false;
   std::optional<mpi::Group> group;
-  std::optional<ScopedChainGroup> scope;
 #endif
 };
 
@@ -58,7 +56,6 @@ MpiSession::MpiSession([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv
   }
   m_state->initialized = true;
   m_state->group.emplace(MPI_COMM_WORLD);
-  m_state->scope.emplace(*m_state->group);
   g_root = m_state->group->rank() == 0;
   if (!g_root) {
     m_state->out = std::cout.rdbuf(&m_state->null);
@@ -71,14 +68,20 @@ MpiSession::~MpiSession() {
   if (m_state->out) std::cout.rdbuf(m_state->out);
   if (m_state->err) std::cerr.rdbuf(m_state->err);
 #if defined(DUALGIBBS_WITH_MPI)
-  m_state->scope.reset();
   m_state->group.reset();
   if (m_state->initialized) MPI_Finalize();
 #endif
 }
 
+ChainGroup* MpiSession::group() const noexcept {
+#if defined(DUALGIBBS_WITH_MPI)
+  if (m_state->group && m_state->group->size() > 1) return &*m_state->group;
+#endif
+  return nullptr;
+}
+
 int MpiSession::finish(int code, const std::exception_ptr& error) {
-  ChainGroup* group = current_chain_group();
+  ChainGroup* const group = this->group();
   // An error every rank already learned of (settled by the library) is not settled again: the ranks unwind it
   // together and all arrive here.
   if (!group || (error && group->failure_settled())) return code;
@@ -98,13 +101,7 @@ int MpiSession::finish(int code, const std::exception_ptr& error) {
 
 bool is_root() noexcept { return g_root; }
 
-int mpi_ranks() noexcept {
-  const ChainGroup* group = current_chain_group();
-  return group ? group->size() : 1;
-}
-
-void on_root(const std::function<void()>& work) {
-  ChainGroup* group = current_chain_group();
+void on_root(ChainGroup* group, const std::function<void()>& work) {
   if (!group) {
     work();
     return;

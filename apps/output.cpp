@@ -3,7 +3,6 @@
 #include "mpi_session.hpp"
 
 #include <dualgibbs/api/experiment_record.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/version.hpp>
 
@@ -216,10 +215,10 @@ std::string draw_plots(const std::string& name, const fs::path& d) {
 }
 
 WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, double wall_seconds, unsigned threads,
-                          const std::string& command_line, bool plot) {
+                          ChainGroup* group, const std::string& command_line, bool plot) {
   api::Execution execution;
   execution.threads = threads;
-  execution.group = current_chain_group();
+  execution.group = group;
   return write_result(r, api::experiment_record(r, wall_seconds, command_line, execution), dir, plot);
 }
 

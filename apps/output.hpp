@@ -94,9 +94,9 @@ void prepare_output_directory(const std::string& dir);
 WrittenFiles write_result(const ExperimentResult& r, nlohmann::json record, const std::string& dir, bool plot);
 
 /// write_result() with the record api::experiment_record(r, wall_seconds, command_line) of a run on `threads`
-/// threads (0 = available_threads()) in this process's chain group.
+/// threads (0 = available_threads()) over `group` (the session's ranks, or null for one process).
 WrittenFiles write_result(const ExperimentResult& r, const std::string& dir, double wall_seconds, unsigned threads,
-                          const std::string& command_line, bool plot);
+                          ChainGroup* group, const std::string& command_line, bool plot);
 
 /// The text report printed after a run: title, rate table, summary, notes, files, wall time.
 std::string text_report(const ExperimentResult& r, const WrittenFiles& files, double wall_seconds);

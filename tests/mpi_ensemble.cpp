@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,18 +50,20 @@ Record observe_run(const dualgibbs::Model& model, dualgibbs::Domain domain, cons
   const Eigen::MatrixXd target = covariance_primal(model);
   CovarianceErrorTracker tracker(domain, model.node_variances(), target);
   Record rec;
-  const Observer observe = [&](const Checkpoint& cp) {
+  // Over the ranks: the ensemble and the estimators are given the group explicitly.
+  std::optional<mpi::Group> group;
+  if (over_ranks) group.emplace(MPI_COMM_WORLD);
+  const Execution shared{0, group ? &*group : nullptr};
+  EnsembleOptions options = o;
+  options.group = shared.group;
+  run_ensemble(model, domain, options, [&](const Checkpoint& cp) {
     rec.states.emplace_back(cp.states);
-    if (domain == Domain::Dual) rec.cv_terms.push_back(cv.dual_terms(cp.states));
-    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states);
+    if (domain == Domain::Dual) rec.cv_terms.push_back(cv.dual_terms(cp.states, shared));
+    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states, shared);
     rec.eu.push_back(e.Eu);
     rec.eb.push_back(e.Eb);
     rec.eu_se.push_back(e.Eu_se);
-  };
-  if (over_ranks)
-    mpi::run_ensemble(MPI_COMM_WORLD, model, domain, o, observe);
-  else
-    run_ensemble(model, domain, o, observe);
+  });
   return rec;
 }
 
@@ -81,26 +84,26 @@ LocalRecord observe_shares(const dualgibbs::Model& model, dualgibbs::Domain doma
   CovarianceErrorTracker tracker(domain, s2, target, ErrorTrackerOptions{4}),
       cv_tracker(Domain::Dual, s2, target, ErrorTrackerOptions{4});
   LocalRecord rec;
+  std::optional<mpi::Group> group;
+  if (over_ranks) group.emplace(MPI_COMM_WORLD);
+  const Execution shared{0, group ? &*group : nullptr};
   const Observer observe = [&](const Checkpoint& cp) {
     rec.first.push_back(cp.first_chain);
     rec.shown.push_back(static_cast<std::size_t>(cp.states.cols()));
-    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains);
+    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains, shared);
     rec.eu.push_back(e.Eu);
     rec.eb.push_back(e.Eb);
     rec.eu_se.push_back(e.Eu_se);
     rec.eb_se.push_back(e.Eb_se);
     rec.mean_norm.push_back(e.mean_norm);
     if (domain != Domain::Dual) return;
-    Eigen::MatrixXd w;
-    {
-      const ScopedLocalWork own;
-      w = cv.dual_terms(cp.states);
-    }
-    rec.cv_eu.push_back(cv_tracker.observe(cp.sweep, 0.0, w, cp.first_chain, o.chains).Eu);
+    const Eigen::MatrixXd w = cv.dual_terms(cp.states);  // this rank's chains, here alone
+    rec.cv_eu.push_back(cv_tracker.observe(cp.sweep, 0.0, w, cp.first_chain, o.chains, shared).Eu);
   };
   if (over_ranks) {
     o.local_cuts = tracker.group_offsets(o.chains);
-    mpi::run_ensemble(MPI_COMM_WORLD, model, domain, o, observe);
+    o.group = shared.group;
+    run_ensemble(model, domain, o, observe);
   } else {
     run_ensemble(model, domain, o, observe);
   }
@@ -172,8 +175,9 @@ BOOST_AUTO_TEST_CASE(deferred_convergence_matches_one_process) {
       ConvergenceCurves all;
       {
         mpi::Group group(MPI_COMM_WORLD);
-        const ScopedChainGroup scope(group);
-        all = measure_convergence(model, target, cs);
+        ConvergenceSettings shared = cs;
+        shared.group = &group;
+        all = measure_convergence(model, target, shared);
       }
       int size = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -284,14 +288,17 @@ BOOST_AUTO_TEST_CASE(error_on_one_rank_ends_every_rank) {
   o.sweeps = 6;
   o.threads = 1;
   // The culprit throws at sweep 2 before its estimator; the others are inside theirs (GroupedMoments gathers
-  // over the ranks) when they learn of it.
+  // over the ranks, the group given to it) when they learn of it.
+  mpi::Group group(MPI_COMM_WORLD);
   const Observer observe = [&](const Checkpoint& cp) {
     if (cp.sweep == 2 && world_rank() == culprit) throw std::invalid_argument("planted on one rank");
-    const GroupedMoments gm(cp.states, 4, MomentKind::Full);
+    const GroupedMoments gm(cp.states, 4, MomentKind::Full, Execution{0, &group});
     BOOST_CHECK_EQUAL(gm.count(), 24.0);
   };
   try {
-    mpi::run_ensemble(MPI_COMM_WORLD, model, Domain::Dual, o, observe);
+    EnsembleOptions shared = o;
+    shared.group = &group;
+    run_ensemble(model, Domain::Dual, shared, observe);
     BOOST_ERROR("no exception on rank " << world_rank());
   } catch (const std::invalid_argument& e) {
     BOOST_CHECK(std::string(e.what()).find("planted on one rank") != std::string::npos);

@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
@@ -98,14 +99,14 @@ class ThreadMember final : public ChainGroup {
   int m_rank;
 };
 
-// Runs body(member) on `k` threads, each with its member installed; rethrows nothing (the body records).
+// Runs body(member) on `k` threads, one member each; the body passes its member to every call it shares (an
+// EnsembleOptions::group, an Execution). Rethrows nothing (the body records).
 void on_members(int k, const std::function<void(ThreadMember&)>& body) {
   Hub hub(k);
   std::vector<std::thread> threads;
   for (int r = 0; r < k; ++r)
     threads.emplace_back([&, r] {
       ThreadMember member(hub, r);
-      const dualgibbs::ScopedChainGroup scope(member);
       body(member);
     });
   for (auto& t : threads) t.join();
@@ -120,15 +121,19 @@ struct Record {
   std::vector<double> eu, eu_se;
 };
 
-Record observe_run(const dualgibbs::Model& model, dualgibbs::Domain domain, const dualgibbs::EnsembleOptions& o) {
+// `group`: the members sharing the run and the estimators (null: one process).
+Record observe_run(const dualgibbs::Model& model, dualgibbs::Domain domain, dualgibbs::EnsembleOptions o,
+                   dualgibbs::ChainGroup* group = nullptr) {
   using namespace dualgibbs;
   const FlowControlVariate cv(model);
   CovarianceErrorTracker tracker(domain, model.node_variances(), covariance_primal(model));
   Record rec;
+  o.group = group;
+  const Execution shared{0, group};
   run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
     rec.states.emplace_back(cp.states);
-    if (domain == Domain::Dual) rec.cv_terms.push_back(cv.dual_terms(cp.states));
-    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states);
+    if (domain == Domain::Dual) rec.cv_terms.push_back(cv.dual_terms(cp.states, shared));
+    const ErrorEstimate e = tracker.observe(cp.sweep, 0.0, cp.states, shared);
     rec.eu.push_back(e.Eu);
     rec.eu_se.push_back(e.Eu_se);
   });
@@ -145,7 +150,7 @@ struct LocalRecord {
 // With `local`, the members see their shares (local_cuts = the tracker's groups) and the trackers exchange sums; else
 // the observer sees every chain (one process, or the gathered states) and the trackers use observe(states).
 LocalRecord observe_shares(const dualgibbs::Model& model, dualgibbs::Domain domain, dualgibbs::EnsembleOptions o,
-                           bool full, bool local) {
+                           bool full, bool local, dualgibbs::ChainGroup* group = nullptr) {
   using namespace dualgibbs;
   const FlowControlVariate cv(model);
   const Eigen::MatrixXd cov = covariance_primal(model);
@@ -155,12 +160,14 @@ LocalRecord observe_shares(const dualgibbs::Model& model, dualgibbs::Domain doma
   topt.jackknife_groups = 3;
   CovarianceErrorTracker tracker(domain, s2, target, topt), cv_tracker(Domain::Dual, s2, target, topt);
   if (local) o.local_cuts = tracker.group_offsets(o.chains);
+  o.group = group;
+  const Execution shared{0, group};
   LocalRecord rec;
   run_ensemble(model, domain, o, [&](const Checkpoint& cp) {
     rec.first.push_back(cp.first_chain);
     rec.shown.push_back(static_cast<std::size_t>(cp.states.cols()));
-    const ErrorEstimate e = local ? tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains)
-                                  : tracker.observe(cp.sweep, 0.0, cp.states);
+    const ErrorEstimate e = local ? tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains, shared)
+                                  : tracker.observe(cp.sweep, 0.0, cp.states, shared);
     rec.eu.push_back(e.Eu);
     rec.eb.push_back(e.Eb);
     rec.eu_se.push_back(e.Eu_se);
@@ -168,14 +175,10 @@ LocalRecord observe_shares(const dualgibbs::Model& model, dualgibbs::Domain doma
     rec.mean_norm.push_back(e.mean_norm);
     rec.estimate.push_back(tracker.last_estimate());
     if (domain != Domain::Dual) return;
-    Eigen::MatrixXd w;
-    {
-      const ScopedLocalWork own;
-      w = cv.dual_terms(cp.states);
-    }
+    const Eigen::MatrixXd w = cv.dual_terms(cp.states);  // this member's chains, here alone
     rec.cv_terms.push_back(w);
-    rec.cv_eu.push_back(local ? cv_tracker.observe(cp.sweep, 0.0, w, cp.first_chain, o.chains).Eu
-                              : cv_tracker.observe(cp.sweep, 0.0, w).Eu);
+    rec.cv_eu.push_back(local ? cv_tracker.observe(cp.sweep, 0.0, w, cp.first_chain, o.chains, shared).Eu
+                              : cv_tracker.observe(cp.sweep, 0.0, w, shared).Eu);
   });
   return rec;
 }
@@ -205,7 +208,7 @@ BOOST_AUTO_TEST_CASE(local_observation_over_members_matches_one_process) {
                 .group_offsets(o.chains);
         std::vector<LocalRecord> got(static_cast<std::size_t>(k));
         on_members(k, [&](ThreadMember& m) {
-          got[static_cast<std::size_t>(m.rank())] = observe_shares(model, domain, o, full, true);
+          got[static_cast<std::size_t>(m.rank())] = observe_shares(model, domain, o, full, true, &m);
         });
         for (int r = 0; r < k; ++r) {
           const LocalRecord& rec = got[static_cast<std::size_t>(r)];
@@ -283,7 +286,9 @@ BOOST_AUTO_TEST_CASE(deferred_convergence_over_members_matches_one_process) {
         probe.deferred_bytes = memory;
         std::size_t b = 0;
         on_members(k, [&](ThreadMember& m) {
-          const std::size_t mine = measure_convergence(model, target, probe).checkpoints_per_exchange;
+          ConvergenceSettings shared = probe;
+          shared.group = &m;
+          const std::size_t mine = measure_convergence(model, target, shared).checkpoints_per_exchange;
           if (m.rank() == 0) b = mine;
         });
         return b;
@@ -302,7 +307,9 @@ BOOST_AUTO_TEST_CASE(deferred_convergence_over_members_matches_one_process) {
         cs.deferred_bytes = memory;
         std::vector<ConvergenceCurves> got(static_cast<std::size_t>(k));
         on_members(k, [&](ThreadMember& m) {
-          got[static_cast<std::size_t>(m.rank())] = measure_convergence(model, target, cs);
+          ConvergenceSettings shared = cs;
+          shared.group = &m;
+          got[static_cast<std::size_t>(m.rank())] = measure_convergence(model, target, shared);
         });
         for (int r = 0; r < k; ++r) {
           const ConvergenceCurves& c = got[static_cast<std::size_t>(r)];
@@ -355,14 +362,16 @@ BOOST_AUTO_TEST_CASE(a_batch_scored_over_members_matches_one_process) {
           std::vector<std::size_t> sweeps;
           std::vector<Eigen::MatrixXd> states;
           std::size_t first = 0;
-          run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+          EnsembleOptions mine = o;
+          mine.group = &m;
+          run_ensemble(model, Domain::Dual, mine, [&](const Checkpoint& cp) {
             sweeps.push_back(cp.sweep);
             states.emplace_back(cp.states);
             first = cp.first_chain;
           });
           t.observe_batch(sweeps, std::vector<double>(sweeps.size(), 0.5),
-                          std::vector<Eigen::Ref<const Eigen::MatrixXd>>(states.begin(), states.end()), first,
-                          o.chains);
+                          std::vector<Eigen::Ref<const Eigen::MatrixXd>>(states.begin(), states.end()), first, o.chains,
+                          Execution{0, &m});
         });
         for (int r = 0; r < k; ++r) {
           const CovarianceErrorTracker& t = got[static_cast<std::size_t>(r)];
@@ -468,7 +477,8 @@ BOOST_AUTO_TEST_CASE(batch_share_is_each_members_part_of_batch) {
           mine.emplace_back(d.middleCols(static_cast<Eigen::Index>(offsets[g_lo]),
                                          static_cast<Eigen::Index>(offsets[g_hi] - offsets[g_lo])));
         try {
-          got[static_cast<std::size_t>(m.rank())] = GroupedMoments::batch_share(mine, offsets[g_lo], offsets, kind);
+          got[static_cast<std::size_t>(m.rank())] =
+              GroupedMoments::batch_share(mine, offsets[g_lo], offsets, kind, Execution{0, &m});
         } catch (const std::exception& e) {
           errors[static_cast<std::size_t>(m.rank())] = e.what();
         }
@@ -500,24 +510,26 @@ BOOST_AUTO_TEST_CASE(an_error_on_one_member_ends_local_observation_everywhere) {
     o.chains = 24;
     o.sweeps = 6;
     o.threads = 1;
+    o.group = &m;
     o.local_cuts = tracker.group_offsets(o.chains);
+    const Execution shared{1, &m};
     try {
       run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
         if (cp.sweep == 2 && m.rank() == 1) throw std::invalid_argument("planted on member 1");
-        tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains);
+        tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains, shared);
       });
     } catch (const std::invalid_argument& e) {
       caught[r] = e.what();
     }
     try {  // every member passes member 0's share as its own
       run_ensemble(model, Domain::Dual, o,
-                   [&](const Checkpoint& cp) { tracker.observe(cp.sweep, 0.0, cp.states, 0, o.chains); });
+                   [&](const Checkpoint& cp) { tracker.observe(cp.sweep, 0.0, cp.states, 0, o.chains, shared); });
     } catch (const std::invalid_argument& e) {
       wrong[r] = e.what();
     }
     o.sweeps = 1;  // still in step: the next run works on every member
     run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
-      tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains);
+      tracker.observe(cp.sweep, 0.0, cp.states, cp.first_chain, o.chains, shared);
       ++after[r];
     });
   });
@@ -551,7 +563,33 @@ BOOST_AUTO_TEST_CASE(rejects_a_rank_outside_the_group) {
   BOOST_CHECK_THROW(dualgibbs::member_share(5, 0, 0), std::invalid_argument);
 }
 
-BOOST_AUTO_TEST_CASE(no_group_outside_a_scope) { BOOST_CHECK(dualgibbs::current_chain_group() == nullptr); }
+BOOST_AUTO_TEST_CASE(calls_given_no_group_make_no_collective) {
+  // Member 0 alone runs an ensemble and, in its observer, builds moments, scores a checkpoint and takes the control
+  // variate's terms, never passing its group: were any of these collective, member 0 would wait for member 1
+  // forever (the test's timeout). Then both members meet in one collective.
+  using namespace dualgibbs;
+  const Model model(make_torus(4, 4), 1.0, 0.3);
+  const Eigen::MatrixXd target = covariance_primal(model);
+  std::vector<int> done(2, 0);
+  on_members(2, [&](ThreadMember& m) {
+    if (m.rank() == 0) {
+      EnsembleOptions o;
+      o.chains = 24;
+      o.sweeps = 2;
+      o.threads = 1;
+      const FlowControlVariate cv(model);
+      CovarianceErrorTracker tracker(Domain::Dual, model.node_variances(), target);
+      run_ensemble(model, Domain::Dual, o, [&](const Checkpoint& cp) {
+        const GroupedMoments gm(cp.states, 4, MomentKind::Full);
+        tracker.observe(cp.sweep, 0.0, cp.states);
+        BOOST_CHECK_EQUAL(cv.dual_terms(cp.states).cols(), cp.states.cols());
+      });
+    }
+    m.run([] {});
+    done[static_cast<std::size_t>(m.rank())] = 1;
+  });
+  BOOST_CHECK(done[0] == 1 && done[1] == 1);
+}
 
 BOOST_AUTO_TEST_CASE(ensemble_and_estimators_over_members_match_one_process) {
   using namespace dualgibbs;
@@ -568,7 +606,8 @@ BOOST_AUTO_TEST_CASE(ensemble_and_estimators_over_members_match_one_process) {
       o.init = InitialState::Random;
       const Record one = observe_run(model, domain, o);
       std::vector<Record> got(static_cast<std::size_t>(k));
-      on_members(k, [&](ThreadMember& m) { got[static_cast<std::size_t>(m.rank())] = observe_run(model, domain, o); });
+      on_members(k,
+                 [&](ThreadMember& m) { got[static_cast<std::size_t>(m.rank())] = observe_run(model, domain, o, &m); });
       for (int r = 0; r < k; ++r) {
         const Record& rec = got[static_cast<std::size_t>(r)];
         BOOST_TEST_CONTEXT(to_string(domain) << ", member " << r << " of " << k) {
@@ -597,11 +636,12 @@ BOOST_AUTO_TEST_CASE(an_error_on_one_member_ends_every_member) {
   on_members(k, [&](ThreadMember& m) {
     const auto r = static_cast<std::size_t>(m.rank());
     EnsembleOptions mine = o;  // each member's own copy
+    mine.group = &m;
     try {
       // Member 1 throws before its estimator's gather; the others are inside theirs when they learn of it.
       run_ensemble(model, Domain::Dual, mine, [&](const Checkpoint& cp) {
         if (cp.sweep == 2 && m.rank() == 1) throw std::invalid_argument("planted on member 1");
-        const GroupedMoments gm(cp.states, 4, MomentKind::Full);
+        const GroupedMoments gm(cp.states, 4, MomentKind::Full, Execution{0, &m});
       });
     } catch (const std::invalid_argument& e) {
       caught[r] = e.what();

@@ -754,27 +754,6 @@ int peak_threads_during(const Work& work) {
 }
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(scoped_thread_limit_nests_and_restores) {
-  BOOST_TEST(thread_limit() == 0u);
-  {
-    const ScopedThreadLimit a(3);
-    BOOST_TEST(thread_limit() == 3u);
-    {
-      const ScopedThreadLimit none(0);  // no change
-      BOOST_TEST(thread_limit() == 3u);
-      const ScopedThreadLimit larger(8);  // the smaller cap stays
-      BOOST_TEST(thread_limit() == 3u);
-      const ScopedThreadLimit smaller(1);
-      BOOST_TEST(thread_limit() == 1u);
-    }
-    BOOST_TEST(thread_limit() == 3u);
-    unsigned other = 99;
-    std::thread([&] { other = thread_limit(); }).join();  // per thread: another thread has no cap
-    BOOST_TEST(other == 0u);
-  }
-  BOOST_TEST(thread_limit() == 0u);
-}
-
 BOOST_AUTO_TEST_CASE(available_threads_follow_the_affinity_mask) {
   // threads = 0 means available_threads(): the CPUs the calling thread may run on (an MPI rank bound to one core gets
   // 1, not the machine's count), at least 1. Checked by binding this thread to one of its CPUs and back.
@@ -794,9 +773,9 @@ BOOST_AUTO_TEST_CASE(available_threads_follow_the_affinity_mask) {
   BOOST_TEST(available_threads() == std::min(allowed, std::max(1u, std::thread::hardware_concurrency())));
 }
 
-BOOST_AUTO_TEST_CASE(scoped_thread_limit_keeps_the_estimators_on_the_calling_thread) {
-  // GroupedMoments (Full) spreads its groups' rank-k updates over helper threads (run_tasks); under a cap of one
-  // thread the calling thread does them all. Observed from outside: the process's thread count, polled while it
+BOOST_AUTO_TEST_CASE(one_thread_keeps_the_estimators_on_the_calling_thread) {
+  // GroupedMoments (Full) spreads its groups' rank-k updates over helper threads (run_tasks); given an Execution of
+  // one thread the calling thread does them all. Observed from outside: the process's thread count, polled while it
   // builds. The cap must not change the bits.
   if (process_threads() == 0) {
     BOOST_TEST_MESSAGE("skipped: /proc/self/status is not readable");
@@ -809,10 +788,8 @@ BOOST_AUTO_TEST_CASE(scoped_thread_limit_keeps_the_estimators_on_the_calling_thr
     for (Eigen::Index i = 0; i < draws.rows(); ++i) draws(i, j) = normal(rng);
   Eigen::MatrixXd capped, free;
   const int before = process_threads() + 1;  // with the poller
-  const int peak_capped = peak_threads_during([&] {
-    const ScopedThreadLimit one(1);
-    capped = GroupedMoments(draws, 8, MomentKind::Full).moments().covariance;
-  });
+  const int peak_capped = peak_threads_during(
+      [&] { capped = GroupedMoments(draws, 8, MomentKind::Full, Execution{1}).moments().covariance; });
   BOOST_TEST(peak_capped == before);
   const int peak_free =
       peak_threads_during([&] { free = GroupedMoments(draws, 8, MomentKind::Full).moments().covariance; });

@@ -5,7 +5,9 @@
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/version.hpp>
 
-// core/: ids and the one source of random numbers
+// core/: ids, the one source of random numbers, how a call runs (processes and threads)
+#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/core/index.hpp>
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/memory.hpp>

@@ -1,10 +1,8 @@
 // The bench use case (api/bench.hpp).
 #include <dualgibbs/api/bench.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/machine.hpp>
 
 #include <algorithm>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -22,7 +20,8 @@ EnsembleOptions ensemble_options(const BenchOptions& b, const ModelSource& sourc
   EnsembleOptions o;
   o.scan = scan_order(b.scheme.scan);
   o.seed = source.seed;
-  o.threads = resolved_threads(execution.threads);
+  o.threads = resolved_threads(execution);
+  o.group = execution.group;
   o.lockstep = b.lockstep;
   // A block never spans the two halves of the chains (split-half estimates), so full-width blocks need
   // 2 x lockstep chains per thread.
@@ -73,11 +72,9 @@ BenchResult bench(const Model& model, const BenchOptions& options, const ModelSo
   const Domain domain = checked_domain(options);
   const Index n = model.dimension(domain);
   if (n < 1) throw std::invalid_argument(std::string("bench: the ") + to_string(domain) + " domain has no coordinates");
-  std::optional<ScopedChainGroup> group;
-  if (execution.group) group.emplace(*execution.group);
   BenchResult r;
   r.summary = model.summary();
-  r.scheme = make_scheme(options.scheme, execution.threads, model, domain, "bench");
+  r.scheme = make_scheme(options.scheme, resolved_threads(execution), model, domain, "bench");
   r.per_sweep = site_updates_per_sweep(r.scheme, n);
   r.ensemble = ensemble_options(options, source, execution, r.per_sweep);
   const std::string load_before = load_average();

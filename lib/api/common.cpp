@@ -76,14 +76,16 @@ LoadedModel load_model(const ModelSource& source, bool observations, ChainGroup*
   return loaded;
 }
 
-unsigned resolved_threads(unsigned threads) noexcept { return threads > 0 ? threads : available_threads(); }
+unsigned resolved_threads(const Execution& execution) noexcept {
+  return execution.threads > 0 ? execution.threads : available_threads(execution.group);
+}
 
 Record provenance(const std::string& command, const ModelSource& source, const Execution& execution) {
   Record j;
   j["command"] = command;
   j["version"] = DUALGIBBS_VERSION_STRING;
   j["seed"] = source.seed;
-  j["threads"] = resolved_threads(execution.threads);
+  j["threads"] = resolved_threads(execution);
   j["mpi_ranks"] = execution.group ? execution.group->size() : 1;  // threads are per rank
   j["hardware_threads"] = std::thread::hardware_concurrency();
   if (source.precision_file) {

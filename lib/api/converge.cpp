@@ -1,9 +1,7 @@
 // The converge use case (api/converge.hpp).
 #include <dualgibbs/api/converge.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 
 #include <chrono>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -12,7 +10,7 @@ namespace dualgibbs::api {
 namespace {
 
 // The settings that do not depend on the model, checked in the command's order.
-ConvergenceSettings settings(const ConvergeOptions& o, std::uint64_t seed, unsigned threads) {
+ConvergenceSettings settings(const ConvergeOptions& o, std::uint64_t seed, const Execution& execution) {
   ConvergenceSettings cs;
   cs.chains = o.chains;
   cs.sweeps = o.sweeps;
@@ -26,7 +24,8 @@ ConvergenceSettings settings(const ConvergeOptions& o, std::uint64_t seed, unsig
     throw std::invalid_argument("converge: --init-scale applies only with --init random");
   cs.init_scale = o.init_scale;
   cs.seed = seed;
-  cs.threads = threads;
+  cs.threads = execution.threads;
+  cs.group = execution.group;
   cs.control_variate = o.control_variate;
   if (o.every < 1) throw std::invalid_argument("converge: --every must be at least 1");
   if (o.full_max < 1) throw std::invalid_argument("converge: --full-max must be at least 1");
@@ -64,10 +63,8 @@ std::string command_line(const ConvergeOptions& o, const ConvergenceSettings& cs
 
 ExperimentRun converge(const Model& model, const ConvergeOptions& options, const ModelSource& source,
                        const Execution& execution) {
-  ConvergenceSettings cs = settings(options, source.seed, execution.threads);
-  set_schemes(cs, options, model, execution.threads);
-  std::optional<ScopedChainGroup> group;
-  if (execution.group) group.emplace(*execution.group);
+  ConvergenceSettings cs = settings(options, source.seed, execution);
+  set_schemes(cs, options, model, resolved_threads(execution));
   ExperimentRun run;
   const auto t0 = std::chrono::steady_clock::now();
   run.result = run_convergence(model, options.name, source_label(source), cs, options.full_max, execution.progress);
@@ -78,7 +75,7 @@ ExperimentRun converge(const Model& model, const ConvergeOptions& options, const
 }
 
 ExperimentRun converge(const ModelSource& source, const ConvergeOptions& options, const Execution& execution) {
-  (void)settings(options, source.seed, execution.threads);  // the options are checked before the model is read
+  (void)settings(options, source.seed, execution);  // the options are checked before the model is read
   if (source.obs_file)
     throw std::invalid_argument(
         "converge: --obs-file does not apply: the error curves are of covariances, which the mean does not change "

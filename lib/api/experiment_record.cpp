@@ -52,7 +52,7 @@ Record experiment_record(const ExperimentResult& r, double wall_seconds, const s
   for (const auto& [k, v] : r.parameters)
     if (k == "seed") j["seed"] = std::stoull(v);
   j["threads"] = {{"requested", execution.threads},
-                  {"used", resolved_threads(execution.threads)},
+                  {"used", resolved_threads(execution)},
                   {"hardware", std::thread::hardware_concurrency()}};
   j["mpi_ranks"] = execution.group ? execution.group->size() : 1;  // threads are per rank
   j["timings_seconds"] = numbers_record(r.timings);

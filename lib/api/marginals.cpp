@@ -1,9 +1,7 @@
 // The marginals use case (api/marginals.hpp).
 #include <dualgibbs/api/marginals.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 
 #include <cmath>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,7 +21,7 @@ MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const Mod
     throw std::invalid_argument("marginals: --rel-rmse " + std::to_string(*c.rel_rmse) + " must be > 0");
   if (c.seconds && !(*c.seconds > 0))
     throw std::invalid_argument("marginals: --seconds " + std::to_string(*c.seconds) + " must be > 0");
-  if (c.seconds && current_chain_group())
+  if (c.seconds && execution.group && execution.group->size() > 1)
     throw std::invalid_argument(
         "marginals: --seconds is not available under mpirun with more than one rank (the ranks' clocks would "
         "stop them at different sweeps); give --rel-rmse and --max-sweeps");
@@ -34,7 +32,8 @@ MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const Mod
   o.degree = c.degree;
   o.lockstep = c.lockstep;
   o.seed = source.seed;
-  o.threads = resolved_threads(execution.threads);
+  o.threads = resolved_threads(execution);
+  o.group = execution.group;
   const SchemeChoice& s = c.scheme;
   if (o.method == MarginalMethod::Primal || o.method == MarginalMethod::PrimalCv)
     o.scheme = make_scheme(s, model, Domain::Primal, "marginals");
@@ -82,8 +81,6 @@ Record marginals_record(const Model& model, const MarginalsResult& res, const Mo
 
 MarginalsResult marginals(const Model& model, const MarginalsOptions& options, const ModelSource& source,
                           const Execution& execution, Index observed) {
-  std::optional<ScopedChainGroup> group;
-  if (execution.group) group.emplace(*execution.group);
   MarginalsResult res;
   res.options = resolve(model, options, source, execution);
   if (model.has_mean()) res.mean = solve_posterior_mean(model, options.mean);

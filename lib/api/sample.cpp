@@ -1,9 +1,7 @@
 // The sample use case (api/sample.hpp).
 #include <dualgibbs/api/sample.hpp>
-#include <dualgibbs/core/chain_group.hpp>
 
 #include <algorithm>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -18,7 +16,7 @@ struct SamplePlan {
   std::uint64_t checkpoints = 0;
 };
 
-SamplePlan plan_sample(const Model& model, const SampleOptions& so, unsigned threads) {
+SamplePlan plan_sample(const Model& model, const SampleOptions& so, const Execution& execution) {
   SamplePlan p;
   p.domain = parse_domain(so.domain);
   EnsembleOptions& o = p.ensemble;
@@ -26,7 +24,8 @@ SamplePlan plan_sample(const Model& model, const SampleOptions& so, unsigned thr
   o.sweeps = so.sweeps;
   o.scan = scan_order(so.scheme.scan);
   o.seed = so.seed;
-  o.threads = threads;
+  o.threads = execution.threads;
+  o.group = execution.group;
   o.lockstep = so.lockstep;
   o.init = parse_initial_state(so.init);
   if ((o.init == InitialState::Given) != so.initial_state.has_value())
@@ -85,15 +84,13 @@ std::uint64_t sample_checkpoints(const SampleOptions& so) noexcept {
 }
 
 SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink& sink, const Execution& execution) {
-  const SamplePlan plan = plan_sample(model, options, execution.threads);
+  const SamplePlan plan = plan_sample(model, options, execution);
   const EnsembleOptions& o = plan.ensemble;
   SampleResult r;
   // The posterior mean before the run, so a solver failure writes nothing.
   if (model.has_mean()) r.mean = solve_posterior_mean(model, options.mean);
-  r.scheme = make_scheme(options.scheme, execution.threads, model, plan.domain, "sample");
+  r.scheme = make_scheme(options.scheme, resolved_threads(execution), model, plan.domain, "sample");
   r.dim = plan.dim;
-  std::optional<ScopedChainGroup> group;
-  if (execution.group) group.emplace(*execution.group);
   sink.begin(plan.dim, o.chains, plan.checkpoints);
   r.stats = run_ensemble(
       model, plan.domain, o,

@@ -1,4 +1,4 @@
-// ChainGroup: the error settlement shared by every transport, the thread's current group, member shares.
+// ChainGroup: the error settlement shared by every transport, member shares, shared items.
 #include <dualgibbs/core/chain_group.hpp>
 
 #include <algorithm>
@@ -10,8 +10,6 @@
 namespace dualgibbs {
 
 namespace {
-
-thread_local ChainGroup* t_group = nullptr;
 
 // Codes carried by broadcast(): what the failed member threw.
 constexpr int kInvalidArgument = 2;
@@ -108,16 +106,6 @@ void ChainGroup::run(const std::function<void()>& work) {
   settle(error);
 }
 
-ScopedChainGroup::ScopedChainGroup(ChainGroup& group) noexcept : m_previous(t_group) { t_group = &group; }
-
-ScopedChainGroup::~ScopedChainGroup() { t_group = m_previous; }
-
-ScopedLocalWork::ScopedLocalWork() noexcept : m_suspended(t_group) { t_group = nullptr; }
-
-ScopedLocalWork::~ScopedLocalWork() { t_group = m_suspended; }
-
-ChainGroup* current_chain_group() noexcept { return t_group && t_group->size() > 1 ? t_group : nullptr; }
-
 std::pair<std::size_t, std::size_t> member_share(std::size_t count, int rank, int size) {
   if (size < 1 || rank < 0 || rank >= size)
     throw std::invalid_argument("member_share: rank " + std::to_string(rank) + " of " + std::to_string(size) +
@@ -128,10 +116,9 @@ std::pair<std::size_t, std::size_t> member_share(std::size_t count, int rank, in
   return {first, first + base + (r < extra ? 1 : 0)};
 }
 
-void shared_items(std::size_t count, std::size_t unit, double* out,
+void shared_items(ChainGroup* group, std::size_t count, std::size_t unit, double* out,
                   const std::function<void(std::size_t first, std::size_t last)>& compute) {
-  ChainGroup* group = current_chain_group();
-  if (!group) {
+  if (!group || group->size() < 2) {
     compute(0, count);
     return;
   }

@@ -1,4 +1,4 @@
-// The CPU description and load average of core/machine.hpp, from /proc/cpuinfo and /proc/loadavg; the thread cap.
+// The CPU description and load average of core/machine.hpp, from /proc/cpuinfo and /proc/loadavg; the threads.
 #include <dualgibbs/core/machine.hpp>
 
 #include <dualgibbs/core/chain_group.hpp>
@@ -39,27 +39,15 @@ std::string load_average() {
   return a + " " + b + " " + c;
 }
 
-unsigned available_threads() noexcept {
+unsigned available_threads(const ChainGroup* group) noexcept {
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   unsigned cpus = hardware;
   cpu_set_t mask;
   if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0)  // fails beyond 1024 CPUs: keep all
     cpus = static_cast<unsigned>(CPU_COUNT(&mask));
-  if (const ChainGroup* group = current_chain_group())
+  if (group && group->size() > 1)
     cpus = std::min(cpus, hardware / static_cast<unsigned>(std::max(1, group->local_size())));
   return std::max(1u, cpus);
 }
-
-namespace {
-thread_local unsigned t_thread_limit = 0;  // 0 = no cap
-}  // namespace
-
-ScopedThreadLimit::ScopedThreadLimit(unsigned threads) noexcept : m_previous(t_thread_limit) {
-  if (threads > 0 && (t_thread_limit == 0 || threads < t_thread_limit)) t_thread_limit = threads;
-}
-
-ScopedThreadLimit::~ScopedThreadLimit() { t_thread_limit = m_previous; }
-
-unsigned thread_limit() noexcept { return t_thread_limit; }
 
 }  // namespace dualgibbs

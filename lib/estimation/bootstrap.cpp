@@ -24,7 +24,9 @@ using detail::fail;
 using detail::run_tasks;
 
 std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint64_t seed,
-                                              const std::function<double(const SampleMoments&)>& statistic) const {
+                                              const std::function<double(const SampleMoments&)>& statistic,
+                                              unsigned threads) const {
+  const unsigned budget = Execution{threads}.thread_budget();
   if (!statistic) fail("GroupedMoments::bootstrap", "no statistic given");
   const std::size_t groups = m_groups.size();
   if (groups < 2) fail("GroupedMoments::bootstrap", "need at least 2 groups to resample");
@@ -59,7 +61,7 @@ std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint6
       const detail::ScopedBlasThreads single_threaded_blas(1);
       const Eigen::Index rows_per_task = 4096;
       const auto tasks = static_cast<std::size_t>((scatter_size + rows_per_task - 1) / rows_per_task);
-      run_tasks(tasks, static_cast<double>(scatter_size) * static_cast<double>(b) * static_cast<double>(groups),
+      run_tasks(tasks, static_cast<double>(scatter_size) * static_cast<double>(b) * static_cast<double>(groups), budget,
                 [&](std::size_t t) {
                   const Eigen::Index r0 = static_cast<Eigen::Index>(t) * rows_per_task;
                   const Eigen::Index rows = std::min(rows_per_task, scatter_size - r0);
@@ -79,7 +81,8 @@ std::vector<double> GroupedMoments::bootstrap(std::size_t replicates, std::uint6
 }
 
 std::vector<double> bootstrap_draws(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t replicates,
-                                    std::uint64_t seed, const std::function<double(const SampleMoments&)>& statistic) {
+                                    std::uint64_t seed, const std::function<double(const SampleMoments&)>& statistic,
+                                    unsigned threads) {
   const std::string where = "bootstrap_draws";
   if (!statistic) fail(where, "no statistic given");
   if (replicates == 0) fail(where, "zero replicates");
@@ -88,7 +91,9 @@ std::vector<double> bootstrap_draws(const Eigen::Ref<const Eigen::MatrixXd>& dra
     fail(where,
          "need at least 2 draws of dimension >= 1, got " + std::to_string(n) + " of dimension " + std::to_string(dim));
   // One group: the finiteness check, the centre c (the mean of all draws) and the total scatter about it, in double.
-  const GroupedMoments all(draws, 1, MomentKind::Full);
+  const Execution alone{threads};
+  const unsigned budget = alone.thread_budget();
+  const GroupedMoments all(draws, 1, MomentKind::Full, alone);
   const MomentSums& total = all.total();
   const Eigen::MatrixXd centred = draws.colwise() - all.center();
   // Feature rows of a draw: the lower triangle of (x - c)(x - c)^T (i >= j, column by column), then x - c.
@@ -111,13 +116,13 @@ std::vector<double> bootstrap_draws(const Eigen::Ref<const Eigen::MatrixXd>& dra
   for (std::size_t done = 0; done < replicates; done += batch) {
     const auto b = static_cast<Eigen::Index>(std::min(batch, replicates - done));
     excess.setConstant(n, b, -1.0F);
-    run_tasks(static_cast<std::size_t>(b), dn * 1e3, [&](std::size_t r) {
+    run_tasks(static_cast<std::size_t>(b), dn * 1e3, budget, [&](std::size_t r) {
       ChainEngine rng = make_stream(seed, done + r, StreamPurpose::Bootstrap);
       float* col = excess.data() + static_cast<Eigen::Index>(r) * n;
       for (Eigen::Index k = 0; k < n; ++k) col[uniform_below(rng, static_cast<std::uint64_t>(n))] += 1.0F;
     });
     acc.setZero(rows, b);
-    run_tasks(row_tasks, static_cast<double>(rows) * dn * static_cast<double>(b), [&](std::size_t t) {
+    run_tasks(row_tasks, static_cast<double>(rows) * dn * static_cast<double>(b), budget, [&](std::size_t t) {
       const Eigen::Index r0 = static_cast<Eigen::Index>(t) * block_rows;
       const Eigen::Index rb = std::min(block_rows, rows - r0);
       Eigen::MatrixXf features(rb, std::min(chunk, n));

@@ -209,19 +209,21 @@ std::vector<std::size_t> CovarianceErrorTracker::group_offsets(std::size_t chain
 }
 
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
-                                              const Eigen::Ref<const Eigen::MatrixXd>& states) {
-  return observe(sweep, seconds, states, 0, static_cast<std::size_t>(states.cols()));
+                                              const Eigen::Ref<const Eigen::MatrixXd>& states,
+                                              const Execution& execution) {
+  return observe(sweep, seconds, states, 0, static_cast<std::size_t>(states.cols()), execution);
 }
 
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds,
                                               const Eigen::Ref<const Eigen::MatrixXd>& states, std::size_t first,
-                                              std::size_t chains) {
-  return observe_batch({sweep}, {seconds}, {states}, first, chains).front();
+                                              std::size_t chains, const Execution& execution) {
+  return observe_batch({sweep}, {seconds}, {states}, first, chains, execution).front();
 }
 
 std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
     const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
-    const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states, std::size_t first, std::size_t chains) {
+    const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states, std::size_t first, std::size_t chains,
+    const Execution& execution) {
   const char* where = "CovarianceErrorTracker::observe";
   if (states.empty() || sweeps.size() != states.size() || seconds.size() != states.size())
     fail(where, std::to_string(sweeps.size()) + " sweeps, " + std::to_string(seconds.size()) + " times and " +
@@ -239,7 +241,7 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
   for (double t : seconds)
     if (!std::isfinite(t)) fail(where, "seconds = " + number_text(t) + " is not finite");
   const std::size_t total_sets = states.size();
-  ChainGroup* const group = current_chain_group();
+  ChainGroup* const group = execution.shared();
   const std::size_t chunk = checkpoint_chunk(total_sets, offsets.size() - 1, dim, m_kind, group);
   for (std::size_t c0 = 0; c0 < total_sets; c0 += chunk) {
     const std::size_t c1 = std::min(total_sets, c0 + chunk), sets = c1 - c0;
@@ -249,14 +251,15 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
     const bool split = group && sets > 1;
     // One checkpoint: every member gets every group's sums and scores it. Several: each member gets every group's
     // sums of its share of the checkpoints only (GroupedMoments::batch_share).
-    const std::vector<GroupedMoments> gms = split ? GroupedMoments::batch_share(chunk_states, first, offsets, m_kind)
-                                                  : GroupedMoments::batch(chunk_states, first, offsets, m_kind);
+    const std::vector<GroupedMoments> gms =
+        split ? GroupedMoments::batch_share(chunk_states, first, offsets, m_kind, execution)
+              : GroupedMoments::batch(chunk_states, first, offsets, m_kind, execution);
     const std::vector<std::size_t> chunk_sweeps(sweeps.begin() + at(0), sweeps.begin() + at(sets));
     const std::vector<double> chunk_seconds(seconds.begin() + at(0), seconds.begin() + at(sets));
     std::vector<const GroupedMoments*> list;
     for (const GroupedMoments& gm : gms) list.push_back(&gm);
     if (!split) {
-      score(chunk_sweeps, chunk_seconds, list);
+      score(chunk_sweeps, chunk_seconds, list, group);
     } else {
       // Rather than each member scoring every checkpoint (the halves' sums, the deviations, the jackknife's products:
       // the same work on every member), each scores its share of the checkpoints alone, exactly as one process (its
@@ -265,16 +268,15 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
       constexpr std::size_t fields = kEstimateFields;
       const std::size_t before = m_history.size();
       std::vector<double> packed(sets * fields);
-      shared_items(sets, fields, packed.data(), [&](std::size_t lo, std::size_t hi) {
+      shared_items(group, sets, fields, packed.data(), [&](std::size_t lo, std::size_t hi) {
         if (hi - lo != list.size()) fail(where, "internal: the shares of checkpoints differ");
         if (lo == hi) return;
-        const ScopedLocalWork own_checkpoints;  // no exchange inside: this member scores these checkpoints alone
-        try {
+        try {  // no exchange inside: this member scores these checkpoints alone
           score({chunk_sweeps.begin() + static_cast<std::ptrdiff_t>(lo),
                  chunk_sweeps.begin() + static_cast<std::ptrdiff_t>(hi)},
                 {chunk_seconds.begin() + static_cast<std::ptrdiff_t>(lo),
                  chunk_seconds.begin() + static_cast<std::ptrdiff_t>(hi)},
-                list);  // list = checkpoints [lo, hi): batch_share's and shared_items' shares are the same
+                list, nullptr);  // list = checkpoints [lo, hi): batch_share's and shared_items' shares are the same
         } catch (...) {
           m_history.resize(before);  // the history stays the same on every member
           throw;
@@ -298,13 +300,14 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
   return {m_history.end() - static_cast<std::ptrdiff_t>(total_sets), m_history.end()};
 }
 
-ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds, const GroupedMoments& gm) {
-  score({sweep}, {seconds}, {&gm});
+ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds, const GroupedMoments& gm,
+                                              const Execution& execution) {
+  score({sweep}, {seconds}, {&gm}, execution.shared());
   return m_history.back();
 }
 
 void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
-                                   const std::vector<const GroupedMoments*>& gms) {
+                                   const std::vector<const GroupedMoments*>& gms, ChainGroup* group) {
   const Eigen::Index dim = m_node_variances.size();
   const std::size_t sets = gms.size();
   const std::size_t g = check_group_sums(*this, dim, seconds, gms);
@@ -313,10 +316,10 @@ void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const
   // at a time: each one's jackknife columns are then written in place and read back while in the cache, where a
   // batch's columns would all be written to one buffer first and copied back checkpoint by checkpoint. The same
   // numbers: a checkpoint's columns and products are its own. On an error the history is as before the call.
-  if (sets > 1 && !current_chain_group()) {
+  if (sets > 1 && !group) {
     const std::size_t before = m_history.size();
     try {
-      for (std::size_t b = 0; b < sets; ++b) score({sweeps[b]}, {seconds[b]}, {gms[b]});
+      for (std::size_t b = 0; b < sets; ++b) score({sweeps[b]}, {seconds[b]}, {gms[b]}, nullptr);
     } catch (...) {
       m_history.resize(before);
       throw;
@@ -366,7 +369,7 @@ void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const
   Eigen::VectorXd batch_jack;
   if (sets > 1) batch_jack.resize(static_cast<Eigen::Index>(2 * g * sets * unit));
   double* const jack = sets > 1 ? batch_jack.data() : m_jack.data();
-  shared_items(2 * g, sets * unit, jack, [&](std::size_t lo, std::size_t hi) {
+  shared_items(group, 2 * g, sets * unit, jack, [&](std::size_t lo, std::size_t hi) {
     Eigen::VectorXd scratch;
     m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
     for (std::size_t j = lo; j < hi; ++j)

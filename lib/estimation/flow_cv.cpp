@@ -595,15 +595,17 @@ Eigen::MatrixXd FlowControlVariate::energy_matrix() const {
   return P.transpose() * m_s2.asDiagonal() * P + phi.transpose() * Ls * phi;
 }
 
-Eigen::MatrixXd FlowControlVariate::residual(const Eigen::Ref<const Eigen::MatrixXd>& b) const {
+Eigen::MatrixXd FlowControlVariate::residual(const Eigen::Ref<const Eigen::MatrixXd>& b,
+                                             const Execution& execution) const {
   if (b.rows() != m_q.rows())
     throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(b.rows()) + " rows, the model " +
                                 std::to_string(m_q.rows()) + " nodes");
-  // Column by column the same arithmetic whatever the number of columns, so with a chain group installed the
-  // members split the columns (one per chain) and gather them in order (chain_group.hpp): the same bits.
-  if (!current_chain_group()) return chebyshev_residual(m_q, m_degree, m_alpha, m_beta, b);
+  // Column by column the same arithmetic whatever the number of columns, so over a chain group the members split
+  // the columns (one per chain) and gather them in order (chain_group.hpp): the same bits.
+  ChainGroup* const group = execution.shared();
+  if (!group) return chebyshev_residual(m_q, m_degree, m_alpha, m_beta, b);
   Eigen::MatrixXd out(b.rows(), b.cols());
-  shared_items(static_cast<std::size_t>(b.cols()), static_cast<std::size_t>(b.rows()), out.data(),
+  shared_items(group, static_cast<std::size_t>(b.cols()), static_cast<std::size_t>(b.rows()), out.data(),
                [&](std::size_t first, std::size_t last) {
                  const auto f = static_cast<Eigen::Index>(first), n = static_cast<Eigen::Index>(last - first);
                  if (n > 0)
@@ -667,13 +669,15 @@ FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_n
   return p;
 }
 
-Eigen::MatrixXd FlowControlVariate::dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde) const {
-  if (x_tilde.rows() != m_s2.size()) return residual(x_tilde);  // residual() names the mismatch
-  return residual(m_s2.asDiagonal() * x_tilde);
+Eigen::MatrixXd FlowControlVariate::dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde,
+                                               const Execution& execution) const {
+  if (x_tilde.rows() != m_s2.size()) return residual(x_tilde, execution);  // residual() names the mismatch
+  return residual(m_s2.asDiagonal() * x_tilde, execution);
 }
 
-Eigen::MatrixXd FlowControlVariate::primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x) const {
-  return residual(x);
+Eigen::MatrixXd FlowControlVariate::primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x,
+                                                 const Execution& execution) const {
+  return residual(x, execution);
 }
 
 MarginalVarianceCv::MarginalVarianceCv(const FlowControlVariate& cv, Domain domain, std::size_t chains)
@@ -684,15 +688,15 @@ MarginalVarianceCv::MarginalVarianceCv(const FlowControlVariate& cv, Domain doma
   m_sums = Eigen::MatrixXd::Zero(cv.flow_energy().size(), static_cast<Eigen::Index>(chains));
 }
 
-void MarginalVarianceCv::add(const Eigen::Ref<const Eigen::MatrixXd>& states) {
+void MarginalVarianceCv::add(const Eigen::Ref<const Eigen::MatrixXd>& states, const Execution& execution) {
   if (states.rows() != m_sums.rows() || states.cols() != m_sums.cols())
     throw std::invalid_argument("MarginalVarianceCv::add: states are " + std::to_string(states.rows()) + " x " +
                                 std::to_string(states.cols()) + ", expected " + std::to_string(m_sums.rows()) + " x " +
                                 std::to_string(m_sums.cols()) + " (nodes x chains)");
   if (!states.allFinite()) throw std::invalid_argument("MarginalVarianceCv::add: a state has a non-finite value");
   const bool dual = m_domain == Domain::Dual;
-  if (current_chain_group() || m_cv->degree() == 0) {  // the members split the columns (residual())
-    const Eigen::MatrixXd u = dual ? m_cv->dual_terms(states) : m_cv->primal_terms(states);
+  if (execution.shared() || m_cv->degree() == 0) {  // the members split the columns (residual())
+    const Eigen::MatrixXd u = dual ? m_cv->dual_terms(states, execution) : m_cv->primal_terms(states, execution);
     m_sums += u.cwiseAbs2();
   } else {
     // The fused row-major map (residual_block) into buffers kept between evaluations, squares added in its last

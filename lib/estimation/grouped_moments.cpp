@@ -72,15 +72,16 @@ void diagonal_sums(const Eigen::Ref<const Eigen::MatrixXd>& block, const Eigen::
 }  // namespace
 
 GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
-                               MomentKind kind)
+                               MomentKind kind, const Execution& execution)
     : m_kind(kind) {
-  build(draws, offsets);
+  build(draws, offsets, execution);
 }
 
-GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind)
+GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t groups, MomentKind kind,
+                               const Execution& execution)
     : m_kind(kind) {
   if (draws.cols() == 0 || draws.rows() == 0) fail("GroupedMoments", "no draws (empty matrix)");
-  build(draws, even_offsets(static_cast<std::size_t>(draws.cols()), groups));
+  build(draws, even_offsets(static_cast<std::size_t>(draws.cols()), groups), execution);
 }
 
 GroupedMoments::GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vector<MomentSums> groups)
@@ -104,15 +105,15 @@ GroupedMoments::GroupedMoments(MomentKind kind, Eigen::VectorXd center, std::vec
 }
 
 GroupedMoments::GroupedMoments(const Eigen::Ref<const Eigen::MatrixXd>& draws, std::size_t first,
-                               const std::vector<std::size_t>& offsets, MomentKind kind)
+                               const std::vector<std::size_t>& offsets, MomentKind kind, const Execution& execution)
     : m_kind(kind) {
   std::vector<GroupedMoments*> out{this};
-  build_all({draws}, first, offsets, kind, out);
+  build_all({draws}, first, offsets, kind, out, execution);
 }
 
 std::vector<GroupedMoments> GroupedMoments::batch(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
                                                   std::size_t first, const std::vector<std::size_t>& offsets,
-                                                  MomentKind kind) {
+                                                  MomentKind kind, const Execution& execution) {
   if (draws.empty()) fail("GroupedMoments::batch", "no sets of draws");
   std::vector<GroupedMoments> result(draws.size(), GroupedMoments(kind));
   std::vector<GroupedMoments*> out;
@@ -123,13 +124,13 @@ std::vector<GroupedMoments> GroupedMoments::batch(const std::vector<Eigen::Ref<c
                                         std::to_string(draws[0].rows()) + " x " + std::to_string(draws[0].cols()));
     out.push_back(&result[b]);
   }
-  build_all(draws, first, offsets, kind, out);
+  build_all(draws, first, offsets, kind, out, execution);
   return result;
 }
 
 std::vector<GroupedMoments> GroupedMoments::batch_share(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws,
                                                         std::size_t first, const std::vector<std::size_t>& offsets,
-                                                        MomentKind kind) {
+                                                        MomentKind kind, const Execution& execution) {
   if (draws.empty()) fail("GroupedMoments::batch_share", "no sets of draws");
   for (std::size_t b = 0; b < draws.size(); ++b)
     if (draws[b].rows() != draws[0].rows() || draws[b].cols() != draws[0].cols())
@@ -137,23 +138,24 @@ std::vector<GroupedMoments> GroupedMoments::batch_share(const std::vector<Eigen:
            "set " + std::to_string(b) + " of draws is " + std::to_string(draws[b].rows()) + " x " +
                std::to_string(draws[b].cols()) + ", set 0 is " + std::to_string(draws[0].rows()) + " x " +
                std::to_string(draws[0].cols()));
-  const ChainGroup* group = current_chain_group();
+  const ChainGroup* group = execution.shared();
   const auto [lo, hi] = group ? member_share(draws.size(), group->rank(), group->size())
                               : std::pair<std::size_t, std::size_t>{0, draws.size()};
   std::vector<GroupedMoments> result(hi - lo, GroupedMoments(kind));
   std::vector<GroupedMoments*> out;
   for (GroupedMoments& gm : result) out.push_back(&gm);
-  build_all(draws, first, offsets, kind, out, true);
+  build_all(draws, first, offsets, kind, out, execution, true);
   return result;
 }
 
-void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets) {
+void GroupedMoments::build(const Eigen::Ref<const Eigen::MatrixXd>& draws, const std::vector<std::size_t>& offsets,
+                           const Execution& execution) {
   const auto n = static_cast<std::size_t>(draws.cols());
   if (draws.rows() == 0 || n == 0) fail("GroupedMoments", "no draws (empty matrix)");
   if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != n)
     fail("GroupedMoments", "group offsets must start at 0 and end at the number of draws " + std::to_string(n));
   std::vector<GroupedMoments*> out{this};
-  build_all({draws}, 0, offsets, m_kind, out);
+  build_all({draws}, 0, offsets, m_kind, out, execution);
 }
 
 namespace {
@@ -204,25 +206,26 @@ DrawSets check_draw_sets(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& d
   return {draws, offsets, kind, first, held, n, offsets.size() - 1, draws.size(), dim};
 }
 
-// Runs `compute(first group, last group)` for every group: here, or over the members' shares with `unit` doubles
-// of each group's results gathered into `packed` (group-major).
-void over_groups(std::size_t groups, bool shared, std::size_t unit, Eigen::VectorXd& packed,
+// Runs `compute(first group, last group)` for every group: here (`group` null), or over the members' shares with
+// `unit` doubles of each group's results gathered into `packed` (group-major).
+void over_groups(std::size_t groups, ChainGroup* group, std::size_t unit, Eigen::VectorXd& packed,
                  const std::function<void(std::size_t, std::size_t)>& compute) {
-  if (!shared) return compute(0, groups);
+  if (!group) return compute(0, groups);
   packed.resize(static_cast<Eigen::Index>(groups * unit));  // not zero-filled: every item is written
-  shared_items(groups, unit, packed.data(), compute);
+  shared_items(group, groups, unit, packed.data(), compute);
 }
 
 // Pass 1: the common centre of every set, the mean of all its draws: each group's column sum (columns in order;
 // contiguous and vectorised, unlike Eigen's rowwise() reductions of a column-major matrix), then the groups' sums
-// in group order, so a member needs only its own groups' draws (`share_centre`: gathered over the chain group).
-// Finiteness is checked on the way.
-std::vector<Eigen::VectorXd> common_centres(const DrawSets& d, bool share_centre) {
+// in group order, so a member needs only its own groups' draws (`share_over`: gathered over that chain group, when
+// not null). Finiteness is checked on the way.
+std::vector<Eigen::VectorXd> common_centres(const DrawSets& d, ChainGroup* share_over) {
+  const bool share_centre = share_over != nullptr;
   const auto udim = static_cast<std::size_t>(d.dim);
   const std::size_t sets = d.sets, groups = d.groups;
   std::vector<Eigen::MatrixXd> column_sums(sets, Eigen::MatrixXd(d.dim, static_cast<Eigen::Index>(groups)));
   Eigen::VectorXd packed;
-  over_groups(groups, share_centre, sets * udim, packed, [&](std::size_t lo, std::size_t hi) {
+  over_groups(groups, share_over, sets * udim, packed, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t g = lo; g < hi; ++g)
       for (std::size_t b = 0; b < sets; ++b) {
         const auto block = d.columns(b, g);
@@ -270,7 +273,7 @@ void group_sums(const DrawSets& d, const Eigen::VectorXd& center, std::size_t b,
 // scatter travels as its lower triangle, column by column (half the bytes), and the keeper mirrors it, as one
 // process does after its rank-k update: the same numbers.
 void sums_to_keepers(const DrawSets& d, const std::vector<Eigen::VectorXd>& centres, ChainGroup& group,
-                     std::size_t own_lo, std::size_t own_hi, double flops,
+                     std::size_t own_lo, std::size_t own_hi, double flops, unsigned threads,
                      const std::vector<std::vector<MomentSums>*>& kept) {
   const Eigen::Index dim = d.dim, scatter_size = d.scatter_size();
   const std::size_t sets = d.sets, groups = d.groups;
@@ -300,7 +303,7 @@ void sums_to_keepers(const DrawSets& d, const std::vector<Eigen::VectorXd>& cent
   std::exception_ptr error;
   try {
     const double task_flops = flops * static_cast<double>(sets) * static_cast<double>(g_hi - g_lo);
-    run_tasks((g_hi - g_lo) * sets, task_flops / static_cast<double>(groups), [&](std::size_t i) {
+    run_tasks((g_hi - g_lo) * sets, task_flops / static_cast<double>(groups), threads, [&](std::size_t i) {
       const std::size_t g = g_lo + i / sets, b = i % sets, t = keeper[b];
       const std::size_t kept_sets = t + 1 < k ? set_lo[t + 1] - set_lo[t] : sets - set_lo[t];
       double* q = send.data() + (block_at[t] + (g - g_lo) * kept_sets + (b - set_lo[t])) * item;
@@ -338,11 +341,12 @@ void sums_to_keepers(const DrawSets& d, const std::vector<Eigen::VectorXd>& cent
     }
 }
 
-// Pass 2 when every member gets every set's sums (out[b] for set b): computed here, or (`share_sums`) over the
-// members' shares of the groups and gathered in group order, the sums travelling packed as (count, sum, scatter):
-// copies, so the bits are those of one process.
-void sums_to_all(const DrawSets& d, const std::vector<Eigen::VectorXd>& centres, bool share_sums, double flops,
-                 const std::vector<std::vector<MomentSums>*>& out) {
+// Pass 2 when every member gets every set's sums (out[b] for set b): computed here, or (`share_over` not null) over
+// the members' shares of the groups and gathered in group order, the sums travelling packed as (count, sum,
+// scatter): copies, so the bits are those of one process.
+void sums_to_all(const DrawSets& d, const std::vector<Eigen::VectorXd>& centres, ChainGroup* share_over, double flops,
+                 unsigned threads, const std::vector<std::vector<MomentSums>*>& out) {
+  const bool share_sums = share_over != nullptr;
   const Eigen::Index dim = d.dim, scatter_size = d.scatter_size();
   const std::size_t sets = d.sets, groups = d.groups;
   const auto unit = static_cast<std::size_t>(1 + dim + scatter_size);
@@ -353,9 +357,9 @@ void sums_to_all(const DrawSets& d, const std::vector<Eigen::VectorXd>& centres,
     group_sums(d, centres[b], b, g, &s.count, s.sum.data(), s.scatter.data());
   };
   Eigen::VectorXd packed;
-  over_groups(groups, share_sums, sets * unit, packed, [&](std::size_t lo, std::size_t hi) {
+  over_groups(groups, share_over, sets * unit, packed, [&](std::size_t lo, std::size_t hi) {
     const double task_flops = flops * static_cast<double>(sets) * static_cast<double>(hi - lo);
-    run_tasks((hi - lo) * sets, task_flops / static_cast<double>(groups), [&](std::size_t i) {
+    run_tasks((hi - lo) * sets, task_flops / static_cast<double>(groups), threads, [&](std::size_t i) {
       const std::size_t g = lo + i / sets, b = i % sets;
       if (!share_sums) return one_group(b, g);
       double* q = packed.data() + (g * sets + b) * unit;
@@ -379,21 +383,23 @@ void sums_to_all(const DrawSets& d, const std::vector<Eigen::VectorXd>& centres,
 
 void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& draws, std::size_t first,
                                const std::vector<std::size_t>& offsets, MomentKind kind,
-                               std::vector<GroupedMoments*>& out, bool owners_only) {
+                               std::vector<GroupedMoments*>& out, const Execution& execution, bool owners_only) {
   const DrawSets d = check_draw_sets(draws, first, offsets, kind);
   // This process holds every draw (one process, or a member given all of them), or, in a chain group, only its share
   // of the groups (member_share(groups, rank, size): the chains EnsembleOptions::local_cuts gave it). Then every pass
-  // runs on the groups it holds and their sums are gathered in group order (chain_group.hpp). A batch of sets
-  // travels together: an exchanged item is one group's results for every set (group-major, then set).
+  // runs on the groups it holds and their sums are gathered in group order over `execution`'s group (chain_group.hpp).
+  // A batch of sets travels together: an exchanged item is one group's results for every set (group-major, then
+  // set).
   const bool holds_all = first == 0 && d.held == d.n;
-  ChainGroup* const group = current_chain_group();
+  ChainGroup* const group = execution.shared();
+  const unsigned threads = execution.thread_budget();
   // The sets whose objects are built here (out[b - own_lo]): all, or with `owners_only` this member's share.
   const bool to_owners = owners_only && group;
   const auto [own_lo, own_hi] =
       to_owners ? member_share(d.sets, group->rank(), group->size()) : std::pair<std::size_t, std::size_t>{0, d.sets};
   if (out.size() != own_hi - own_lo) fail("GroupedMoments", "internal: objects for the wrong number of sets");
 
-  const std::vector<Eigen::VectorXd> centres = common_centres(d, group && !holds_all);
+  const std::vector<Eigen::VectorXd> centres = common_centres(d, holds_all ? nullptr : group);
   for (std::size_t b = own_lo; b < own_hi; ++b) out[b - own_lo]->m_center = centres[b];
 
   // Pass 2: each group's sums about the centre, groups spread over the threads (run_tasks: the bits do not depend on
@@ -410,9 +416,9 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
                            ? static_cast<double>(d.dim) * static_cast<double>(d.dim) * static_cast<double>(d.n)
                            : 0.0;
   if (to_owners)
-    sums_to_keepers(d, centres, *group, own_lo, own_hi, flops, sums);
+    sums_to_keepers(d, centres, *group, own_lo, own_hi, flops, threads, sums);
   else
-    sums_to_all(d, centres, group && (kind == MomentKind::Full || !holds_all), flops, sums);
+    sums_to_all(d, centres, kind == MomentKind::Full || !holds_all ? group : nullptr, flops, threads, sums);
   for (GroupedMoments* gm : out) gm->m_total = gm->range(0, d.groups);
 }
 

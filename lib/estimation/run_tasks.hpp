@@ -1,8 +1,6 @@
 #pragma once
 // run_tasks(): fixed pieces of work spread over the available threads, shared by the estimators (private header).
 
-#include <dualgibbs/core/machine.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -12,8 +10,8 @@
 
 namespace dualgibbs::detail {
 
-/// Runs task(i) for every i in [0, count), spread over available_threads() (one thread if `flops` is small), at
-/// most the calling thread's thread_limit() of them, the calling thread included.
+/// Runs task(i) for every i in [0, count), spread over `budget` threads (one if `flops` is small), the calling
+/// thread included: the caller's thread budget (Execution::thread_budget(), core/execution.hpp).
 ///
 /// Why not let the BLAS thread its calls: OpenBLAS gives different bits for different thread counts (it
 /// partitions the output differently, and its edge kernels round differently; measured for dsyrk and dgemm of
@@ -23,10 +21,8 @@ namespace dualgibbs::detail {
 /// bits do not depend on which thread runs it or on how many there are. The first exception a task throws is
 /// rethrown here after every thread has stopped.
 template <class Task>
-void run_tasks(std::size_t count, double flops, const Task& task) {
-  unsigned hw = available_threads();  // the cores this process may use (shared by a chain group's members)
-  if (const unsigned cap = thread_limit()) hw = std::min(hw, cap);
-  const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : hw, count));
+void run_tasks(std::size_t count, double flops, unsigned budget, const Task& task) {
+  const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : std::max(1u, budget), count));
   if (threads <= 1) {
     for (std::size_t i = 0; i < count; ++i) task(i);
     return;

@@ -3,6 +3,7 @@
 // validate.hpp and docs/validate.md.
 #include <dualgibbs/estimation/validate.hpp>
 
+#include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/core/number_text.hpp>
 
 #include "core/enum_names.hpp"
@@ -269,6 +270,7 @@ struct DrawValidator::Impl {
   DrawKind kind = DrawKind::Primal;
   ExactTruth truth;
   ValidateOptions options;
+  unsigned budget = 1;  // the threads the work of a block may use (ValidateOptions::threads, resolved)
   Index dim = 0;
   Index num_edges = 0;  // edges tested (0 without edge covariances)
   bool with_edges = false;
@@ -405,6 +407,7 @@ DrawValidator::DrawValidator(const Model& model, DrawKind kind, ExactTruth truth
   m.tracker = std::make_unique<CovarianceErrorTracker>(tracker_domain, tracker_s2, tracker_target, tracker_options);
   m.report.kind = kind;
   m.report.alpha = options.alpha;
+  m.budget = Execution{options.threads}.thread_budget();
   m.piece = std::clamp<std::size_t>(kScratchValues / static_cast<std::size_t>(dim), 8, kMaxPiece);
 }
 
@@ -505,7 +508,7 @@ void DrawValidator::add(const Eigen::Ref<const Eigen::MatrixXd>& block) {
     bad.fill(pieces.size());
     const double work =
         static_cast<double>(k) * (5 * static_cast<double>(m.dim) + 3 * static_cast<double>(m.num_edges));
-    detail::run_tasks(kLanes, work, [&](std::size_t lane) {
+    detail::run_tasks(kLanes, work, m.budget, [&](std::size_t lane) {
       for (std::size_t p = lane; p < pieces.size(); p += kLanes) {
         const Piece& q = pieces[p];
         const auto cols = block.middleCols(static_cast<Eigen::Index>(q.first), static_cast<Eigen::Index>(q.len));
@@ -692,7 +695,7 @@ void DrawValidator::Impl::coordinate_tests(CheckpointValidation& out, const Mome
     // The p-values (a chi^2 tail each: the fixed cost of a checkpoint) in parallel, then recorded in order.
     std::vector<Outcome> om(static_cast<std::size_t>(dim)), ov(static_cast<std::size_t>(dim));
     const Index chunk = 256;
-    detail::run_tasks(static_cast<std::size_t>((dim + chunk - 1) / chunk), 2e3 * static_cast<double>(dim),
+    detail::run_tasks(static_cast<std::size_t>((dim + chunk - 1) / chunk), 2e3 * static_cast<double>(dim), budget,
                       [&](std::size_t t) {
                         const Index a = static_cast<Index>(t) * chunk, b = std::min<Index>(dim, a + chunk);
                         for (Index i = a; i < b; ++i) {
@@ -797,7 +800,7 @@ void DrawValidator::Impl::edge_tests(CheckpointValidation& out, const Moments& m
   std::vector<Outcome> oe(static_cast<std::size_t>(num_edges));
   const Index chunk = 256;
   detail::run_tasks(static_cast<std::size_t>((num_edges + chunk - 1) / chunk), 2e3 * static_cast<double>(num_edges),
-                    [&](std::size_t t) {
+                    budget, [&](std::size_t t) {
                       const Index a = static_cast<Index>(t) * chunk, b = std::min<Index>(num_edges, a + chunk);
                       for (Index e = a; e < b; ++e)
                         oe[static_cast<std::size_t>(e)] = out.sequential ? t_test(d2[e], var_d[e], se_d[e], dof)

@@ -72,6 +72,7 @@ Cell run_cell(const Model& model, const Eigen::VectorXd& truth, MarginalMethod m
     // torus:10 at 0.1% after 10 s of its 600 s budget.
     o.max_sweeps = std::size_t{1} << 40;
     o.threads = 1;
+    o.group = s.group;
     o.seed = detail::derive_seed(cell_seed, static_cast<std::uint64_t>(r));
     o.scheme = scheme;
     // Chebyshev-SSOR decorrelates within an iteration or two: evaluating every iteration costs ~1/3 of the CPU of

@@ -1,6 +1,6 @@
 // The primal-vs-dual convergence measurement of every experiment, `dualgibbs converge` and the default run:
 // the exact target, both samplers scored at every checkpoint, the paper's table (experiments.hpp).
-#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
@@ -72,6 +72,7 @@ EnsembleOptions ensemble_options(const ConvergenceSettings& settings, Domain dom
   o.scan = settings.scan;
   o.seed = detail::derive_seed(settings.seed, domain == Domain::Primal ? 1 : 2);
   o.threads = settings.threads;
+  o.group = settings.group;
   o.checkpoint_every = settings.checkpoint_every;
   o.init = settings.init;
   o.init_value = settings.init_value;
@@ -87,7 +88,8 @@ EnsembleOptions ensemble_options(const ConvergenceSettings& settings, Domain dom
 ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::MatrixXd& target,
                                       const ConvergenceSettings& settings, const ProgressFn& progress,
                                       const std::string& label) {
-  const ScopedThreadLimit cap(settings.threads);  // the estimators' helpers too (core/machine.hpp)
+  // The trackers' and the control variate's work: the settings' threads, over the settings' group (collective there).
+  const Execution execution{settings.threads, settings.group};
   // The covariance errors are of zero-mean draws: a model's mean is dropped (it does not change Q).
   std::optional<Model> zero_mean;
   if (model_in.has_mean()) zero_mean = model_in.without_mean();
@@ -128,7 +130,7 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     // advance and nothing here steers the run, so a member keeps its share of `batch` checkpoints and scores them
     // together, making the group's exchanges once per batch instead of at every checkpoint. Alone (or with a batch
     // of 1) every checkpoint is scored as it comes. Either way the same numbers in the same order.
-    const ChainGroup* group = current_chain_group();
+    const ChainGroup* group = execution.shared();
     const std::size_t batch =
         group ? deferred_batch(*group, o.local_cuts, model.num_nodes(), with_cv, settings.deferred_bytes) : 0;
     out.checkpoints_per_exchange = batch;
@@ -151,8 +153,9 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
         return std::vector<Eigen::Ref<const Eigen::MatrixXd>>(
             m.begin(), m.begin() + static_cast<std::ptrdiff_t>(kept_sweeps.size()));
       };
-      tracker.observe_batch(kept_sweeps, kept_seconds, refs(kept_states), kept_first, chains);
-      if (with_cv) cv_tracker->observe_batch(kept_sweeps, kept_seconds, refs(kept_terms), kept_first, chains);
+      tracker.observe_batch(kept_sweeps, kept_seconds, refs(kept_states), kept_first, chains, execution);
+      if (with_cv)
+        cv_tracker->observe_batch(kept_sweeps, kept_seconds, refs(kept_terms), kept_first, chains, execution);
       kept_sweeps.clear();
       kept_seconds.clear();
     };
@@ -162,10 +165,8 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
           Eigen::MatrixXd w;
           // The control variate's terms, into the next kept matrix when deferring.
           Eigen::MatrixXd& terms = with_cv && batch > 1 ? next_kept(kept_terms) : w;
-          if (with_cv) {
-            const ScopedLocalWork own_chains;  // the terms of this member's chains, column by column
-            terms.noalias() = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states);
-          }
+          if (with_cv)  // the terms of this member's chains, column by column, here alone
+            terms.noalias() = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states, execution.alone());
           if (batch > 1) {
             if (cp.states.data() != kept_states[kept_sweeps.size()].data())
               throw std::logic_error("measure_convergence: the states were not gathered into the kept matrix");
@@ -173,8 +174,8 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
             kept_seconds.push_back(cp.seconds);
             kept_first = cp.first_chain;
           } else {
-            tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains);
-            if (with_cv) cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains);
+            tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains, execution);
+            if (with_cv) cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains, execution);
           }
           if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);  // this member's sweeps
           if (kept_sweeps.size() == batch) score_kept();
@@ -243,7 +244,6 @@ Table convergence_table(const ConvergenceCurves& c) {
 ExperimentResult run_convergence(const Model& model, const std::string& name, const std::string& graph,
                                  const ConvergenceSettings& settings, Index max_full_nodes,
                                  const ProgressFn& progress) {
-  const ScopedThreadLimit cap(settings.threads);
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = name;

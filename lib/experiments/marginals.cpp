@@ -1,7 +1,7 @@
 // estimate_marginal_variances: the six methods of `dualgibbs marginals` behind one stopping rule.
 #include <dualgibbs/experiments/marginals.hpp>
 
-#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
@@ -53,7 +53,7 @@ void check_options(const MarginalOptions& o) {
                                 " s must be a finite number > 0");
   if (o.rel_rmse == 0 && o.seconds == 0)
     throw std::invalid_argument("marginals: give a target relative RMSE (> 0) or a time budget (> 0 seconds)");
-  if (o.seconds > 0 && current_chain_group())  // chain_group.hpp: every member must stop at the same sweep
+  if (o.seconds > 0 && o.group && o.group->size() > 1)  // chain_group.hpp: every member must stop at the same sweep
     throw std::invalid_argument(
         "marginals: a time budget is not available over several processes (MPI ranks): their clocks would stop "
         "them at different sweeps; give a target relative RMSE");
@@ -353,6 +353,7 @@ MarginalResult exact_marginals(const Model& model, const Stopper& stop, Marginal
 // The cholesky method: batches of o.chains exact draws (CHOLMOD) until the stopping rule is met.
 MarginalResult cholesky_marginals(const Model& model, const MarginalOptions& o, const Stopper& stop,
                                   MarginalResult& r) {
+  const Execution execution{o.threads, o.group};
   double rel = 0;
   FlowCvOptions fo;
   fo.degree = 0;
@@ -360,7 +361,7 @@ MarginalResult cholesky_marginals(const Model& model, const MarginalOptions& o, 
   MarginalVarianceCv acc(cv, Domain::Primal, o.chains);
   const CholeskyFactor factor(model.primal_precision());
   for (std::uint64_t batch = 0;; ++batch) {
-    acc.add(factor.sample(o.chains, mix64(o.seed + batch * 0x9e3779b97f4a7c15ULL)));
+    acc.add(factor.sample(o.chains, mix64(o.seed + batch * 0x9e3779b97f4a7c15ULL)), execution);
     r.samples += o.chains;
     if (stop.done(acc, rel)) break;
   }
@@ -372,7 +373,6 @@ MarginalResult cholesky_marginals(const Model& model, const MarginalOptions& o, 
 }  // namespace
 
 MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& options) {
-  const ScopedThreadLimit cap(options.threads);  // the estimators' helpers too (core/machine.hpp)
   // The variances do not depend on the model's mean, and the estimators assume zero-mean draws (mean(x_v^2)):
   // sample the zero-mean fluctuation.
   std::optional<Model> zero_mean;
@@ -433,7 +433,9 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   eo.checkpoint_every = o.every;
   eo.seed = o.seed;
   eo.threads = o.threads;
+  eo.group = o.group;
   eo.init = InitialState::Random;
+  const Execution execution{o.threads, o.group};  // the accumulator's terms, split over the group's members
   eo.lockstep = o.lockstep;
   try {
     run_ensemble(
@@ -455,7 +457,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
               r.burn_in = burn_in.full;  // burn_in_for: the ratio is too large for the short burn-in; drop the pilot
             } else if (pilot_columns == o.chains) {  // the pilot's evaluations count when it kept every chain
               for (const Eigen::MatrixXd& states : pilot) {
-                acc->add(states);
+                acc->add(states, execution);
                 r.samples += o.chains;
               }
             }
@@ -463,7 +465,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
             if (acc->evaluations() >= 2 && stop.done(*acc, rel)) throw StopSampling{};
             return;
           }
-          acc->add(cp.states);
+          acc->add(cp.states, execution);
           r.samples += o.chains;
           if (stop.done(*acc, rel)) throw StopSampling{};
         },

@@ -257,6 +257,7 @@ void run_series(const PanelRun& p, std::size_t i, std::size_t series_count, Seri
   o.sweeps = iterations;
   o.seed = detail::derive_seed(opt.seed, 1300 + 10 * g, i);
   o.threads = opt.threads;
+  o.group = opt.group;
   o.init = InitialState::Given;
   // The start of detail::mean_decay (fig10, rates): large, the same for every chain; positive in the primal so
   // that it carries the Perron vector, the slowest mode of Gibbs, with a sizeable weight.

@@ -39,6 +39,7 @@ ExperimentResult run_accuracy(const ExperimentOptions& opt) {
     s.replicates = opt.quick ? 2 : 5;
     s.budget_seconds = opt.quick ? 2 : 60;
     s.seed = opt.seed;
+    s.group = opt.group;
     std::string graphs;
     for (const AccuracyCase& g : s.graphs)
       graphs +=

@@ -71,6 +71,7 @@ ConvergenceSettings settings_for(const ExperimentOptions& opt, std::size_t chain
   cs.sweeps = sweeps;
   cs.seed = seed;
   cs.threads = opt.threads;
+  cs.group = opt.group;
   return cs;
 }
 
@@ -153,12 +154,13 @@ std::vector<RateComparison> only(const std::vector<RateComparison>& rows, const 
 }
 
 RateFit mean_decay(const Model& m, Domain domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
-                   unsigned threads, RateFit* x_tilde_fit, double* seconds) {
+                   unsigned threads, ChainGroup* group, RateFit* x_tilde_fit, double* seconds) {
   EnsembleOptions o;
   o.chains = chains;
   o.sweeps = sweeps;
   o.seed = seed;
   o.threads = threads;
+  o.group = group;
   o.init = InitialState::Given;
   // A large random start, so the mean stays far above its Monte Carlo floor while it decays. In the primal the
   // start is made positive: A = I - D^-1 Q has non-negative entries (Q's off-diagonal entries are -1/sigma_e^2), so

@@ -141,6 +141,6 @@ std::vector<RateComparison> only(const std::vector<RateComparison>& rows, const 
 /// For the dual the observer sees y~; `x_tilde_fit` receives the fit of x~ = B y~; `seconds` (if given) is
 /// increased by the sampling time.
 RateFit mean_decay(const Model& m, Domain domain, std::size_t chains, std::size_t sweeps, std::uint64_t seed,
-                   unsigned threads, RateFit* x_tilde_fit = nullptr, double* seconds = nullptr);
+                   unsigned threads, ChainGroup* group, RateFit* x_tilde_fit = nullptr, double* seconds = nullptr);
 
 }  // namespace dualgibbs::detail

@@ -1,5 +1,4 @@
 // The figure table (figures.hpp): every figure's name, description and run function, in one list.
-#include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/paper/figures.hpp>
 
 #include <stdexcept>
@@ -45,7 +44,6 @@ std::vector<std::string> experiment_names() {
 std::string experiment_description(const std::string& name) { return find_figure(name).description; }
 
 ExperimentResult run_experiment(const std::string& name, const ExperimentOptions& options) {
-  const ScopedThreadLimit cap(options.threads);  // the estimators' helpers too (core/machine.hpp)
   return find_figure(name).run(options);
 }
 

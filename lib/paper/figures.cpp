@@ -67,6 +67,7 @@ Eigen::MatrixXd fig5_dual_draws(const FigureRun& run) {
     o.checkpoint_every = burn;
     o.seed = derive_seed(opt.seed, 5, b0 / batch);
     o.threads = opt.threads;
+    o.group = opt.group;
     o.init = opt.init.value_or(InitialState::Random);
     o.init_value = opt.init_value.value_or(1.0);
     o.init_scale = opt.init_scale.value_or(1.0);
@@ -112,7 +113,7 @@ void fig5(FigureRun& run) {
 
   // Variance conservation [eq:cov_woodbury]: D_s^-1/2 Cov(X) D_s^-1/2 + D_s^1/2 Cov(x~) D_s^1/2 = I.
   const detail::Stopwatch stats_clock;
-  const GroupedMoments gm(draws, 1, MomentKind::Full);
+  const GroupedMoments gm(draws, 1, MomentKind::Full, Execution{opt.threads, opt.group});  // shared over the group
   const Eigen::MatrixXd cov_xt = gm.moments().covariance;
   const Eigen::VectorXd sd = model.node_variances().cwiseSqrt();  // s_v
   const Eigen::MatrixXd outer = sd * sd.transpose();
@@ -123,10 +124,11 @@ void fig5(FigureRun& run) {
   const double root_v = std::sqrt(static_cast<double>(n));
   if (opt.progress) opt.progress("fig5 bootstrap", 0.8);
   // The authors' statistic: each replicate resamples the 10^5 single draws with replacement.
-  const std::vector<double> boot =
-      bootstrap_draws(draws, replicates, derive_seed(opt.seed, 55), [&](const SampleMoments& m) {
-        return (primal_norm + m.covariance.cwiseProduct(outer) - identity).norm() / root_v;
-      });
+  const auto statistic = [&](const SampleMoments& m) {
+    return (primal_norm + m.covariance.cwiseProduct(outer) - identity).norm() / root_v;
+  };
+  const std::vector<double> boot = bootstrap_draws(draws, replicates, derive_seed(opt.seed, 55), statistic,
+                                                   Execution{opt.threads, opt.group}.thread_budget());
   res.timings.emplace_back("moments_and_bootstrap", stats_clock.seconds());
 
   // Expected residual from sampling noise alone: for Gaussian x~ with covariance C, Var(C^_ij) =
@@ -548,9 +550,9 @@ void fig10_ratio(FigureRun& run, const Graph& k5, CholeskyFactor& q_factor, std:
   auto rows = only(compare_rates(m, c, lab.str() + " "), "Eu");
   RateFit xt;
   const RateFit pm = mean_decay(m, Domain::Primal, mean_chains, run.settings.sweeps, derive_seed(opt.seed, 1010, i),
-                                opt.threads, nullptr, &sampling);
-  mean_decay(m, Domain::Dual, mean_chains, run.settings.sweeps, derive_seed(opt.seed, 1020, i), opt.threads, &xt,
-             &sampling);
+                                opt.threads, opt.group, nullptr, &sampling);
+  mean_decay(m, Domain::Dual, mean_chains, run.settings.sweeps, derive_seed(opt.seed, 1020, i), opt.threads, opt.group,
+             &xt, &sampling);
   RateComparison mp = rows[0];
   mp.fitted_from = "mean";
   mp.fit = pm;

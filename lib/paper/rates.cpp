@@ -111,10 +111,10 @@ void rates_of_model(RatesRun& run, const Graph& g, const std::string& spec_text,
   if (opt.progress) opt.progress("rates " + label, progress);
   const std::uint64_t seed = derive_seed(opt.seed, 120 + gi, ri);
   RateFit fit_xt;
-  const RateFit fit_p =
-      mean_decay(m, Domain::Primal, run.mean_chains, sweeps, derive_seed(seed, 1), opt.threads, nullptr, &run.sampling);
-  const RateFit fit_y =
-      mean_decay(m, Domain::Dual, run.mean_chains, sweeps, derive_seed(seed, 2), opt.threads, &fit_xt, &run.sampling);
+  const RateFit fit_p = mean_decay(m, Domain::Primal, run.mean_chains, sweeps, derive_seed(seed, 1), opt.threads,
+                                   opt.group, nullptr, &run.sampling);
+  const RateFit fit_y = mean_decay(m, Domain::Dual, run.mean_chains, sweeps, derive_seed(seed, 2), opt.threads,
+                                   opt.group, &fit_xt, &run.sampling);
   ConvergenceSettings cs = settings_for(opt, run.eu_chains, sweeps, derive_seed(seed, 3));
   apply_start(cs, opt, InitialState::Constant);
   q_factor.factorize(m.primal_precision());

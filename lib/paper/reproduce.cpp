@@ -1,7 +1,6 @@
 // The reproduce use case (paper/reproduce.hpp).
 #include <dualgibbs/paper/reproduce.hpp>
 
-#include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/number_text.hpp>
 
 #include <chrono>
@@ -61,12 +60,11 @@ std::vector<std::string> reproduce_figures(const std::string& figure, const Repr
 ExperimentRun reproduce(const std::string& figure, const ReproduceOptions& options, const Execution& execution) {
   if (figure == "all") throw std::invalid_argument("reproduce: run the figures of 'all' one at a time");
   (void)reproduce_figures(figure, options);
-  std::optional<ScopedChainGroup> group;
-  if (execution.group) group.emplace(*execution.group);
   ExperimentOptions eo;
   eo.quick = options.quick;
   eo.seed = options.seed;
   eo.threads = execution.threads;
+  eo.group = execution.group;
   eo.chains = options.chains;
   eo.sweeps = options.sweeps;
   eo.as_published = options.as_published;

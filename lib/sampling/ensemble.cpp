@@ -142,9 +142,9 @@ std::pair<std::size_t, std::size_t> member_chains(const std::vector<std::size_t>
   return {cuts[lo], cuts[hi]};
 }
 
-// With a chain group installed (chain_group.hpp), member r runs a contiguous share of the blocks of one process:
-// those whose first chain lies in member_share(chains, r, k), so no block crosses two members. Returns the range
-// [first block, last block).
+// Over a chain group (EnsembleOptions::group, chain_group.hpp), member r runs a contiguous share of the blocks of one
+// process: those whose first chain lies in member_share(chains, r, k), so no block crosses two members. Returns the
+// range [first block, last block).
 std::pair<std::size_t, std::size_t> member_blocks(const std::vector<std::pair<std::size_t, int>>& spec,
                                                   const std::vector<std::size_t>& cuts, std::size_t chains, int r,
                                                   int k) {
@@ -190,7 +190,7 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   check_memory(o.chains, shape.dimension, shape.tally_dimension, observe ? obs_dim : 0);
   const auto spec = lockstep_blocks(o.chains, o.lockstep);
   check_local_cuts(o.local_cuts, spec, o.chains);
-  ChainGroup* group = current_chain_group();
+  ChainGroup* const group = o.group && o.group->size() > 1 ? o.group : nullptr;
   const auto [b_lo, b_hi] = group ? member_blocks(spec, o.local_cuts, o.chains, group->rank(), group->size())
                                   : std::pair<std::size_t, std::size_t>{0, spec.size()};
   // Local observation (EnsembleOptions::local_cuts): the observer sees this member's chains only, never gathered.
@@ -214,7 +214,7 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   };
   std::vector<std::unique_ptr<detail::EnsembleBlock>> blocks(spec.size());
 
-  unsigned threads = o.threads ? o.threads : available_threads();
+  unsigned threads = o.threads ? o.threads : available_threads(group);
   threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, b_hi - b_lo)));
   detail::WorkerPool pool(threads);
   std::vector<SweepWorkspace> workspaces(pool.participants());

@@ -159,8 +159,9 @@ void Group::exchange_items(const double* send, double* recv, const std::vector<s
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
                            const Observer& observe) {
   Group group(comm);
-  const ScopedChainGroup scope(group);
-  return dualgibbs::run_ensemble(model, domain, options, observe);
+  EnsembleOptions shared = options;
+  shared.group = &group;
+  return dualgibbs::run_ensemble(model, domain, shared, observe);
 }
 
 }  // namespace dualgibbs::mpi

@@ -15,7 +15,7 @@
 /// const dualgibbs::Model model = dualgibbs::api::load_model(source);
 /// \endcode
 
-#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/model/model.hpp>
@@ -100,21 +100,27 @@ DUALGIBBS_EXPORT std::uint64_t model_digest(const Model& model) noexcept;
 ///         member (a node-local or stale input file); whatever ChainGroup::all_gather() throws.
 DUALGIBBS_EXPORT void agree_on_model(const Model& model, ChainGroup* group);
 
-/// How a use case runs: threads, the chain group of MPI ranks, progress.
+/// How a use case runs: threads, the chain group of MPI ranks, progress. The use case passes its threads and group on
+/// to every library call it makes (EnsembleOptions, the experiments' options, the estimators: core/execution.hpp);
+/// nothing is installed anywhere.
 struct Execution {
-  /// Threads (0 = available_threads()). The numbers never depend on it.
+  /// Threads (0 = available_threads(group)). The numbers never depend on it.
   unsigned threads = 0;
-  /// The processes sharing the chains (MPI ranks), or null for one process. A use case that samples installs it
-  /// for its run (ScopedChainGroup); its results are then bitwise those of one process.
+  /// The processes sharing the chains (MPI ranks), or null for one process. With a group of two or more a use case
+  /// is collective, and its results are bitwise those of one process.
   ChainGroup* group = nullptr;
   /// Progress of long runs: stage and fraction in [0, 1] (may be empty).
   std::function<void(const std::string& stage, double fraction)> progress;
+
+  /// The library's view of it: the threads and the group (core/execution.hpp).
+  /// \return {threads, group}
+  dualgibbs::Execution core() const noexcept { return dualgibbs::Execution{threads, group}; }
 };
 
-/// The thread count `threads` stands for (0: available_threads()).
-/// \param threads the requested threads, 0 for all available
+/// The thread count `execution.threads` stands for (0: available_threads() of its group).
+/// \param execution the use case's threads and group
 /// \return the thread count, >= 1
-DUALGIBBS_EXPORT unsigned resolved_threads(unsigned threads) noexcept;
+DUALGIBBS_EXPORT unsigned resolved_threads(const Execution& execution) noexcept;
 
 /// Provenance fields of every result record: command, version, seed, threads (resolved), mpi_ranks,
 /// hardware_threads, graph, s, sigma, node_file and obs_file (when given).

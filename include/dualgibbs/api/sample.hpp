@@ -73,7 +73,7 @@ DUALGIBBS_EXPORT std::uint64_t sample_checkpoints(const SampleOptions& options) 
 /// \param model the model sampled
 /// \param options the run's options
 /// \param sink where the draws go
-/// \param execution threads and chain group (installed for the run when given)
+/// \param execution threads and chain group (passed on to the ensemble: EnsembleOptions::group)
 /// \return the statistics, the resolved scheme, the mean and the record
 /// \throws std::invalid_argument for bad options (unknown domain, scan, scheme, init or draws; init given without
 ///         an initial state or the reverse; init_scale without init random; draws y in the primal domain; those of

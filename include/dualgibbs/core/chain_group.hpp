@@ -3,7 +3,9 @@
 /// Processes that share the chains of one ensemble (MPI ranks), behind an interface free of MPI.
 ///
 /// A ChainGroup is the set of K processes ("members", numbered 0..K-1) that run one program together, each the
-/// same code on the same input (SPMD). While a group is installed on the calling thread (ScopedChainGroup),
+/// same code on the same input (SPMD). The library never finds a group by itself: a call shares its work over a
+/// group only when the caller passes one (EnsembleOptions::group, an Execution given to an estimator, the
+/// experiments' `group` option; execution.hpp). Given a group of two or more members,
 ///  - run_ensemble() gives every member a contiguous share of the lock-step blocks (the same blocks as in one
 ///    process, lockstep_blocks()), and at every checkpoint gathers the chain states in chain order, so every
 ///    member's observer sees exactly the matrix a single process would see (or, with EnsembleOptions::local_cuts,
@@ -133,39 +135,6 @@ class DUALGIBBS_EXPORT ChainGroup {
   bool m_unwinding = false;  // an exception settled by the last collective is propagating
 };
 
-/// Installs a group on the calling thread for the scope's lifetime (the previous one is restored after).
-class DUALGIBBS_EXPORT ScopedChainGroup {
- public:
-  /// Makes `group` the calling thread's chain group.
-  /// \param group the group to install; it must outlive the scope
-  explicit ScopedChainGroup(ChainGroup& group) noexcept;
-  ~ScopedChainGroup();
-  ScopedChainGroup(const ScopedChainGroup&) = delete;
-  ScopedChainGroup& operator=(const ScopedChainGroup&) = delete;
-
- private:
-  ChainGroup* m_previous;
-};
-
-/// Suspends the calling thread's chain group for the scope's lifetime (it is restored after): the library calls
-/// inside are this member's own work, on its own data (e.g. the chains a local observer is shown, EnsembleOptions::
-/// local_cuts), computed as in one process and making no collective.
-class DUALGIBBS_EXPORT ScopedLocalWork {
- public:
-  /// Suspends the calling thread's chain group, if any.
-  ScopedLocalWork() noexcept;
-  ~ScopedLocalWork();
-  ScopedLocalWork(const ScopedLocalWork&) = delete;
-  ScopedLocalWork& operator=(const ScopedLocalWork&) = delete;
-
- private:
-  ChainGroup* m_suspended;
-};
-
-/// The calling thread's chain group, or nullptr if none is installed or it has a single member.
-/// \return the installed group of two or more members, or nullptr
-DUALGIBBS_EXPORT ChainGroup* current_chain_group() noexcept;
-
 /// Member `rank`'s contiguous share [first, last) of `count` items split over `size` members, as evenly as
 /// possible (the first count % size members get one more). \throws std::invalid_argument unless
 /// 0 <= rank < size.
@@ -175,14 +144,15 @@ DUALGIBBS_EXPORT ChainGroup* current_chain_group() noexcept;
 /// \return the share's first and one-past-last item
 DUALGIBBS_EXPORT std::pair<std::size_t, std::size_t> member_share(std::size_t count, int rank, int size);
 
-/// Computes items [0, count) of `unit` doubles each into `out` (count x unit doubles, item-major): with a chain
-/// group installed each member computes its member_share() by `compute(first, last)` and the shares are gathered;
-/// without one, `compute(0, count)` runs here. Collective when a group is installed.
+/// Computes items [0, count) of `unit` doubles each into `out` (count x unit doubles, item-major): over a group of
+/// two or more members each member computes its member_share() by `compute(first, last)` and the shares are gathered
+/// (collective); with `group` null or of one member, `compute(0, count)` runs here.
+/// \param group the members sharing the items, or null for this process alone
 /// \param count the number of items
 /// \param unit doubles per item
 /// \param out count x unit doubles, item-major: the items
 /// \param compute writes items [first, last) to out + first * unit
-DUALGIBBS_EXPORT void shared_items(std::size_t count, std::size_t unit, double* out,
+DUALGIBBS_EXPORT void shared_items(ChainGroup* group, std::size_t count, std::size_t unit, double* out,
                                    const std::function<void(std::size_t first, std::size_t last)>& compute);
 
 }  // namespace dualgibbs

@@ -15,6 +15,8 @@
 
 namespace dualgibbs {
 
+class ChainGroup;
+
 /// "model name (vendor, family F model M, widest vector ISA)" from /proc/cpuinfo's first processor: a virtual
 /// machine's model name can be as vague as "AMD EPYC", and family/model tell Zen 4 (25/17) from its neighbours.
 /// The ISA is "avx512f", "avx2" or "baseline" as the CPU reports it. "unknown" where /proc/cpuinfo is not readable.
@@ -28,33 +30,12 @@ DUALGIBBS_EXPORT std::string load_average();
 
 /// The threads `threads = 0` stands for throughout the library and the command: the CPUs the calling thread may
 /// run on (its affinity mask, so an MPI rank that Open MPI bound to one core gets 1), at most the machine's hardware
-/// threads divided by the chain group's members on this machine (chain_group.hpp: unbound ranks share the cores),
-/// and at least 1. std::thread::hardware_concurrency() alone would give every rank all the machine's threads.
+/// threads divided by `group`'s members on this machine when the work is shared over a group of two or more members
+/// (chain_group.hpp: unbound ranks share the cores), and at least 1. std::thread::hardware_concurrency() alone would
+/// give every rank all the machine's threads. The threads a call may use are passed to it explicitly
+/// (Execution::threads, EnsembleOptions::threads; execution.hpp): the library keeps no cap of its own.
+/// \param group the members sharing the work, or null for this process alone
 /// \return the number of threads, >= 1
-DUALGIBBS_EXPORT unsigned available_threads() noexcept;
-
-/// Caps the threads the library's estimators start on the calling thread (the helper threads of the moments'
-/// rank-k updates, the Woodbury products and the validation's lanes: estimation/) for the scope's lifetime; the
-/// previous cap is restored after. `threads` = 0 leaves the cap as it is; nested caps take the smaller. Without a
-/// cap the estimators use available_threads(). The
-/// numbers do not depend on it: every task is a fixed piece of work. The experiments install their `threads`
-/// option this way, so `--threads 1` runs on one core (an MPI rank with `--threads 1` does not compete with its
-/// neighbour for the second core). The samplers' own threads are EnsembleOptions::threads.
-class DUALGIBBS_EXPORT ScopedThreadLimit {
- public:
-  /// Caps the calling thread's helper threads at `threads` (0: no change).
-  /// \param threads the cap, 0 for none
-  explicit ScopedThreadLimit(unsigned threads) noexcept;
-  ~ScopedThreadLimit();
-  ScopedThreadLimit(const ScopedThreadLimit&) = delete;
-  ScopedThreadLimit& operator=(const ScopedThreadLimit&) = delete;
-
- private:
-  unsigned m_previous;
-};
-
-/// The calling thread's cap on the threads an estimator may use, counting itself (ScopedThreadLimit); 0 = no cap.
-/// \return the cap, or 0 for none
-DUALGIBBS_EXPORT unsigned thread_limit() noexcept;
+DUALGIBBS_EXPORT unsigned available_threads(const ChainGroup* group = nullptr) noexcept;
 
 }  // namespace dualgibbs

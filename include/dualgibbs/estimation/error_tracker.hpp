@@ -73,51 +73,62 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   /// \param sweep the checkpoint's sweep
   /// \param seconds sampling wall-clock time at the checkpoint
   /// \param states the states, dim x L, one column per chain
+  /// \param execution the threads, and the members sharing the work (collective over a group of two or more, every
+  /// member holding all L states)
   /// \return the checkpoint's errors
   /// \throws std::invalid_argument on a wrong dimension, fewer than kMinSplitHalfChains chains, non-finite states or
   /// non-finite `seconds`.
-  ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states);
+  ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states,
+                        const Execution& execution = Execution());
   /// The same from some of the L = `chains` states: `states` holds chains [first, first + states.cols()). In one
-  /// process that must be all of them (first = 0). In a chain group each member may hold only its share of the groups
-  /// of group_offsets(L) (what run_ensemble shows a member with EnsembleOptions::local_cuts = group_offsets(L)): the
-  /// members exchange the groups' sums only (GroupedMoments over a share), and every member's estimate is bitwise
-  /// that of one process. Collective in a group.
+  /// process that must be all of them (first = 0). Over a chain group (`execution`'s) each member may hold only its
+  /// share of the groups of group_offsets(L) (what run_ensemble shows a member with EnsembleOptions::local_cuts =
+  /// group_offsets(L)): the members exchange the groups' sums only (GroupedMoments over a share), and every member's
+  /// estimate is bitwise that of one process. Collective over a group of two or more.
   /// \param sweep the checkpoint's sweep
   /// \param seconds sampling wall-clock time at the checkpoint
   /// \param states the states this process holds, one column per chain
   /// \param first the chain index of the first column of `states`
   /// \param chains L, the number of chains in all
+  /// \param execution the threads, and the members sharing the work
   /// \return the checkpoint's errors
   /// \throws std::invalid_argument as observe(states), and for states outside [0, L) or a share that is not this
   /// member's.
   ErrorEstimate observe(std::size_t sweep, double seconds, const Eigen::Ref<const Eigen::MatrixXd>& states,
-                        std::size_t first, std::size_t chains);
+                        std::size_t first, std::size_t chains, const Execution& execution = Execution());
   /// The same from the states' group sums: `groups` must be cut at group_offsets(L) for L = groups.count() states
   /// (what observe(states) builds internally), so that a caller streaming the states can accumulate the sums itself.
+  /// Over a group of two or more (`execution`'s, every member holding the same sums) the members split the
+  /// jackknife's replicates and gather them: collective.
   /// \param sweep the checkpoint's sweep
   /// \param seconds sampling wall-clock time at the checkpoint
   /// \param groups the states' group sums
+  /// \param execution the members sharing the work (null group: this process alone)
   /// \return the checkpoint's errors
   /// \throws std::invalid_argument if the kind, the dimension or the number of groups does not match, or
   /// L < kMinSplitHalfChains, or `seconds` is not finite.
-  ErrorEstimate observe(std::size_t sweep, double seconds, const GroupedMoments& groups);
+  ErrorEstimate observe(std::size_t sweep, double seconds, const GroupedMoments& groups,
+                        const Execution& execution = Execution());
   /// Several checkpoints at once: bitwise the same estimates, appended to history() in order (and the same
-  /// last_estimate()), as observe(sweeps[b], seconds[b], states[b], first, chains) for b = 0, 1, .... In a chain group
-  /// the members exchange the groups' sums of many checkpoints together (chunks of at most 24 MiB of sums: four
-  /// exchanges per chunk instead of three per checkpoint), then each member scores its share of the checkpoints alone
-  /// and the estimates are gathered, so a member can run its chains through many checkpoints without waiting for the
-  /// others and score them after. Memory: the states, plus about four times a chunk's sums. Collective in a group.
+  /// last_estimate()), as observe(sweeps[b], seconds[b], states[b], first, chains, execution) for b = 0, 1, .... Over
+  /// a chain group the members exchange the groups' sums of many checkpoints together (chunks of at most 24 MiB of
+  /// sums: four exchanges per chunk instead of three per checkpoint), then each member scores its share of the
+  /// checkpoints alone and the estimates are gathered, so a member can run its chains through many checkpoints
+  /// without waiting for the others and score them after. Memory: the states, plus about four times a chunk's sums.
+  /// Collective over a group of two or more.
   /// \param sweeps the checkpoints' sweeps
   /// \param seconds sampling wall-clock time at every checkpoint
   /// \param states every checkpoint's states this process holds, one column per chain
   /// \param first the chain index of the first column of the states
   /// \param chains L, the number of chains in all
+  /// \param execution the threads, and the members sharing the work (collective over a group of two or more)
   /// \return the checkpoints' errors, in order
   /// \throws std::invalid_argument as observe(states, first, chains) for any checkpoint (before any is scored), if
   /// the three lists differ in length or are empty, or the states differ in shape.
   std::vector<ErrorEstimate> observe_batch(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
                                            const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states,
-                                           std::size_t first, std::size_t chains);
+                                           std::size_t first, std::size_t chains,
+                                           const Execution& execution = Execution());
   /// The group boundaries observe() uses for L states: offsets[0] = 0 < ... < offsets.back() = L, the first half
   /// of the groups covering states [0, L/2).
   /// \param states L, the number of states
@@ -139,9 +150,10 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   ErrorTrackerOptions m_options;
   std::vector<ErrorEstimate> m_history;
   Eigen::MatrixXd m_estimate;
-  // Scores gms[b] as checkpoint (sweeps[b], seconds[b]), the jackknife replicates of all of them in one exchange.
+  // Scores gms[b] as checkpoint (sweeps[b], seconds[b]), the jackknife replicates of all of them in one exchange
+  // over `group` (null: here).
   void score(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
-             const std::vector<const GroupedMoments*>& gms);
+             const std::vector<const GroupedMoments*>& gms, ChainGroup* group);
 
   Eigen::MatrixXd m_jack, m_jb;  // jackknife deviations and scratch, reused between checkpoints
 };

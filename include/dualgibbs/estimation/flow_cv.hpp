@@ -33,6 +33,7 @@
 /// Eigen::VectorXd v = acc.estimate(), se = acc.std_error();
 /// \endcode
 
+#include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/model/model.hpp>
 
@@ -100,19 +101,27 @@ class DUALGIBBS_EXPORT FlowControlVariate {
   /// \return E, |V| x |V|
   /// \throws std::invalid_argument for more than 5000 nodes.
   Eigen::MatrixXd energy_matrix() const;
-  /// U = r_k(Q) B, column by column (k products of Q with the block).
+  /// U = r_k(Q) B, column by column (k products of Q with the block). Over a group of two or more (`execution`'s,
+  /// every member holding the same block) the members split the columns and gather them in order: collective, the
+  /// same bits.
   /// \param b the block B, |V| rows
+  /// \param execution the members sharing the columns (null group: this process alone)
   /// \return U, the shape of B
   /// \throws std::invalid_argument for a wrong number of rows.
-  Eigen::MatrixXd residual(const Eigen::Ref<const Eigen::MatrixXd>& b) const;
-  /// The dual terms u = r_k(Q) D_s x~ of samples x~ (columns; |V| rows): V_v = E_v - E[u_v^2].
+  Eigen::MatrixXd residual(const Eigen::Ref<const Eigen::MatrixXd>& b, const Execution& execution = Execution()) const;
+  /// The dual terms u = r_k(Q) D_s x~ of samples x~ (columns; |V| rows): V_v = E_v - E[u_v^2]. Collective as
+  /// residual().
   /// \param x_tilde the samples x~, one per column
+  /// \param execution the members sharing the columns (null group: this process alone)
   /// \return u, one column per sample
-  Eigen::MatrixXd dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde) const;
-  /// The primal terms u = r_k(Q) x of samples x (columns; |V| rows): V_v = l_v + E[u_v^2].
+  Eigen::MatrixXd dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde,
+                             const Execution& execution = Execution()) const;
+  /// The primal terms u = r_k(Q) x of samples x (columns; |V| rows): V_v = l_v + E[u_v^2]. Collective as residual().
   /// \param x the samples x, one per column
+  /// \param execution the members sharing the columns (null group: this process alone)
   /// \return u, one column per sample
-  Eigen::MatrixXd primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x) const;
+  Eigen::MatrixXd primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x,
+                               const Execution& execution = Execution()) const;
 
  private:
   friend class MarginalVarianceCv;  // its add() runs the residual map on its own buffers
@@ -183,10 +192,12 @@ class DUALGIBBS_EXPORT MarginalVarianceCv {
   /// \param chains the number of chains L
   /// \throws std::invalid_argument for fewer than 2 chains.
   MarginalVarianceCv(const FlowControlVariate& cv, Domain domain, std::size_t chains);
-  /// One evaluation of every chain.
+  /// One evaluation of every chain. Over a group of two or more (`execution`'s, every member holding all L states)
+  /// the members split the chains' terms (FlowControlVariate::residual()): collective, the same bits.
   /// \param states the chains' states, |V| x L
+  /// \param execution the members sharing the work (null group: this process alone)
   /// \throws std::invalid_argument for a wrong shape or a non-finite value.
-  void add(const Eigen::Ref<const Eigen::MatrixXd>& states);
+  void add(const Eigen::Ref<const Eigen::MatrixXd>& states, const Execution& execution = Execution());
   /// \return the evaluations added so far
   std::size_t evaluations() const noexcept { return m_evaluations; }
   /// \return the estimates V_v

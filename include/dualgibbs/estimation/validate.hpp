@@ -139,6 +139,9 @@ struct ValidateOptions {
   std::size_t worst = 10;
   /// Jackknife groups per half for the standard error of Eu (CovarianceErrorTracker).
   std::size_t jackknife_groups = 16;
+  /// Threads the validator may use, counting the caller (0: available_threads(), core/machine.hpp). The numbers do
+  /// not depend on it.
+  unsigned threads = 0;
 };
 
 /// Fewest draws per checkpoint: a split-half error needs two halves of three.
@@ -231,8 +234,8 @@ struct ValidationReport {
 /// checkpoint's mean at the end (n delta delta^T subtracted): with the whole checkpoint in the first block this is
 /// the two-pass algorithm; with a first block of k draws the centre is within about sd / sqrt(k) of the mean and
 /// the rounding error is that of a two-pass sum (relative eps (1 + delta^2 / var)). The work of a block is spread
-/// over the hardware threads in fixed pieces (coordinates, edges, draws), so the numbers do not depend on the
-/// thread count; they depend on the block sizes only through the centre (rounding level).
+/// over the threads (ValidateOptions::threads) in fixed pieces (coordinates, edges, draws), so the numbers do not
+/// depend on the thread count; they depend on the block sizes only through the centre (rounding level).
 class DUALGIBBS_EXPORT DrawValidator {
  public:
   /// `model` must outlive the validator.

@@ -156,7 +156,10 @@ struct ConvergenceSettings {
   Eigen::VectorXd given_dual;                  ///< InitialState::Given: the dual chains' state y~ (length |E|)
   std::uint64_t seed = 1;                      ///< the ensembles' seed (the results do not depend on the thread count)
   unsigned threads = 0;                        ///< threads (0 = available_threads(), core/machine.hpp)
-  std::size_t jackknife_groups = 16;           ///< jackknife groups per half, for the standard errors
+  /// The processes sharing the chains and the scoring (chain_group.hpp), or null for this process alone; with a
+  /// group of two or more measure_convergence() is collective (see deferred_bytes).
+  ChainGroup* group = nullptr;
+  std::size_t jackknife_groups = 16;  ///< jackknife groups per half, for the standard errors
   /// Also score the dual chains through the Chebyshev potential-flow control variate (estimation/flow_cv.hpp):
   /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full
   /// covariance target needs the dense energy matrix (at most 5000 nodes).

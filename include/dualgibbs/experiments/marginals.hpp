@@ -88,6 +88,10 @@ struct MarginalOptions {
   std::size_t lockstep = 8;
   std::uint64_t seed = 1;  ///< determines every random number
   unsigned threads = 0;    ///< threads of the samplers and the estimators (0 = available_threads(), core/machine.hpp)
+  /// The processes sharing the chains and the control variate's terms (chain_group.hpp), or null for this process
+  /// alone. With a group of two or more the call is collective (bitwise one process's results) and needs a target
+  /// relative RMSE: a time budget is refused (the members' clocks would stop them at different sweeps).
+  ChainGroup* group = nullptr;
   /// The sweep scheme of the primal methods (primal, primal-cv; accelerated.hpp): Gibbs with the random scan (the
   /// default), ssor, cheby-ssor (its spectrum required, as run_ensemble) or colored. A sweep of ssor and cheby-ssor is
   /// one iteration of 2n site updates: `every`, `burn_in` and `max_sweeps` count iterations. The dual methods run
@@ -158,6 +162,9 @@ struct AccuracySettings {
   int replicates = 5;                    ///< independent runs per (graph, method, target), >= 2
   double budget_seconds = 60;            ///< wall budget of one run; a run that ends short of its target says so
   std::uint64_t seed = 1;                ///< replicate r of every cell runs with seed derived from (seed, r)
+  /// The processes the runs are given (MarginalOptions::group), or null for this process alone. Over two or more
+  /// members every run fails (its time budget is refused) and the table says so: run it in one process.
+  ChainGroup* group = nullptr;
 };
 
 /// For each graph, method and target: the CPU time (one thread) of estimate_marginal_variances() to reach the

@@ -34,6 +34,9 @@ struct ExperimentOptions {
   bool quick = false;      ///< a reduced run (fewer chains, sweeps, graphs) for tests and previews
   std::uint64_t seed = 1;  ///< master seed: every ensemble, random graph and parameter draw derives from it
   unsigned threads = 0;    ///< threads of the samplers and the estimators; 0 = available_threads() (core/machine.hpp)
+  /// The processes sharing the figure's chains and estimators (chain_group.hpp; e.g. MPI ranks), or null for this
+  /// process alone. With a group of two or more the run is collective and its results bitwise those of one process.
+  ChainGroup* group = nullptr;
   /// Override the figure's number of chains (fig5: samples; rates: the mean fits' chains); 0 = the figure's
   /// default, else at least kMinSplitHalfChains (std::invalid_argument otherwise).
   std::size_t chains = 0;

@@ -48,6 +48,8 @@
 
 namespace dualgibbs {
 
+class ChainGroup;
+
 /// How every chain starts.
 enum class InitialState {
   Constant,  ///< every coordinate = EnsembleOptions::init_value (the paper's constant initial vector)
@@ -80,7 +82,13 @@ struct EnsembleOptions {
   bool noise = true;            ///< false = plain Gauss–Seidel (deterministic)
   bool observe_edges = false;   ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
   std::size_t lockstep = 1;     ///< chains per shared-schedule block: 1, 2, 4, 8 or 16 (1 = independent)
-  /// Local observation in a chain group (chain_group.hpp). Empty (the default): every member's observer sees the
+  /// The processes sharing the chains (chain_group.hpp; e.g. MPI ranks, dualgibbs::mpi::Group), or null (the
+  /// default) for this process alone. With a group of two or more members run_ensemble() is collective: every member
+  /// calls it with the same options, runs a contiguous share of the lock-step blocks and (without local_cuts) sees
+  /// every chain's states at every checkpoint, bitwise those of one process. The observer's own library calls are
+  /// shared only if it passes them the group too (an Execution, core/execution.hpp). Must outlive the call.
+  ChainGroup* group = nullptr;
+  /// Local observation in a chain group (`group`). Empty (the default): every member's observer sees the
   /// states of all chains, gathered in chain order. Otherwise chain offsets 0 = c_0 < c_1 < ... < c_m = chains that
   /// cut the chains into m reduction blocks (e.g. CovarianceErrorTracker::group_offsets(chains)), each a whole number
   /// of lock-step blocks: member r runs the blocks member_share(m, r, K) and its observer sees only those chains

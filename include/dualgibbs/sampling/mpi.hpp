@@ -6,10 +6,10 @@
 /// Every rank runs the same program on the same input. mpi::run_ensemble() gives each rank a contiguous share of the
 /// lock-step blocks of chains and runs it with the rank's threads as run_ensemble() does; at every checkpoint the
 /// states are gathered in chain order, so the observer, called on *every* rank, sees exactly the matrix of a
-/// one-process run with the same seed, for any number of ranks and threads. Within the call the estimators that
-/// the observer uses (GroupedMoments, CovarianceErrorTracker, FlowControlVariate) split their per-group and
-/// per-chain work over the ranks too (chain_group.hpp). For a whole program section, install the group with
-/// ScopedChainGroup instead: every run_ensemble() and estimator call inside is then shared the same way.
+/// one-process run with the same seed, for any number of ranks and threads. To share the estimators' work too
+/// (GroupedMoments, CovarianceErrorTracker, FlowControlVariate: their per-group and per-chain work split over the
+/// ranks, chain_group.hpp), or a whole program section of several calls, create an mpi::Group and pass it
+/// explicitly: EnsembleOptions::group to run_ensemble(), an Execution (core/execution.hpp) to the estimators.
 ///
 /// All ranks must make the same calls in the same order (they are collective). An exception on one rank ends the
 /// call on every rank (ChainGroup::settle()); nothing hangs.
@@ -63,9 +63,10 @@ class Group final : public ChainGroup {
   int m_local_size = 1;
 };
 
-/// run_ensemble(model, domain, options, observe) over the ranks of `comm` (collective): the observer is called on
-/// every rank with the states of all chains in chain order, and the checkpoints, the statistics and everything the
-/// observer computes with the library's estimators are bitwise identical to a one-process run.
+/// run_ensemble(model, domain, options, observe) over the ranks of `comm` (collective; options.group is replaced by a
+/// Group over `comm`): the observer is called on every rank with the states of all chains in chain order, and the
+/// checkpoints and the statistics are bitwise identical to a one-process run. The observer's estimator calls run on
+/// each rank alone (the same numbers); to share them, use a Group of your own (above).
 /// EnsembleOptions::threads is per rank. EnsembleStats: seconds is the slowest rank's, cpu_seconds the sum over
 /// ranks, updates those of all chains. \throws what run_ensemble() throws, on every rank (ChainGroup::settle()).
 /// \param comm the communicator whose ranks share the chains
