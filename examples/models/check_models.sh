@@ -34,5 +34,5 @@ check() {  # check MODEL SWEEPS CHAINS
 }
 check us_car 300 4000
 check us_car_neg 300 4000
-if [ -n "$quick" ]; then check spde_horse 300 2000; else check spde_horse 2000 128; fi
+if [ -n "$quick" ]; then check spde_horse 300 2000; else check spde_horse 1500 64; fi
 exit $fail
