@@ -68,8 +68,8 @@ struct LocalGraph {
   }
   // A weighted, signed incidence: the pushes read -Q_uv (b_u b_v / sigma_e^2 with its sign) in place of 1/sigma_e^2
   // and Q_uu from Q itself, so that the local flows solve with the Q the residual map uses (for a model made by
-  // from_precision, the given matrix, whatever its incidence). The flow identity needs only Q = D_s^-1 + L_sigma with L_sigma = B D_sigma^-1 B^T,
-  // which holds for any B (docs/general-precision.md, section 3).
+  // from_precision, the given matrix, whatever its incidence). The flow identity needs only Q = D_s^-1 + L_sigma with
+  // L_sigma = B D_sigma^-1 B^T, which holds for any B (docs/general-precision.md, section 3).
   void weighted(const Model& m) {
     const SparseMatrix q = m.primal_precision();
     is_weighted = true;
