@@ -122,6 +122,12 @@ int main(int argc, char** argv) {
     return session.finish(2, std::current_exception());
   }
   try {
+    // A precision matrix is the whole model: a graph or its parameters given beside it would be silently ignored.
+    if (common.precision_file)
+      for (const char* option : {"--graph", "--s", "--sigma"})
+        if (app.count(option) > 0)
+          throw std::invalid_argument(std::string(option) +
+                                      " does not apply with --precision: the matrix defines the whole model");
     bool ran = false;
     for (auto& [sub, run] : runners)
       if (sub->parsed()) {

@@ -186,6 +186,10 @@ def test_the_command_reads_matrix_market_and_agrees_with_python(tmp_path, cli):
     assert code == 2 and "no dual domain" in err and err.count("\n") == 1, err
     code, out, err = run_cli(cli, "--precision", ring, "--obs-file", path, "exact")
     assert code == 2 and "--canonical" in err, err
+    code, out, err = run_cli(cli, "--precision", path, "--graph", "torus:5", "exact")
+    assert code == 2 and "--graph does not apply with --precision" in err and err.count("\n") == 1, err
+    code, out, err = run_cli(cli, "--precision", path, "exact", "--sigma", "0.3")
+    assert code == 2 and "--sigma does not apply" in err, err
 
 
 @pytest.mark.parametrize("domain", ["primal", "dual"])
