@@ -71,6 +71,7 @@ int run_default(const CommonOptions& common) {
   if (m.num_edges() == 0)
     throw std::invalid_argument("the demo compares the primal and the dual sampler, but the graph '" +
                                 common.spec().text + "' has no edges (no dual domain)");
+  m.require_dual("the demo (it compares the primal and the dual sampler)");
   on_root(common.group,
           [&] { prepare_output_directory(out); });  // a bad DUALGIBBS_OUT_DIR fails now, not after the run
   std::cout << "dualgibbs " << DUALGIBBS_VERSION_STRING << ": primal vs dual Gibbs sampling on " << m.summary()

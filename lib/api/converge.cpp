@@ -63,6 +63,7 @@ std::string command_line(const ConvergeOptions& o, const ConvergenceSettings& cs
 
 ExperimentRun converge(const Model& model, const ConvergeOptions& options, const ModelSource& source,
                        const Execution& execution) {
+  model.require_dual("converge (it compares the primal and the dual sampler)");
   ConvergenceSettings cs = settings(options, source.seed, execution);
   set_schemes(cs, options, model, resolved_threads(execution));
   ExperimentRun run;

@@ -37,7 +37,7 @@ Record model_record(const Model& m) {
     p["d_min"] = number(f.d_min);
     p["d_max"] = number(f.d_max);
     p["positive_couplings"] = f.positive_couplings;
-    p["unit_incidence"] = m.unit_incidence();
+    if (f.factor_width_two) p["unit_incidence"] = m.unit_incidence();
     if (!f.factor_width_two) {
       p["failing_row"] = f.failing_row;
       p["reason"] = f.reason;

@@ -379,6 +379,9 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   if (model_in.has_mean()) zero_mean = model_in.without_mean();
   const Model& model = zero_mean ? *zero_mean : model_in;
   check_options(options);
+  const bool needs_dual = options.method == MarginalMethod::Dual || options.method == MarginalMethod::DualCv ||
+                          options.method == MarginalMethod::PrimalCv;  // the flows' energies need D_s
+  if (needs_dual) model.require_dual((std::string("marginals --method ") + to_string(options.method)).c_str());
   MarginalOptions o = options;
   if (o.chains == 0) o.chains = o.method == MarginalMethod::Cholesky ? kAutoCholeskyBatch : kAutoChains;
   if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal && o.method != MarginalMethod::PrimalCv)

@@ -1,6 +1,8 @@
 """Your own precision matrix (Model.from_precision and `--precision`) against dense inverses of matrices written here
 with scipy and networkx: a proper CAR model, a matrix with couplings of both signs, an H-matrix that is diagonally
 dominant only after scaling, an SPDE (alpha = 1) mesh without obtuse pairs, and an SPD matrix that is not an H-matrix."""
+import json
+
 import numpy as np
 import networkx as nx
 import pytest
@@ -177,7 +179,6 @@ def test_the_command_reads_matrix_market_and_agrees_with_python(tmp_path, cli):
     np.testing.assert_allclose(got, dg.marginal_variances(dg.Model.from_precision(Q)), rtol=1e-15)
     code, out, err = run_cli(cli, "--quiet", "--precision", path, "info", "--json")
     assert code == 0, err
-    import json
     p = json.loads(out)["precision"]
     assert p["has_dual"] and p["factor_width"] == "2" and not p["diagonally_dominant"]
     ring = tmp_path / "ring.mtx"
@@ -186,6 +187,11 @@ def test_the_command_reads_matrix_market_and_agrees_with_python(tmp_path, cli):
     assert code == 2 and "no dual domain" in err and err.count("\n") == 1, err
     code, out, err = run_cli(cli, "--precision", ring, "--obs-file", path, "exact")
     assert code == 2 and "--canonical" in err, err
+    for args in (["marginals", "--method", "dual-cv"], ["marginals", "--method", "primal-cv"], ["converge"], []):
+        code, out, err = run_cli(cli, "--quiet", "--precision", ring, *args)
+        assert code == 2 and "has no dual domain" in err and "row" in err and err.count("\n") == 1, (args, err)
+    code, out, err = run_cli(cli, "--precision", ring, "info", "--json")
+    assert code == 0 and "unit_incidence" not in json.loads(out)["precision"], err
     code, out, err = run_cli(cli, "--precision", path, "--graph", "torus:5", "exact")
     assert code == 2 and "--graph does not apply with --precision" in err and err.count("\n") == 1, err
     code, out, err = run_cli(cli, "--precision", path, "exact", "--sigma", "0.3")
