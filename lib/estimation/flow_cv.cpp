@@ -51,14 +51,14 @@ struct LocalGraph {
     offsets.assign(g.incidence_offsets().begin(), g.incidence_offsets().end());
     neighbors.assign(g.incidence_neighbors().begin(), g.incidence_neighbors().end());
     inv_sig2.resize(neighbors.size());
-    if (!m.unit_incidence() || m.given_precision()) {
+    if (!m.unit_incidence() || m.given_precision())
       weighted(m);
-      return;
-    }
-    for (std::size_t p = 0; p < neighbors.size(); ++p) inv_sig2[p] = 1.0 / m.edge_variances()[g.incidence_edges()[p]];
+    else
+      for (std::size_t p = 0; p < neighbors.size(); ++p) inv_sig2[p] = 1.0 / m.edge_variances()[g.incidence_edges()[p]];
     uniform_weight = inv_sig2.empty() ? 0.0 : inv_sig2[0];
     for (double w : inv_sig2)
       if (w != uniform_weight) uniform_weight = 0;
+    if (is_weighted) return;
     for (std::size_t u = 0; u < n; ++u) {
       s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
       inv_s2[u] = 1.0 / s2[u];
@@ -84,9 +84,6 @@ struct LocalGraph {
       for (Index p = offsets[u]; p < offsets[u + 1]; ++p)
         inv_sig2[static_cast<std::size_t>(p)] = -entry(neighbors[static_cast<std::size_t>(p)]);
     }
-    uniform_weight = inv_sig2.empty() ? 0.0 : inv_sig2[0];
-    for (double w : inv_sig2)
-      if (w != uniform_weight) uniform_weight = 0;
   }
 
   // Gershgorin: lambda_max(Q) <= max_u (1/s_u^2 + 2 sum_{e at u} 1/sigma_e^2), and max_u (Q_uu + sum_v |Q_uv|) for a

@@ -245,8 +245,11 @@ std::vector<double> read_observation_file(std::istream& in, Index num_nodes, con
   });
 }
 
-Observations read_observations(const std::string& path, Index num_nodes) {
-  std::ifstream in = open_input(path, "observation file");
+namespace {
+
+// `v value` lines: the values, 0 for nodes without a line, and how many had one.
+Observations read_node_values(const std::string& path, Index num_nodes, const char* what) {
+  std::ifstream in = open_input(path, what);
   const std::vector<double> given = read_observation_file(in, num_nodes, path);
   Observations obs;
   obs.z = Eigen::VectorXd::Zero(num_nodes);
@@ -256,6 +259,12 @@ Observations read_observations(const std::string& path, Index num_nodes) {
       ++obs.observed;
     }
   return obs;
+}
+
+}  // namespace
+
+Observations read_observations(const std::string& path, Index num_nodes) {
+  return read_node_values(path, num_nodes, "observation file");
 }
 
 namespace {
@@ -376,12 +385,7 @@ SparseMatrix read_precision_matrix(const std::string& path, const ReadLimits& li
 }
 
 Eigen::VectorXd read_canonical_vector(const std::string& path, Index num_nodes) {
-  std::ifstream in = open_input(path, "canonical vector file");
-  const std::vector<double> given = read_observation_file(in, num_nodes, path);
-  Eigen::VectorXd h = Eigen::VectorXd::Zero(num_nodes);
-  for (Index v = 0; v < num_nodes; ++v)
-    if (!std::isnan(given[static_cast<std::size_t>(v)])) h[v] = given[static_cast<std::size_t>(v)];
-  return h;
+  return read_node_values(path, num_nodes, "canonical vector file").z;
 }
 
 LoadedGraph read_matrix_market(std::istream& in, const std::string& source, const ReadLimits& limits) {

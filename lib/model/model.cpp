@@ -43,12 +43,7 @@ Model::Model(Graph graph, double s, double sigma)
 
 Model::Model(Graph graph, std::vector<double> s, std::vector<double> sigma)
     : m_graph(std::move(graph)), m_s(std::move(s)), m_sigma(std::move(sigma)) {
-  if (m_s.size() != static_cast<std::size_t>(m_graph.num_nodes()))
-    throw std::invalid_argument("Model: " + std::to_string(m_s.size()) + " node standard deviations given for " +
-                                std::to_string(m_graph.num_nodes()) + " nodes");
-  if (m_sigma.size() != static_cast<std::size_t>(m_graph.num_edges()))
-    throw std::invalid_argument("Model: " + std::to_string(m_sigma.size()) + " edge standard deviations given for " +
-                                std::to_string(m_graph.num_edges()) + " edges");
+  check_sizes();
   validate_and_square();
 }
 
@@ -59,14 +54,18 @@ Model::Model(Graph graph, std::vector<double> s, std::vector<double> sigma, std:
       m_sigma(std::move(sigma)),
       m_head_weight(std::move(head_weight)),
       m_tail_weight(std::move(tail_weight)) {
+  check_sizes();
+  check_weights();
+  validate_and_square();
+}
+
+void Model::check_sizes() const {
   if (m_s.size() != static_cast<std::size_t>(m_graph.num_nodes()))
     throw std::invalid_argument("Model: " + std::to_string(m_s.size()) + " node standard deviations given for " +
                                 std::to_string(m_graph.num_nodes()) + " nodes");
   if (m_sigma.size() != static_cast<std::size_t>(m_graph.num_edges()))
     throw std::invalid_argument("Model: " + std::to_string(m_sigma.size()) + " edge standard deviations given for " +
                                 std::to_string(m_graph.num_edges()) + " edges");
-  check_weights();
-  validate_and_square();
 }
 
 void Model::check_weights() {
@@ -356,16 +355,23 @@ void DualPrecisionOperator::perform_op(const double* x_in, double* y_out) const 
   thread_local std::vector<double> node;  // D_s B y, kept per thread so repeated calls do not allocate
   node.assign(static_cast<std::size_t>(n), 0.0);
   const auto& edges = g.edges();
-  // B[u,e] x_e with the weights of the general form; for a unit incidence += x and += (-1 x), the same bits as -= x.
+  const bool unit = md.unit_incidence();  // decided once: the loops below run in every eigensolver iteration
   for (Index e = 0; e < m; ++e) {
-    node[edges[e].head] += md.head_weight(e) * x_in[e];
-    node[edges[e].tail] += md.tail_weight(e) * x_in[e];
+    if (unit) {
+      node[edges[e].head] += x_in[e];
+      node[edges[e].tail] -= x_in[e];
+    } else {  // B[u,e] x_e with the weights of the general form
+      node[edges[e].head] += md.head_weight(e) * x_in[e];
+      node[edges[e].tail] += md.tail_weight(e) * x_in[e];
+    }
   }
   const Eigen::VectorXd& s2 = md.node_variances();
   for (Index v = 0; v < n; ++v) node[v] *= s2[v];
   const Eigen::VectorXd& sig2 = md.edge_variances();
   for (Index e = 0; e < m; ++e)
-    y_out[e] = sig2[e] * x_in[e] + md.head_weight(e) * node[edges[e].head] + md.tail_weight(e) * node[edges[e].tail];
+    y_out[e] =
+        unit ? sig2[e] * x_in[e] + node[edges[e].head] - node[edges[e].tail]
+             : sig2[e] * x_in[e] + md.head_weight(e) * node[edges[e].head] + md.tail_weight(e) * node[edges[e].tail];
 }
 
 Eigen::VectorXd DualPrecisionOperator::apply(const Eigen::VectorXd& y) const {

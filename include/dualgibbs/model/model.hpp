@@ -288,6 +288,7 @@ class DUALGIBBS_EXPORT Model {
 
  private:
   void validate_and_square();
+  void check_sizes() const;
   void check_weights();
   [[noreturn]] void throw_no_dual(const char* who) const;
   static Model primal_only(Graph graph, SparseMatrix q, FactorWidthReport report);
