@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace dualgibbs::cli {
 namespace {
@@ -23,20 +24,24 @@ struct ConvergeCliOptions {
   bool json = false;
 };
 
-/// A few rows of the normalised curves, for the terminal.
+/// A few rows of the normalised curves, for the terminal (the primal alone for a model without a dual).
 std::string curve_excerpt(const ExperimentResult& r) {
+  const bool dual = r.table.has_column("Eu_dual");
   const auto sweep = r.table.column("sweep");
-  const auto p = r.table.column("Eu_norm_primal"), d = r.table.column("Eu_norm_dual");
-  const auto pse = r.table.column("Eu_se_primal"), dse = r.table.column("Eu_se_dual");
-  const auto p0 = r.table.column("Eu_primal").front(), d0 = r.table.column("Eu_dual").front();
+  const auto p = r.table.column("Eu_norm_primal"), pse = r.table.column("Eu_se_primal");
+  const auto p0 = r.table.column("Eu_primal").front();
+  const auto d = dual ? r.table.column("Eu_norm_dual") : std::vector<double>();
+  const auto dse = dual ? r.table.column("Eu_se_dual") : std::vector<double>();
+  const auto d0 = dual ? r.table.column("Eu_dual").front() : 0.0;
   std::ostringstream os;
-  os << "  sweep   Eu primal (norm.)          Eu dual (norm.)\n";
+  os << (dual ? "  sweep   Eu primal (norm.)          Eu dual (norm.)\n" : "  sweep   Eu primal (norm.)\n");
   std::size_t next = 0;
   for (std::size_t i = 0; i < sweep.size(); ++i) {
     if (sweep[i] < static_cast<double>(next) && i + 1 != sweep.size()) continue;
     os << "  " << std::setw(5) << static_cast<long long>(sweep[i]) << "   " << std::setw(10) << std::setprecision(4)
-       << p[i] << " +- " << std::setw(9) << pse[i] / std::abs(p0) << "   " << std::setw(10) << d[i] << " +- "
-       << std::setw(9) << dse[i] / std::abs(d0) << "\n";
+       << p[i] << " +- " << std::setw(9) << pse[i] / std::abs(p0);
+    if (dual) os << "   " << std::setw(10) << d[i] << " +- " << std::setw(9) << dse[i] / std::abs(d0);
+    os << "\n";
     next = next == 0 ? 1 : (next < 4 ? next + 1 : next * 2);
   }
   return os.str();
@@ -63,7 +68,9 @@ int run_converge(const CommonOptions& common, const ConvergeCliOptions& o) {
 }
 
 std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
-  app.description("primal vs dual Gibbs: error of the covariance (or marginal variances) against the exact truth");
+  app.description(
+      "primal vs dual Gibbs: error of the covariance (or marginal variances) against the exact truth (the primal "
+      "alone for a given precision without a dual)");
   static ConvergeCliOptions o;
   api::ConvergeOptions& c = o.c;
   add_count(app, "--chains", c.chains, "independent chains per domain (split into two halves)")->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include <dualgibbs/api/marginals.hpp>
 
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -22,7 +23,8 @@ struct MarginalsCliOptions {
   bool json = false;
 };
 
-// CSV: v, estimate, std_error, lower, upper (empty without a bracket) and, with a mean, mean.
+// CSV: v, estimate, std_error, lower, upper (empty without a bracket; upper alone empty for a model without a dual,
+// which has no flow energy E_v) and, with a mean, mean.
 void write_csv(std::ostream& out, const api::MarginalsResult& res) {
   const MarginalResult& r = res.estimate;
   const bool bracket = r.lower.size() == r.estimate.size();
@@ -30,9 +32,10 @@ void write_csv(std::ostream& out, const api::MarginalsResult& res) {
       << std::setprecision(17);
   for (Eigen::Index v = 0; v < r.estimate.size(); ++v) {
     out << v << ',' << r.estimate[v] << ',' << r.std_error[v] << ',';
-    if (bracket)
-      out << r.lower[v] << ',' << r.upper[v];
-    else
+    if (bracket) {
+      out << r.lower[v] << ',';
+      if (std::isfinite(r.upper[v])) out << r.upper[v];
+    } else
       out << ',';
     if (res.mean) out << ',' << res.mean->mean[v];
     out << '\n';

@@ -96,7 +96,9 @@ def convergence(d, js, name, out_dir, title):
     _, c, _ = d
     sw = c["sweep"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for dom, col in (("primal", PRIMAL), ("dual", DUAL)):
+    # A model without a dual (a given precision of factor width above 2) has the primal columns alone.
+    domains = [(dom, col) for dom, col in (("primal", PRIMAL), ("dual", DUAL)) if f"Eu_{dom}" in c]
+    for dom, col in domains:
         e0 = c[f"Eu_{dom}"][0]
         y = c[f"Eu_{dom}"] / e0
         se = c[f"Eu_se_{dom}"] / abs(e0)
@@ -114,7 +116,7 @@ def convergence(d, js, name, out_dir, title):
             ax.plot(x, y, color=DUAL, ls="--", lw=1.4, label="Dual Gibbs + flow control variate")
             ax.fill_between(x, y - se, y + se, color=DUAL, alpha=0.10, lw=0)
     rp = rate(js, "primal")
-    rd = rate(js, "dual x~")
+    rd = rate(js, "dual x~") if "Eu_dual" in c else math.nan
     t = np.linspace(0, sw.max(), 200)
     if math.isfinite(rp):
         axes[0].plot(t, np.exp(-2 * rp * t), color=PRIMAL, ls=":", lw=1, label=r"$r_p^{2t}$ (spectral, paper's convention)")
@@ -122,7 +124,7 @@ def convergence(d, js, name, out_dir, title):
     if math.isfinite(rd):
         axes[0].plot(t, np.exp(-2 * rd * t), color=DUAL, ls=":", lw=1, label=r"$r_d^{\mathrm{eff}\,2t}$ (spectral)")
     for ax in axes:
-        symlog(ax, c["Eu_primal"] / c["Eu_primal"][0], c["Eu_dual"] / c["Eu_dual"][0])
+        symlog(ax, *(c[f"Eu_{dom}"] / c[f"Eu_{dom}"][0] for dom, _ in domains))
         ax.set_ylabel(r"$\hat{\mathcal{E}}$ (norm.), band $\pm 1$ s.e.")
         ax.grid(alpha=0.3, ls=":")
     axes[0].set_xlabel("Sweeps")
@@ -492,7 +494,7 @@ def main(argv):
                 "validate": validate, "accuracy": accuracy, "accel": accel}
     if name in handlers:
         handlers[name](d, js, out_dir)
-    elif "Eu_primal" in d[1] and "Eu_dual" in d[1]:
+    elif "Eu_primal" in d[1]:
         convergence(d, js, name, out_dir, js.get("title", name))
     else:
         print(f"plot.py: no plot for {name} (columns {d[0][:6]}...)", file=sys.stderr)

@@ -2,6 +2,8 @@
 // incidence it leads to, and every layer on it (matrices, the dual kernel, exact truth, spectra), against dense
 // oracles written here.
 #define BOOST_TEST_MODULE precision
+#include <dualgibbs/estimation/flow_cv.hpp>
+#include <dualgibbs/experiments/experiments.hpp>
 #include <dualgibbs/experiments/marginals.hpp>
 #include <dualgibbs/model/generators.hpp>
 #include <dualgibbs/model/model.hpp>
@@ -60,14 +62,15 @@ double max_relative(const MatrixXd& a, const MatrixXd& b) {
   return (a - b).cwiseAbs().maxCoeff() / b.cwiseAbs().maxCoeff();
 }
 
-// Three triangles, each with three positive couplings 0.6 (M(Q) of a triangle is not positive definite:
+// `triangles` triangles, each with three positive couplings 0.6 (M(Q) of a triangle is not positive definite:
 // 1 - 2 * 0.6 < 0), joined in a ring by weak negative couplings: SPD but not an H-matrix.
-MatrixXd triangle_ring(double coupling) {
-  MatrixXd q = MatrixXd::Identity(9, 9);
-  for (int t = 0; t < 3; ++t) {
+MatrixXd triangle_ring(double coupling, int triangles = 3) {
+  const int n = 3 * triangles;
+  MatrixXd q = MatrixXd::Identity(n, n);
+  for (int t = 0; t < triangles; ++t) {
     for (int a = 0; a < 3; ++a)
       for (int b = a + 1; b < 3; ++b) q(3 * t + a, 3 * t + b) = q(3 * t + b, 3 * t + a) = coupling;
-    const int u = 3 * t + 2, v = (3 * t + 3) % 9;
+    const int u = 3 * t + 2, v = (3 * t + 3) % n;
     q(u, v) = q(v, u) = -0.05;
   }
   return q;
@@ -306,4 +309,100 @@ BOOST_AUTO_TEST_CASE(flow_control_variates_hold_on_a_signed_model) {
     }
     BOOST_TEST(r.gap_ratio_rms < 1.0, to_string(method) << " gap ratio " << r.gap_ratio_rms);
   }
+}
+
+// Without a dual there is no D_s, so no flow energy E_v; the Dirichlet identity V_v = l_v + E[((r_k(Q) x)_v)^2] needs
+// only Q. Deterministic: the lower bounds hold on every node and the local precomputation equals the dense one;
+// E_v is NaN and every dual use is refused by name.
+BOOST_AUTO_TEST_CASE(the_dirichlet_control_variate_runs_without_a_dual) {
+  const MatrixXd q = triangle_ring(0.6, 30);
+  const Model m = Model::from_precision(sparse(q));
+  BOOST_TEST_REQUIRE(!m.has_dual());
+  const VectorXd exact = q.inverse().diagonal();
+  FlowCvOptions local, dense;
+  local.degree = dense.degree = 6;
+  dense.precompute = FlowPrecompute::Dense;
+  const FlowControlVariate cv(m, local);
+  dense.kappa = cv.beta() / cv.alpha();
+  dense.beta = cv.beta();
+  const FlowControlVariate reference(m, dense);
+  BOOST_TEST(!cv.has_energy());
+  BOOST_TEST(cv.flow_energy().array().isNaN().all());
+  for (Index v = 0; v < exact.size(); ++v) {
+    BOOST_TEST(cv.lower_bound()[v] <= exact[v] * (1 + 1e-12), "node " << v);
+    BOOST_TEST(std::abs(cv.lower_bound()[v] - reference.lower_bound()[v]) < 1e-12 * exact[v], "node " << v);
+  }
+  // The tuned kappa bounds the variances more tightly than an untuned interval (the sum of l_v is what it maximises).
+  FlowCvOptions untuned = local;
+  untuned.kappa = 2;
+  BOOST_TEST(cv.lower_bound().sum() >= FlowControlVariate(m, untuned).lower_bound().sum());
+  BOOST_TEST(cv.lower_bound().sum() > 0.9 * exact.sum());
+  BOOST_CHECK_THROW(cv.dual_terms(MatrixXd::Ones(exact.size(), 2)), std::invalid_argument);
+  BOOST_CHECK_THROW(cv.energy_matrix(), std::invalid_argument);
+  BOOST_CHECK_THROW(MarginalVarianceCv(cv, Domain::Dual, 4), std::invalid_argument);
+}
+
+// Every primal method of `marginals` on a matrix without a dual, against its dense inverse: |z| < 4.5 over the 90
+// nodes of each of the two runs (64 chains: Student's t with 63 degrees of freedom, P(|t| > 4.5) = 3e-5 per node),
+// a false-failure probability below 180 x 3e-5 = 5.4e-3 (fixed seeds); the dual methods are refused naming the row.
+BOOST_AUTO_TEST_CASE(every_primal_marginals_method_runs_without_a_dual) {
+  const MatrixXd q = triangle_ring(0.6, 30);
+  const Model m = Model::from_precision(sparse(q));
+  const VectorXd exact = q.inverse().diagonal();
+  BOOST_TEST(std::string(to_string(default_marginal_method(m))) == "exact");  // a small, lattice-like graph
+  for (const MarginalMethod method : {MarginalMethod::PrimalCv, MarginalMethod::Primal}) {
+    MarginalOptions o;
+    o.method = method;
+    o.rel_rmse = 0.01;
+    o.chains = 64;
+    o.seed = 23;
+    const MarginalResult r = estimate_marginal_variances(m, o);
+    BOOST_TEST(r.rel_se_rms <= 0.01);
+    for (Index v = 0; v < exact.size(); ++v) {
+      const double z = (r.estimate[v] - exact[v]) / r.std_error[v];
+      BOOST_TEST(std::abs(z) < 4.5, to_string(method) << " node " << v << ": z = " << z);
+    }
+    if (method == MarginalMethod::PrimalCv) {
+      BOOST_TEST(r.lower.size() == exact.size());
+      BOOST_TEST(r.upper.array().isNaN().all());  // no flow energy without D_s
+      BOOST_TEST(r.gap_ratio_rms < 0.5);
+    }
+  }
+  MarginalOptions o;
+  o.method = MarginalMethod::Exact;
+  BOOST_TEST((estimate_marginal_variances(m, o).estimate - exact).cwiseQuotient(exact).cwiseAbs().maxCoeff() < 1e-12);
+  for (const MarginalMethod method : {MarginalMethod::Dual, MarginalMethod::DualCv}) {
+    o.method = method;
+    try {
+      (void)estimate_marginal_variances(m, o);
+      BOOST_ERROR(to_string(method) << " ran without a dual");
+    } catch (const std::invalid_argument& e) {
+      const std::string row = "row " + std::to_string(m.factor_width().failing_row);
+      BOOST_TEST(std::string(e.what()).find(row) != std::string::npos, e.what());
+    }
+  }
+}
+
+// The convergence measurement of a model without a dual runs the primal sampler alone: its table has the primal
+// columns only, its rates the primal rows, and the error decays to the noise (the last Eu within 4 standard errors
+// of 0: a false-failure probability below 1e-4 for the split-half estimator's near-Gaussian error, fixed seed).
+BOOST_AUTO_TEST_CASE(the_convergence_of_a_model_without_a_dual_is_the_primal_alone) {
+  const Model m = Model::from_precision(sparse(triangle_ring(0.6, 10)));
+  ConvergenceSettings cs;
+  cs.chains = 600;
+  cs.sweeps = 40;
+  cs.seed = 5;
+  const ExperimentResult r = run_convergence(m, "ring", "triangle ring", cs);
+  BOOST_TEST(r.table.has_column("Eu_primal"));
+  BOOST_TEST(!r.table.has_column("Eu_dual"));
+  BOOST_TEST_REQUIRE(!r.rates.empty());
+  for (const auto& row : r.rates) {
+    BOOST_TEST(row.label == "primal");
+    BOOST_TEST(std::isfinite(row.predicted));
+  }
+  const auto eu = r.table.column("Eu_primal"), se = r.table.column("Eu_se_primal");
+  BOOST_TEST(eu.front() > 0.0);
+  BOOST_TEST(std::abs(eu.back()) < 4 * se.back(), "Eu " << eu.back() << " +- " << se.back());
+  cs.control_variate = true;  // the dual's control variate: refused by name
+  BOOST_CHECK_THROW(run_convergence(m, "ring", "triangle ring", cs), std::invalid_argument);
 }

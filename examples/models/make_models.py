@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes three real models as Matrix Market precision matrices for `dualgibbs --precision FILE`:
+"""Writes four real models as Matrix Market precision matrices for `dualgibbs --precision FILE`:
 
   us_car.mtx       a proper CAR model tau (D - rho W) on the contiguous United States (48 states and DC, 107 shared
                    borders, states/US_ADJACENCY below), tau = 1, rho = 0.9: diagonally dominant, negative couplings;
@@ -8,7 +8,11 @@
   spde_horse.mtx   an SPDE alpha = 1 Matern field (kappa^2 C + G, P1 elements, lumped mass C) on a triangular mesh of
                    the horse silhouette of scikit-image's `data.horse()`: a jittered equilateral lattice, Delaunay
                    triangles inside the smoothed outline, those with an angle of 90 degrees or more dropped (no obtuse
-                   pair, so every coupling is negative), kappa = sqrt(8) / range for a chosen practical range.
+                   pair, so every coupling is negative), kappa = sqrt(8) / range for a chosen practical range;
+  spde2_horse.mtx  the SPDE alpha = 2 Matern field (smoothness nu = 1) on the same mesh, K C^-1 K with K = kappa^2 C + G
+                   (the lumped mass makes C^-1 diagonal): couplings to neighbours' neighbours, many of them positive,
+                   and not of factor width 2 (its comparison matrix is not positive definite), so it has no dual:
+                   the primal methods only.
 
 Each file gets a JSON sidecar (FILE.json) with where it comes from and its sizes. Usage:
 
@@ -172,6 +176,14 @@ def main():
            "practical_range": a.range, "spacing": spacing, "vertices": len(pts), "triangles": len(tri),
            "min_angle_degrees": min_angle(pts, tri), "area": float(area.sum())})
     np.savetxt(out / "spde_horse_vertices.csv", pts, delimiter=",", header="x,y", comments="")
+    mass = np.bincount(tri.ravel(), weights=np.repeat(area / 3, 3), minlength=len(pts))
+    Q2 = sp.csr_matrix(Q @ sp.diags(1.0 / mass) @ Q)
+    Q2 = sp.csr_matrix((Q2 + Q2.T) / 2)
+    write(out, "spde2_horse.mtx", Q2,
+          {"model": "SPDE alpha = 2 Matern field (nu = 1) K C^-1 K, K = kappa^2 C + G (P1, lumped mass)",
+           "domain": "horse silhouette of scikit-image data.horse(), pixel units (the mesh of spde_horse.mtx)",
+           "kappa": kappa, "practical_range": a.range, "spacing": spacing, "vertices": len(pts),
+           "triangles": len(tri)})
 
 
 if __name__ == "__main__":

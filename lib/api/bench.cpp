@@ -70,6 +70,7 @@ Record bench_record(const Model& model, const BenchResult& r, const BenchOptions
 BenchResult bench(const Model& model, const BenchOptions& options, const ModelSource& source,
                   const Execution& execution) {
   const Domain domain = checked_domain(options);
+  if (domain == Domain::Dual) model.require_dual("bench --domain dual");
   const Index n = model.dimension(domain);
   if (n < 1) throw std::invalid_argument(std::string("bench: the ") + to_string(domain) + " domain has no coordinates");
   BenchResult r;

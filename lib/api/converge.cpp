@@ -41,7 +41,7 @@ void set_schemes(ConvergenceSettings& cs, const ConvergeOptions& o, const Model&
           "converge: --lambda-min and --lambda-max would apply to both domains; converge computes each domain's "
           "spectrum itself");
     cs.scheme_primal = make_scheme(s, threads, model, Domain::Primal, "converge");
-    cs.scheme_dual = make_scheme(s, threads, model, Domain::Dual, "converge");
+    if (model.has_dual()) cs.scheme_dual = make_scheme(s, threads, model, Domain::Dual, "converge");
   } else {
     make_scheme(s, model, Domain::Primal, "converge");  // refuses omega with gibbs
   }
@@ -63,7 +63,9 @@ std::string command_line(const ConvergeOptions& o, const ConvergenceSettings& cs
 
 ExperimentRun converge(const Model& model, const ConvergeOptions& options, const ModelSource& source,
                        const Execution& execution) {
-  model.require_dual("converge (it compares the primal and the dual sampler)");
+  // A model without a dual (a given Q of factor width above 2) runs the primal sampler alone; the dual's control
+  // variate is refused for it by name.
+  if (options.control_variate) model.require_dual("converge --control-variate (of the dual sampler)");
   ConvergenceSettings cs = settings(options, source.seed, execution);
   set_schemes(cs, options, model, resolved_threads(execution));
   ExperimentRun run;

@@ -72,7 +72,9 @@ Record marginals_record(const Model& model, const MarginalsResult& res, const Mo
   j["gap_ratio_rms"] = r.gap_ratio_rms;
   j["pilot_gap_ratio"] = r.pilot_gap_ratio;
   j["bracket_rel_width_rms"] =
-      bracket ? Record(std::sqrt(((r.upper - r.lower).array() / r.estimate.array()).square().mean())) : Record(nullptr);
+      bracket && r.upper.allFinite()
+          ? Record(std::sqrt(((r.upper - r.lower).array() / r.estimate.array()).square().mean()))
+          : Record(nullptr);
   if (res.mean) add_posterior_mean_record(j, *res.mean, observed);
   return j;
 }

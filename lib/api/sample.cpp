@@ -19,6 +19,7 @@ struct SamplePlan {
 SamplePlan plan_sample(const Model& model, const SampleOptions& so, const Execution& execution) {
   SamplePlan p;
   p.domain = parse_domain(so.domain);
+  if (p.domain == Domain::Dual) model.require_dual("sample --domain dual");
   EnsembleOptions& o = p.ensemble;
   o.chains = so.chains;
   o.sweeps = so.sweeps;

@@ -31,6 +31,10 @@ struct Chebyshev {
   Chebyshev(double alpha, double beta) : theta((beta + alpha) / 2), delta((beta - alpha) / 2), sigma1(theta / delta) {}
 };
 
+constexpr double kNoEnergy = std::numeric_limits<double>::quiet_NaN();  // E_v of a model without D_s
+constexpr const char* kNeedsDs =
+    "FlowControlVariate: the model has no dual (its precision is not of factor width 2), so there is no D_s for ";
+
 // The graph's structure as the local precomputation needs it: per node 1/s^2, Q_uu, and incident (neighbour,
 // 1/sigma_e^2) pairs.
 struct LocalGraph {
@@ -41,6 +45,9 @@ struct LocalGraph {
   // is as large as the work arrays and competes with them for the cache), else 0.
   double uniform_weight = 0;
   bool is_weighted = false;  // -Q_uv in inv_sig2 (a weighted, signed incidence)
+  // D_s exists (the model has a dual). Without it (a given Q of factor width above 2) s2 is NaN: the flows give the
+  // lower bound l_v alone (the Dirichlet identity needs only Q), and E_v is NaN.
+  bool has_energy = true;
 
   explicit LocalGraph(const Model& m) {
     const Graph& g = m.graph();
@@ -51,6 +58,7 @@ struct LocalGraph {
     offsets.assign(g.incidence_offsets().begin(), g.incidence_offsets().end());
     neighbors.assign(g.incidence_neighbors().begin(), g.incidence_neighbors().end());
     inv_sig2.resize(neighbors.size());
+    has_energy = m.has_dual();
     if (!m.unit_incidence() || m.given_precision())
       weighted(m);
     else
@@ -69,12 +77,15 @@ struct LocalGraph {
   // A weighted, signed incidence: the pushes read -Q_uv (b_u b_v / sigma_e^2 with its sign) in place of 1/sigma_e^2
   // and Q_uu from Q itself, so that the local flows solve with the Q the residual map uses (for a model made by
   // from_precision, the given matrix, whatever its incidence). The flow identity needs only Q = D_s^-1 + L_sigma with
-  // L_sigma = B D_sigma^-1 B^T, which holds for any B (docs/general-precision.md, section 3).
+  // L_sigma = B D_sigma^-1 B^T, which holds for any B (docs/general-precision.md, section 3). Without a dual (no
+  // D_s) the same pushes give the potentials, and with them l_v; s2 is NaN.
   void weighted(const Model& m) {
     const SparseMatrix q = m.primal_precision();
     is_weighted = true;
+    const Eigen::VectorXd node_variances =
+        has_energy ? m.node_variances() : Eigen::VectorXd::Constant(static_cast<Eigen::Index>(diag.size()), kNoEnergy);
     for (std::size_t u = 0; u < diag.size(); ++u) {
-      s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
+      s2[u] = node_variances[static_cast<Eigen::Index>(u)];
       inv_s2[u] = 1.0 / s2[u];
       const int* cols = q.innerIndexPtr() + q.outerIndexPtr()[u];
       const int* end = q.innerIndexPtr() + q.outerIndexPtr()[u + 1];
@@ -181,6 +192,8 @@ class LocalFlows {
   // count of the graph-indexed version: one per site and incidence of the j-hop ball at step j, and one per site of
   // the k-hop ball for the energies).
   double visits() const noexcept { return m_visits; }
+  // Whether E_v exists (the model has D_s).
+  bool has_energy() const noexcept { return m_g.has_energy; }
 
  private:
   static constexpr double kBranchFreeShare = 0.6;
@@ -351,6 +364,13 @@ Eigen::MatrixXd dense_weighted_laplacian(const Eigen::MatrixXd& Q, const Eigen::
 void dense_flows(const Model& m, int k, const Chebyshev& c, Eigen::VectorXd& energy, Eigen::VectorXd& lower) {
   const Eigen::MatrixXd Q = Eigen::MatrixXd(m.primal_precision());
   const Eigen::Index n = Q.rows();
+  if (!m.has_dual()) {  // l_v = 2 Phi_vv - (Phi^T Q Phi)_vv alone
+    const Eigen::MatrixXd phi = dense_potentials(Q, k, c);
+    const Eigen::MatrixXd quad = phi.transpose() * Q * phi;
+    energy = Eigen::VectorXd::Constant(n, kNoEnergy);
+    lower = 2 * phi.diagonal() - quad.diagonal();
+    return;
+  }
   const Eigen::VectorXd s2 = m.node_variances();
   const Eigen::MatrixXd Ls = dense_weighted_laplacian(Q, s2);
   const Eigen::MatrixXd phi = dense_potentials(Q, k, c);
@@ -381,14 +401,17 @@ std::vector<Index> tuning_set(Index n, Index count) {
 // hint (the best kappa of a neighbouring degree), a descent over the powers of 2 from the hint instead: the sum
 // is unimodal in log kappa on every graph measured, and the best kappa moves by a power or two from one degree to
 // the next, so this takes 3 or 4 sums instead of 10.
+// Without D_s (no E_v) the sum of -l_v instead: V_v - l_v = E[((r_k(Q) x)_v)^2] is the primal estimator's gap and V_v
+// is fixed, so the kappa that maximises the lower bounds minimises the primal gaps, again without the truth.
 double best_kappa(LocalFlows& local, const std::vector<Index>& tune, int k, double beta, double hint = 0) {
+  const bool energy = local.has_energy();
   auto energy_sum = [&](double kappa) {
     const Chebyshev c(beta / kappa, beta);
     double sum = 0;
     for (Index v : tune) {
       double e = 0, l = 0;
       local.flow(v, k, c, e, l);
-      sum += e;
+      sum += energy ? e : -l;
     }
     return sum;
   };
@@ -535,7 +558,9 @@ void residual_block(const SparseMatrix& matrix, int k, const Chebyshev& c, Index
 }  // namespace
 
 FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o)
-    : m_q(model.primal_precision()), m_s2(model.node_variances()) {
+    : m_q(model.primal_precision()),
+      m_s2(model.has_dual() ? model.node_variances() : Eigen::VectorXd::Constant(model.num_nodes(), kNoEnergy)),
+      m_has_energy(model.has_dual()) {
   if (o.degree < -1 || o.degree > 1000)
     throw std::invalid_argument("FlowControlVariate: degree = " + std::to_string(o.degree) +
                                 " (expected -1 for automatic, 0 for no control variate, or 1..1000)");
@@ -559,8 +584,10 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
 
   m_degree = o.degree;
   if (m_degree < 0) {
-    const double ratio =
-        model.num_edges() == 0 ? 0.0 : std::sqrt(model.node_variances().maxCoeff() / model.edge_variances().minCoeff());
+    // Without D_s and D_sigma there is no s/sigma: the rule's k = 8, and the sampled gap tells whether it was enough.
+    const double ratio = model.num_edges() == 0 || !model.has_dual()
+                             ? 0.0
+                             : std::sqrt(model.node_variances().maxCoeff() / model.edge_variances().minCoeff());
     m_degree = static_cast<int>(std::min(64.0, 8.0 * std::max(1.0, std::ceil(ratio / 10.0))));
   }
   // The trivial flow does not depend on the interval: no Lanczos run for it.
@@ -581,6 +608,7 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
 
 Eigen::MatrixXd FlowControlVariate::energy_matrix() const {
   const Eigen::Index n = m_q.rows();
+  if (!has_energy()) throw std::invalid_argument(kNeedsDs + std::string("energy_matrix"));
   if (n > 5000)
     throw std::invalid_argument(
         "FlowControlVariate::energy_matrix: dense, for graphs of at most 5000 nodes; this one has " +
@@ -668,6 +696,7 @@ FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_n
 
 Eigen::MatrixXd FlowControlVariate::dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde,
                                                const Execution& execution) const {
+  if (!has_energy()) throw std::invalid_argument(kNeedsDs + std::string("dual_terms"));
   if (x_tilde.rows() != m_s2.size()) return residual(x_tilde, execution);  // residual() names the mismatch
   return residual(m_s2.asDiagonal() * x_tilde, execution);
 }
@@ -679,6 +708,10 @@ Eigen::MatrixXd FlowControlVariate::primal_terms(const Eigen::Ref<const Eigen::M
 
 MarginalVarianceCv::MarginalVarianceCv(const FlowControlVariate& cv, Domain domain, std::size_t chains)
     : m_cv(&cv), m_domain(domain) {
+  if (domain == Domain::Dual && !cv.has_energy())
+    throw std::invalid_argument(
+        "MarginalVarianceCv: the dual estimate E_v - mean(u_v^2) needs D_s, and the model has "
+        "no dual (its precision is not of factor width 2): use the primal domain");
   if (chains < 2)
     throw std::invalid_argument("MarginalVarianceCv: chains = " + std::to_string(chains) +
                                 "; at least 2 independent chains are needed for a standard error");

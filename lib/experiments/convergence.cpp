@@ -57,6 +57,7 @@ void check_convergence_input(const Model& model, const Eigen::MatrixXd& target, 
   if (settings.sweeps < 1) throw std::invalid_argument("measure_convergence: sweeps must be at least 1");
   if (model.num_edges() == 0)
     throw std::invalid_argument("measure_convergence: the graph has no edges (no dual domain)");
+  if (settings.control_variate) model.require_dual("measure_convergence's flow control variate (of the dual sampler)");
   const Index n = model.num_nodes();
   if (target.rows() != n || (target.cols() != n && target.cols() != 1))
     throw std::invalid_argument("measure_convergence: target is " + std::to_string(target.rows()) + " x " +
@@ -104,7 +105,9 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
   // target + D_s - E: the errors (estimate - target) are the same numbers, so Eb and Eu keep their meaning.
   std::optional<FlowControlVariate> cv;
   std::optional<CovarianceErrorTracker> cv_tracker;
-  const Eigen::VectorXd s2 = model.node_variances();
+  // A model without a dual (a given Q of factor width above 2) runs the primal alone; its tracker reads no D_s.
+  const bool with_dual = model.has_dual();
+  const Eigen::VectorXd s2 = with_dual ? model.node_variances() : Eigen::VectorXd::Ones(model.num_nodes());
   if (settings.control_variate) {
     cv.emplace(model);
     out.cv_degree = cv->degree();
@@ -116,8 +119,9 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     cv_tracker.emplace(Domain::Dual, s2, shifted, topt);
   }
   for (Domain domain : {Domain::Primal, Domain::Dual}) {
+    if (domain == Domain::Dual && !with_dual) break;
     EnsembleOptions o = ensemble_options(settings, domain);
-    CovarianceErrorTracker tracker(domain, model.node_variances(), target, topt);
+    CovarianceErrorTracker tracker(domain, s2, target, topt);
     // Over the members of a chain group (MPI ranks), each member's observer sees only its share of the trackers'
     // groups of chains and reduces it to the groups' sums (docs/mpi.md section 5); alone, it sees every chain.
     o.local_cuts = tracker.group_offsets(o.chains);
@@ -196,7 +200,27 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
   return out;
 }
 
+namespace {
+
+// The table of a primal-alone run (a model without a dual): the primal columns of convergence_table.
+Table primal_convergence_table(const ConvergenceCurves& c) {
+  Table t({"sweep", "Eb_primal", "Eu_primal", "time_primal", "Eb_floor_primal", "Eb_se_primal", "Eu_se_primal",
+           "mean_primal", "mean_floor_primal", "Eu_norm_primal"});
+  std::vector<double> eup;
+  for (const auto& e : c.primal) eup.push_back(e.Eu);
+  const auto np = normalise_to_first(eup);
+  for (std::size_t i = 0; i < c.primal.size(); ++i) {
+    const ErrorEstimate& p = c.primal[i];
+    t.add_row({static_cast<double>(p.sweep), p.Eb, p.Eu, p.seconds, p.Eb_floor, p.Eb_se, p.Eu_se, p.mean_norm,
+               p.mean_floor, np[i]});
+  }
+  return t;
+}
+
+}  // namespace
+
 Table convergence_table(const ConvergenceCurves& c) {
+  if (c.dual.empty()) return primal_convergence_table(c);
   std::vector<std::string> columns{"sweep",           "Eb_primal",      "Eu_primal",   "Eb_dual",
                                    "Eu_dual",         "time_primal",    "time_dual",   "Eb_floor_primal",
                                    "Eb_floor_dual",   "Eb_se_primal",   "Eb_se_dual",  "Eu_se_primal",
@@ -247,7 +271,7 @@ ExperimentResult run_convergence(const Model& model, const std::string& name, co
   const detail::Stopwatch total;
   ExperimentResult res;
   res.name = name;
-  res.title = "Primal vs dual convergence on " + model.summary();
+  res.title = (model.has_dual() ? "Primal vs dual convergence on " : "Primal convergence on ") + model.summary();
   res.parameters.emplace_back("graph", graph);
   res.parameters.emplace_back("model", model.summary());
   if (model.is_homogeneous()) {

@@ -36,11 +36,12 @@ void add_settings_parameters(ExperimentResult& r, const ConvergenceSettings& cs)
 }
 
 void add_run_timings(ExperimentResult& r, const ConvergenceCurves& c, const std::string& prefix) {
+  const bool dual = !c.dual.empty();  // a model without a dual ran the primal alone
   r.timings.emplace_back(prefix + "sampling_primal", c.primal_stats.seconds);
-  r.timings.emplace_back(prefix + "sampling_dual", c.dual_stats.seconds);
-  r.timings.emplace_back(prefix + "primal_and_dual_with_accumulation", c.seconds);
+  if (dual) r.timings.emplace_back(prefix + "sampling_dual", c.dual_stats.seconds);
+  r.timings.emplace_back(prefix + (dual ? "primal_and_dual_with_accumulation" : "primal_with_accumulation"), c.seconds);
   r.summary.emplace_back(prefix + "ns_per_update_primal", c.primal_stats.ns_per_update);
-  r.summary.emplace_back(prefix + "ns_per_update_dual", c.dual_stats.ns_per_update);
+  if (dual) r.summary.emplace_back(prefix + "ns_per_update_dual", c.dual_stats.ns_per_update);
 }
 
 ExperimentResult finish(ExperimentResult res, const Stopwatch& total) {
@@ -64,6 +65,14 @@ void single_model_convergence(ExperimentResult& res, const Model& model, const E
   add_run_timings(res, curves);
   res.parameters.emplace_back("moments", to_string(curves.kind));
   const ErrorEstimate& p = curves.primal.back();
+  if (curves.dual.empty()) {  // a model without a dual: the primal alone
+    res.summary.emplace_back("final_Eu_primal", p.Eu);
+    res.summary.emplace_back("final_Eu_se_primal", p.Eu_se);
+    res.summary.emplace_back("initial_Eu_primal", curves.primal.front().Eu);
+    res.notes.push_back("the model has no dual (its precision is not of factor width 2): the primal sampler alone");
+    note_missing_fits(res);
+    return;
+  }
   const ErrorEstimate& d = curves.dual.back();
   res.summary.emplace_back("final_Eu_primal", p.Eu);
   res.summary.emplace_back("final_Eu_se_primal", p.Eu_se);

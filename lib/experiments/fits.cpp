@@ -81,6 +81,13 @@ std::vector<RateComparison> compare_rates(const Model& model, const ConvergenceC
   p.closed_form = closed_p;
   p.fit = detail::fit_eu(curves.primal);
   rows.push_back(p);
+  if (curves.dual.empty()) {  // a model without a dual: the primal alone
+    RateComparison pm = p;
+    pm.fitted_from = "mean";
+    pm.fit = mean_curve(curves.primal);
+    rows.push_back(pm);
+    return rows;
+  }
   RateComparison d;
   d.label = prefix + "dual x~";
   d.fitted_from = "Eu";

@@ -333,8 +333,9 @@ MarginalMethod default_marginal_method(const Model& model) {
   const Graph& g = model.graph();
   const double mean_degree = g.num_nodes() ? 2.0 * g.num_edges() / g.num_nodes() : 0.0;
   const bool lattice_like = g.num_nodes() <= 3000000 && g.max_degree() <= 8 && mean_degree <= 6;
-  // Without a dual (a given Q that is not of factor width 2) the flows have no D_s: the primal sampler is the fallback.
-  if (!lattice_like && g.num_edges() > 0 && !model.has_dual()) return MarginalMethod::Primal;
+  // Without a dual (a given Q that is not of factor width 2) the flows have no D_s: the primal sampler with the
+  // Dirichlet control variate (which needs only Q) in place of dual-cv.
+  if (!lattice_like && g.num_edges() > 0 && !model.has_dual()) return MarginalMethod::PrimalCv;
   return lattice_like || g.num_edges() == 0 ? MarginalMethod::Exact : MarginalMethod::DualCv;
 }
 
@@ -379,8 +380,9 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   if (model_in.has_mean()) zero_mean = model_in.without_mean();
   const Model& model = zero_mean ? *zero_mean : model_in;
   check_options(options);
-  const bool needs_dual = options.method == MarginalMethod::Dual || options.method == MarginalMethod::DualCv ||
-                          options.method == MarginalMethod::PrimalCv;  // the flows' energies need D_s
+  // The dual and its flow energies E_v need D_s; primal-cv's Dirichlet identity needs only Q (FlowControlVariate gives
+  // a model without a dual its lower bound l_v alone).
+  const bool needs_dual = options.method == MarginalMethod::Dual || options.method == MarginalMethod::DualCv;
   if (needs_dual) model.require_dual((std::string("marginals --method ") + to_string(options.method)).c_str());
   MarginalOptions o = options;
   if (o.chains == 0) o.chains = o.method == MarginalMethod::Cholesky ? kAutoCholeskyBatch : kAutoChains;

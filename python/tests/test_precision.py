@@ -139,6 +139,18 @@ def test_an_spd_matrix_without_factor_width_two_runs_the_primal_and_refuses_the_
     assert dg.validate_draws(m, x, "primal", alpha=1e-6)["consistent"]
     with pytest.raises(ValueError, match=f"row {row}"):
         dg.sample(m, domain="dual", chains=10, sweeps=2)
+    with pytest.raises(ValueError, match=f"row {row}"):
+        dg.marginals(m, method="dual-cv")
+    # primal-cv: the Dirichlet lower bound holds on every node and the estimate is within its error (9 nodes,
+    # |z| < 4.5 with 64 chains: Student's t, 63 degrees of freedom, a false-failure probability below 9 x 3e-5).
+    exact = np.diag(np.linalg.inv(Q.toarray()))
+    r = dg.marginals(m, method="primal-cv", chains=64, seed=4)
+    assert np.all(r["lower"] <= exact * (1 + 1e-12)) and np.all(np.isnan(r["upper"]))
+    assert np.all(np.abs((r["estimate"] - exact) / r["std_error"]) < 4.5)
+    c = dg.run_convergence(m, chains=200, sweeps=10)
+    assert "Eu_primal" in c["table"] and "Eu_dual" not in c["table"]
+    with pytest.raises(ValueError, match=f"row {row}"):
+        dg.run_convergence(m, chains=200, sweeps=10, control_variate=True)
     with pytest.raises(ValueError, match="not positive definite.*row"):
         dg.Model.from_precision(triangle_ring(1.2))
 
@@ -187,9 +199,21 @@ def test_the_command_reads_matrix_market_and_agrees_with_python(tmp_path, cli):
     assert code == 2 and "no dual domain" in err and err.count("\n") == 1, err
     code, out, err = run_cli(cli, "--precision", ring, "--obs-file", path, "exact")
     assert code == 2 and "--canonical" in err, err
-    for args in (["marginals", "--method", "dual-cv"], ["marginals", "--method", "primal-cv"], ["converge"], []):
+    for args in (["marginals", "--method", "dual-cv"], []):
         code, out, err = run_cli(cli, "--quiet", "--precision", ring, *args)
         assert code == 2 and "has no dual domain" in err and "row" in err and err.count("\n") == 1, (args, err)
+    # The primal methods run: primal-cv (its CSV's upper bracket empty: no flow energy without D_s) and converge
+    # (the primal columns alone).
+    code, out, err = run_cli(cli, "--quiet", "--precision", ring, "marginals", "--method", "primal-cv", "-o",
+                             tmp_path / "m.csv")
+    assert code == 0, err
+    rows = (tmp_path / "m.csv").read_text().splitlines()
+    assert rows[0] == "v,estimate,std_error,lower,upper" and rows[1].endswith(","), rows[:2]
+    code, out, err = run_cli(cli, "--quiet", "--precision", ring, "converge", "--chains", "200", "--sweeps", "10",
+                             "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert "Eu_primal" in record["columns"] and "Eu_dual" not in record["columns"], record["columns"]
     code, out, err = run_cli(cli, "--precision", ring, "info", "--json")
     assert code == 0 and "unit_incidence" not in json.loads(out)["precision"], err
     code, out, err = run_cli(cli, "--precision", path, "--graph", "torus:5", "exact")

@@ -54,13 +54,14 @@ enum class FlowPrecompute {
 struct FlowCvOptions {
   /// Chebyshev degree k >= 1; 0 is the trivial flow phi = 0 (no control variate: the dual plug-in
   /// s_v^2 - s_v^4 x~_v^2 and the plain primal sample variance, E_v = s_v^2 and l_v = 0); -1 chooses k = 8 ceil(r /
-  /// 10), r = max_v s_v / min_e sigma_e, at most 64 (the research note's rule: k about 8 for s/sigma <= 10, growing in
-  /// proportion to s/sigma). The sampled gap (MarginalVarianceCv::gap) tells whether k was enough: its ratio to the
-  /// estimate is the achieved standard-error ratio, and a caller that finds it too large builds the variate again with
-  /// a larger k.
+  /// 10), r = max_v s_v / min_e sigma_e, at most 64 (k about 8 for s/sigma <= 10, growing in proportion to s/sigma;
+  /// 8 for a model without a dual, which has no s or sigma). The sampled gap (MarginalVarianceCv::gap) tells whether k
+  /// was enough: its ratio to the estimate is the achieved standard-error ratio, and a caller that finds it too large
+  /// builds the variate again with a larger k.
   int degree = -1;
   /// beta / alpha > 1; 0 chooses it by minimising sum_v E_v over kappa = 2^j, j = 1..16 (every other power, then the
-  /// two beside the best) (no truth needed: E_v - V_v is the gap and V_v is fixed).
+  /// two beside the best) (no truth needed: E_v - V_v is the gap and V_v is fixed); without a dual (no E_v) by
+  /// maximising sum_v l_v (V_v - l_v is the primal estimator's gap).
   double kappa = 0;
   /// Nodes (evenly spaced ids) on which kappa and the degree are tuned; the whole graph when it is smaller.
   Index tuning_nodes = 200;
@@ -90,11 +91,14 @@ class DUALGIBBS_EXPORT FlowControlVariate {
   /// Gershgorin bound.
   /// \return beta
   double beta() const noexcept { return m_beta; }
-  /// E_v, the energy of node v's flow: the estimator's constant and the upper end of the bracket.
+  /// E_v, the energy of node v's flow: the estimator's constant and the upper end of the bracket. NaN for a model
+  /// without a dual (Model::has_dual(): a given Q of factor width above 2 has no D_s), which has l_v alone.
   /// \return E_v per node
   const Eigen::VectorXd& flow_energy() const noexcept { return m_energy; }
   /// \return l_v per node, the certified lower bound on V_v
   const Eigen::VectorXd& lower_bound() const noexcept { return m_lower; }
+  /// \return whether E_v, the dual terms and the energy matrix exist (the model has D_s: Model::has_dual())
+  bool has_energy() const noexcept { return m_has_energy; }
 
   /// E_uv = p_u^T D_s p_v + (B^T phi_u)^T D_sigma^-1 (B^T phi_v) for all pairs (dense; diagonal = flow_energy()), so
   /// that Cov(X_u, X_v) = E_uv - E[u_u u_v] with u = dual_terms(x~) (the bilinear flow identity).
@@ -126,7 +130,8 @@ class DUALGIBBS_EXPORT FlowControlVariate {
  private:
   friend class MarginalVarianceCv;  // its add() runs the residual map on its own buffers
   SparseMatrix m_q;
-  Eigen::VectorXd m_s2;
+  Eigen::VectorXd m_s2;  // D_s's diagonal; NaN without a dual
+  bool m_has_energy = true;
   int m_degree = 0;
   double m_alpha = 0, m_beta = 0;
   Eigen::VectorXd m_energy, m_lower;
