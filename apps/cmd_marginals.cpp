@@ -106,7 +106,7 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   static MarginalsCliOptions c;
   app.add_option("--method", c.m.method,
                  "primal | dual | dual-cv | primal-cv | cholesky | exact (default: exact on lattice-like graphs, "
-                 "dual-cv otherwise; see docs/accuracy.md)");
+                 "dual-cv otherwise, primal-cv there without a dual; see docs/accuracy.md)");
   app.add_option("--rel-rmse", c.m.rel_rmse,
                  "stop when the estimated relative standard error, RMS over nodes, is at most this (default 0.01 "
                  "unless --seconds is given)");

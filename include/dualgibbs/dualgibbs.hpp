@@ -23,6 +23,7 @@
 #include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/sampling/kernels.hpp>
 #include <dualgibbs/sampling/sampler.hpp>
+#include <dualgibbs/sampling/scheme.hpp>
 // truth/: exact solves and selected inversion (CHOLMOD), spectra and rates (Spectra), the paper's closed forms
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>

@@ -4,6 +4,7 @@
 #include <dualgibbs/sampling/accelerated.hpp>
 
 #include "core/enum_names.hpp"
+#include "sampling/scheme_ensemble.hpp"
 
 #include <Spectra/SymEigsSolver.h>
 #include <Eigen/Dense>
@@ -255,9 +256,10 @@ EnsembleStats run_kernel(const Kernel& kernel, const EnsembleOptions& o, const O
 }
 }  // namespace
 
-EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options, const Observer& observe,
-                           const SchemeOptions& scheme) {
-  if (scheme.kind == SchemeKind::Gibbs) return run_ensemble(model, domain, options, observe);
+namespace detail {
+
+EnsembleStats run_scheme_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
+                                  const Observer& observe, const SchemeOptions& scheme) {
   if (scheme.kind != SchemeKind::Colored) check_omega(scheme.omega, "run_ensemble");
   if (scheme.kind == SchemeKind::ChebyshevSsor) {
     check_spectrum(scheme.spectrum, "run_ensemble (cheby-ssor)");
@@ -282,6 +284,8 @@ EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOpti
   const DualIncidenceKernel kernel(model);
   return run_kernel(kernel, options, observe, scheme, model, domain);
 }
+
+}  // namespace detail
 
 // ---- colourings and the colour-ordered sweep -------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 
 #include "core/enum_names.hpp"
 #include "sampling/ensemble_pool.hpp"
+#include "sampling/scheme_ensemble.hpp"
 
 #include <time.h>
 #include <unistd.h>
@@ -304,15 +305,16 @@ EnsembleStats run_ensemble_core(const EnsembleShape& shape, const EnsembleOption
 
 }  // namespace detail
 
-EnsembleStats run_ensemble(const CsrKernel& kernel, const EnsembleOptions& options, const Observer& observe) {
-  return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
-}
+template EnsembleStats run_ensemble<CsrKernel, ScanSweep>(const CsrKernel&, const EnsembleOptions&, const Observer&,
+                                                           const ScanSweep&);
+template EnsembleStats run_ensemble<DualIncidenceKernel, ScanSweep>(const DualIncidenceKernel&,
+                                                                     const EnsembleOptions&, const Observer&,
+                                                                     const ScanSweep&);
 
-EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options, const Observer& observe) {
-  return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
-}
+namespace {
 
-EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options, const Observer& observe) {
+// The Gibbs scan of a model's domain (SchemeKind::Gibbs).
+EnsembleStats run_gibbs(const Model& model, Domain domain, const EnsembleOptions& options, const Observer& observe) {
   if (domain == Domain::Primal) {
     check_options(options, model.num_nodes(), "primal");
     if (options.observe_edges)
@@ -331,6 +333,14 @@ EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOpti
   check_options(options, model.num_edges(), "dual");
   const DualIncidenceKernel kernel(model);
   return run_ensemble(kernel, options, observe);
+}
+
+}  // namespace
+
+EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options, const Observer& observe,
+                           const SchemeOptions& scheme) {
+  if (scheme.kind == SchemeKind::Gibbs) return run_gibbs(model, domain, options, observe);
+  return detail::run_scheme_ensemble(model, domain, options, observe, scheme);
 }
 
 }  // namespace dualgibbs

@@ -157,11 +157,11 @@ void Group::exchange_items(const double* send, double* recv, const std::vector<s
 }
 
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
-                           const Observer& observe) {
+                           const Observer& observe, const SchemeOptions& scheme) {
   Group group(comm);
   EnsembleOptions shared = options;
   shared.group = &group;
-  return dualgibbs::run_ensemble(model, domain, shared, observe);
+  return dualgibbs::run_ensemble(model, domain, shared, observe, scheme);
 }
 
 }  // namespace dualgibbs::mpi

@@ -29,7 +29,7 @@ namespace dualgibbs::api {
 /// The options of `marginals`, with the command's defaults.
 struct MarginalsOptions {
   /// primal, dual, dual-cv, primal-cv, cholesky or exact; empty: default_marginal_method() (exact on lattice-like
-  /// graphs, dual-cv otherwise).
+  /// graphs, dual-cv otherwise, primal-cv there for a model without a dual).
   std::optional<std::string> method;
   /// Stop at this RMS relative standard error (> 0); empty: 0.01, or no target when `seconds` is given.
   std::optional<double> rel_rmse;

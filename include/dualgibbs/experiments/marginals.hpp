@@ -53,10 +53,10 @@ DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
 DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
 /// The default method for a model: Exact when the graph is lattice-like (at most 3e6 nodes, maximum degree <= 8 and
 /// mean degree <= 6: CHOLMOD's factor stays sparse and selected inversion is both exact and fastest), otherwise
-/// DualCv (expanders and dense graphs, where the factor fills in), or Primal there for a model without a dual. Why:
-/// docs/accuracy.md, "`dualgibbs marginals`".
+/// DualCv (expanders and dense graphs, where the factor fills in), or PrimalCv there for a model without a dual (the
+/// Dirichlet control variate needs only Q). Why: docs/accuracy.md, "`dualgibbs marginals`".
 /// \param model the model
-/// \return Exact, DualCv or Primal
+/// \return Exact, DualCv or PrimalCv
 DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
 
 /// Chains of the sampling methods when MarginalOptions::chains is 0.

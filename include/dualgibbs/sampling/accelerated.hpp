@@ -32,6 +32,7 @@
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/sampling/sampler.hpp>
+#include <dualgibbs/sampling/scheme.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -45,13 +46,6 @@
 namespace dualgibbs {
 
 // ---- spectra and rates -----------------------------------------------------------------------------------
-
-/// The extreme eigenvalues of M_omega^-1 A, A's SSOR preconditioner at relaxation omega (both in (0, 1]).
-struct SsorSpectrum {
-  double omega = 1.0;                                            ///< the relaxation they belong to
-  double lambda_min = std::numeric_limits<double>::quiet_NaN();  ///< smallest eigenvalue of M_omega^-1 A
-  double lambda_max = std::numeric_limits<double>::quiet_NaN();  ///< largest eigenvalue of M_omega^-1 A
-};
 
 /// The extreme eigenvalues of M_omega^-1 A for an SPD matrix A (full symmetric storage), from the symmetric
 /// similar operator K^1/2 M_f^-1 A M_f^-T K^1/2 (M_f = D / omega + L, K = (2 - omega) / omega D): dense for n <= 400,
@@ -355,51 +349,5 @@ class DUALGIBBS_EXPORT ColoredSweep {
   detail::WorkerTeam m_team;       // the threads - 1 helpers
 };
 
-// ---- ensembles with a scheme chosen at run time ----------------------------------------------------------
-
-/// The sweep schemes a run can choose by name.
-enum class SchemeKind {
-  Gibbs,          ///< ScanSweep(EnsembleOptions::scan): the paper's samplers (n site updates per sweep)
-  Ssor,           ///< SymmetricSweep(omega): the SSOR sampler (2n site updates per sweep)
-  ChebyshevSsor,  ///< ChebyshevSsorSweep: Chebyshev-accelerated SSOR (2n site updates per iteration)
-  Colored         ///< ColoredSweep over domain_coloring(): one chain's classes on SchemeOptions::threads threads
-};
-
-/// "gibbs", "ssor", "cheby-ssor" or "colored". \throws std::invalid_argument for anything else, listing the names.
-/// \param name the scheme's name
-/// \return the scheme
-DUALGIBBS_EXPORT SchemeKind parse_scheme_kind(const std::string& name);
-/// The name parse_scheme_kind() accepts.
-/// \param kind the scheme
-/// \return its name
-DUALGIBBS_EXPORT const char* to_string(SchemeKind kind) noexcept;
-
-/// A scheme chosen at run time.
-struct SchemeOptions {
-  SchemeKind kind = SchemeKind::Gibbs;  ///< which scheme
-  double omega = 1.0;                   ///< relaxation (ssor, cheby-ssor), in (0, 2)
-  SsorSpectrum spectrum;                ///< cheby-ssor: the bounds at `omega` (ssor_spectrum()); required
-  unsigned threads = 1;                 ///< colored: threads per chain (>= 1); the chains then run one at a time
-};
-
-/// Site updates one sweep of the scheme performs on n coordinates (n for gibbs and colored, 2n otherwise).
-/// \param scheme the scheme
-/// \param n the number of coordinates
-/// \return n or 2n
-DUALGIBBS_EXPORT std::size_t site_updates_per_sweep(const SchemeOptions& scheme, Index n) noexcept;
-
-/// run_ensemble(model, domain, options, observe) with the chosen scheme; for SchemeKind::Gibbs it is exactly that
-/// call (same bits). Colored: EnsembleOptions::threads is ignored, the chains run one after another and each uses
-/// scheme.threads threads. EnsembleStats::updates and ns_per_update count site updates (2n per sweep for ssor and
-/// cheby-ssor). \throws std::invalid_argument as run_ensemble, for omega outside (0, 2), and for cheby-ssor without
-/// spectrum bounds or with bounds computed at another omega.
-/// \param model the model
-/// \param domain the domain to sample
-/// \param options chains, sweeps, seed, threads, checkpoints, start
-/// \param observe called at every checkpoint (may be empty)
-/// \param scheme the sweep scheme and its parameters
-/// \return the run's totals
-DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
-                                            const Observer& observe, const SchemeOptions& scheme);
 
 }  // namespace dualgibbs

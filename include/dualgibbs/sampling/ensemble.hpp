@@ -34,6 +34,7 @@
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/model/model.hpp>
 #include <dualgibbs/sampling/sampler.hpp>
+#include <dualgibbs/sampling/scheme.hpp>
 
 #include <Eigen/Core>
 
@@ -125,42 +126,34 @@ struct EnsembleStats {
                           ///< shared with other work this is the cost of the updates, wall time its latency
 };
 
-/// Runs options.chains chains of the Gibbs sampler of `domain` (primal: CsrKernel on Q; dual:
-/// DualIncidenceKernel) and calls `observe` (may be empty) at the checkpoints.
+/// Runs options.chains chains of `domain`'s sampler (primal: CsrKernel on Q; dual: DualIncidenceKernel) with the
+/// sweep scheme `scheme` (default: the Gibbs scan options.scan, the paper's samplers) and calls `observe` (may be
+/// empty) at the checkpoints: the one entry point for a model (run_ensemble(kernel, ...) below runs a kernel of one's
+/// own).
 ///
 /// A model with a mean (Model::has_mean()): the primal chains sample N(mu, Q^-1) (CsrKernel with the right-hand
 /// side h); the dual chains sample the zero-mean fluctuation exactly as without a mean (the dual has no data term),
 /// and the posterior's moments are mu = posterior_mean(model) (truth/posterior_mean.hpp) and
 /// Cov(X) = D_s - D_s Cov(x~) D_s [eq:cov_woodbury3] from the observed x~: the paper's suggestion, sample the
 /// fluctuation in the dual and add mu.
+///
+/// Schemes other than Gibbs (scheme.hpp, accelerated.hpp): colored ignores EnsembleOptions::threads (the chains run
+/// one after another, each on scheme.threads threads); EnsembleStats::updates and ns_per_update count site updates
+/// (2n per sweep for ssor and cheby-ssor).
 /// \param model the model
 /// \param domain the domain to sample
 /// \param options chains, sweeps, seed, threads, checkpoints, start
 /// \param observe called at every checkpoint (may be empty)
+/// \param scheme the sweep scheme and its parameters
 /// \return the run's totals
 /// \throws std::invalid_argument for zero chains, checkpoint_every = 0, a lockstep other than 1/2/4/8/16, local_cuts
 ///         that do not start at 0, end at the number of chains and increase strictly on lock-step block starts, a
 ///         given state of the wrong length or with non-finite values, a non-finite init_value, an init_scale that
-///         is not finite and positive, observe_edges in
-///         the primal domain, or the dual domain of a graph without edges. Exceptions thrown by the observer
-///         propagate.
+///         is not finite and positive, observe_edges in the primal domain, the dual domain of a graph without edges
+///         or of a model without a dual, omega outside (0, 2), and cheby-ssor without spectrum bounds or with bounds
+///         computed at another omega. Exceptions thrown by the observer propagate.
 DUALGIBBS_EXPORT EnsembleStats run_ensemble(const Model& model, Domain domain, const EnsembleOptions& options,
-                                            const Observer& observe);
-
-/// The same over a caller's CSR kernel (any SPD precision); the observer sees the state z.
-/// \param kernel the CSR kernel
-/// \param options chains, sweeps, seed, threads, checkpoints, start
-/// \param observe called at every checkpoint (may be empty)
-/// \return the run's totals
-DUALGIBBS_EXPORT EnsembleStats run_ensemble(const CsrKernel& kernel, const EnsembleOptions& options,
-                                            const Observer& observe);
-/// The same over a caller's dual kernel; the observer sees x~ (or y~ with observe_edges).
-/// \param kernel the dual kernel
-/// \param options chains, sweeps, seed, threads, checkpoints, start
-/// \param observe called at every checkpoint (may be empty)
-/// \return the run's totals
-DUALGIBBS_EXPORT EnsembleStats run_ensemble(const DualIncidenceKernel& kernel, const EnsembleOptions& options,
-                                            const Observer& observe);
+                                            const Observer& observe, const SchemeOptions& scheme = SchemeOptions());
 
 namespace detail {
 
@@ -269,6 +262,14 @@ template <class Kernel>
 EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options, const Observer& observe) {
   return run_ensemble(kernel, options, observe, ScanSweep(options.scan));
 }
+
+// The shipped kernels' scans are compiled into the library: a caller's run_ensemble(kernel, options, observe) over
+// them instantiates nothing.
+extern template DUALGIBBS_EXPORT EnsembleStats run_ensemble<CsrKernel, ScanSweep>(const CsrKernel&,
+                                                                                 const EnsembleOptions&,
+                                                                                 const Observer&, const ScanSweep&);
+extern template DUALGIBBS_EXPORT EnsembleStats run_ensemble<DualIncidenceKernel, ScanSweep>(
+    const DualIncidenceKernel&, const EnsembleOptions&, const Observer&, const ScanSweep&);
 
 /// The lock-step blocks run_ensemble forms, as (first chain, width) in chain order: each half [0, L/2) and
 /// [L/2, L) is cut into blocks of `lockstep` chains, and the remainder of a half into blocks of decreasing powers

@@ -63,7 +63,7 @@ class Group final : public ChainGroup {
   int m_local_size = 1;
 };
 
-/// run_ensemble(model, domain, options, observe) over the ranks of `comm` (collective; options.group is replaced by a
+/// run_ensemble(model, domain, options, observe, scheme) over the ranks of `comm` (collective; options.group is replaced by a
 /// Group over `comm`): the observer is called on every rank with the states of all chains in chain order, and the
 /// checkpoints and the statistics are bitwise identical to a one-process run. The observer's estimator calls run on
 /// each rank alone (the same numbers); to share them, use a Group of your own (above).
@@ -74,8 +74,9 @@ class Group final : public ChainGroup {
 /// \param domain the domain to sample
 /// \param options chains, sweeps, seed, threads per rank, checkpoints, start
 /// \param observe called on every rank at every checkpoint (may be empty)
+/// \param scheme the sweep scheme (default: the Gibbs scan options.scan)
 /// \return the run's totals over all ranks
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
-                           const Observer& observe);
+                           const Observer& observe, const SchemeOptions& scheme = SchemeOptions());
 
 }  // namespace dualgibbs::mpi
