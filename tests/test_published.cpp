@@ -1,5 +1,6 @@
-// The authors' fig7 inputs regenerated (paper/published.hpp) against networkx 2.8 and numpy output
-// (tests/data/published_fig7.txt, written by tests/data/make_published_fixtures.py: the oracle is their code).
+// The authors' fig7 inputs and torus regenerated (paper/published.hpp) against networkx 2.8 and numpy output
+// (tests/data/published_fig7.txt and published_torus_edges.txt, written by tests/data/make_published_fixtures.py:
+// the oracle is networkx and numpy as their code calls them).
 #define BOOST_TEST_MODULE published
 #include <boost/test/unit_test.hpp>
 
@@ -48,9 +49,51 @@ std::vector<Realisation> read_fixture() {
   return out;
 }
 
+struct TorusEdges {
+  Index rows = 0, cols = 0;
+  std::vector<Edge> edges;
+};
+
+std::vector<TorusEdges> read_torus_fixture() {
+  std::ifstream in(std::string(DUALGIBBS_SOURCE_DIR) + "/tests/data/published_torus_edges.txt");
+  if (!in) throw std::runtime_error("cannot open tests/data/published_torus_edges.txt");
+  std::vector<TorusEdges> out;
+  std::string word;
+  while (in >> word) {
+    if (word == "#") {
+      std::getline(in, word);
+    } else if (word == "torus") {
+      TorusEdges t;
+      std::size_t m = 0;
+      in >> t.rows >> t.cols >> m;
+      t.edges.resize(m);
+      for (auto& e : t.edges) in >> e.head >> e.tail;
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(published)
+
+BOOST_AUTO_TEST_CASE(torus_edges_in_networkx_order) {
+  const std::vector<TorusEdges> fixture = read_torus_fixture();
+  BOOST_TEST_REQUIRE(fixture.size() == 3u);
+  for (const TorusEdges& t : fixture) {
+    const Graph g = networkx_torus(t.rows, t.cols);
+    BOOST_TEST_REQUIRE(g.num_nodes() == t.rows * t.cols);
+    BOOST_TEST_REQUIRE(g.num_edges() == static_cast<Index>(t.edges.size()), t.rows << "x" << t.cols);
+    for (std::size_t e = 0; e < t.edges.size(); ++e) {
+      BOOST_TEST(g.edges()[e].head == t.edges[e].head, t.rows << "x" << t.cols << " edge " << e);
+      BOOST_TEST(g.edges()[e].tail == t.edges[e].tail, t.rows << "x" << t.cols << " edge " << e);
+    }
+  }
+  BOOST_CHECK_THROW(networkx_torus(2, 10), std::invalid_argument);
+  BOOST_CHECK_THROW(networkx_torus(10, 2), std::invalid_argument);
+  BOOST_CHECK_THROW(networkx_torus(2000, 2000), std::invalid_argument);
+}
 
 BOOST_AUTO_TEST_CASE(watts_strogatz_graphs_and_parameters_equal_networkx_and_numpy) {
   const std::vector<Realisation> fixture = read_fixture();

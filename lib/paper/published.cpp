@@ -1,5 +1,5 @@
-// The authors' published fig7 inputs, regenerated (published.hpp): networkx 2.8's Watts–Strogatz generator
-// under CPython's random.Random, and numpy's legacy Beta(1, 1) draws.
+// The authors' published inputs, regenerated (published.hpp): networkx 2.8's Watts–Strogatz generator
+// under CPython's random.Random, numpy's legacy Beta(1, 1) draws, and networkx's edge order of the torus.
 #include <dualgibbs/paper/published.hpp>
 
 #include <dualgibbs/core/number_text.hpp>
@@ -121,6 +121,52 @@ Graph networkx_watts_strogatz(Index n, Index k, double p, std::uint32_t seed) {
     for (Index v : adj[static_cast<std::size_t>(u)])
       if (v > u) edges.push_back(Edge{u, v});
   return Graph(n, std::move(edges));
+}
+
+namespace {
+
+// The adjacency of a networkx Graph on nodes 0 .. n-1 (added in that order) after add_edges_from(added): per node,
+// its neighbours in insertion order (a Python dict; an edge added twice keeps its first place).
+std::vector<std::vector<Index>> networkx_adjacency(Index n, const std::vector<Edge>& added) {
+  std::vector<std::vector<Index>> adj(static_cast<std::size_t>(n));
+  for (const Edge& e : added) {
+    auto& a = adj[static_cast<std::size_t>(e.head)];
+    if (std::find(a.begin(), a.end(), e.tail) != a.end()) continue;
+    a.push_back(e.tail);
+    adj[static_cast<std::size_t>(e.tail)].push_back(e.head);
+  }
+  return adj;
+}
+
+// Its G.edges(): nodes in order 0 .. n-1, each edge once, at its first end, in that end's adjacency order.
+std::vector<Edge> networkx_edge_list(const std::vector<std::vector<Index>>& adj) {
+  std::vector<Edge> edges;
+  for (std::size_t u = 0; u < adj.size(); ++u)
+    for (Index v : adj[u])
+      if (v > static_cast<Index>(u)) edges.push_back(Edge{static_cast<Index>(u), v});
+  return edges;
+}
+
+}  // namespace
+
+Graph networkx_torus(Index rows, Index cols) {
+  if (rows < 3 || cols < 3 || rows > 1000000 || cols > 1000000 / rows)
+    throw std::invalid_argument("networkx_torus: need 3 <= rows, 3 <= cols and rows x cols <= 10^6, got " +
+                                std::to_string(rows) + " x " + std::to_string(cols));
+  auto id = [cols](Index i, Index j) { return i * cols + j; };
+  // grid_2d_graph(rows, cols, periodic=True)'s add_edges_from calls, in order, node (i, j) as i * cols + j.
+  std::vector<Edge> added;
+  for (Index i = 1; i < rows; ++i)
+    for (Index j = 0; j < cols; ++j) added.push_back(Edge{id(i, j), id(i - 1, j)});
+  for (Index i = 0; i < rows; ++i)
+    for (Index j = 1; j < cols; ++j) added.push_back(Edge{id(i, j), id(i, j - 1)});
+  for (Index j = 0; j < cols; ++j) added.push_back(Edge{id(0, j), id(rows - 1, j)});
+  for (Index i = 0; i < rows; ++i) added.push_back(Edge{id(i, 0), id(i, cols - 1)});
+  const Index n = rows * cols;
+  // relabel_nodes copies the graph: the same nodes in the same order, the edges added in G.edges() order. Its
+  // own adjacency, and so its G.edges(), follows that order.
+  const std::vector<Edge> grid_edges = networkx_edge_list(networkx_adjacency(n, added));
+  return Graph(n, networkx_edge_list(networkx_adjacency(n, grid_edges)));
 }
 
 double NumpyLegacyRandom::uniform() { return random53(m_engine); }

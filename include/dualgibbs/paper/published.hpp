@@ -1,11 +1,12 @@
 #pragma once
 /// \file published.hpp
-/// The random inputs of the authors' published fig7 run (Theborna/dual_gibbs, experiments.py
-/// `ws_hetero_builder`), regenerated bit for bit: their Watts–Strogatz graphs come from networkx 2.8's
-/// `watts_strogatz_graph(n, k, p, seed=r)` driven by CPython's `random.Random(r)`, their node and edge
-/// standard deviations from numpy's legacy generator (`np.random.seed(1000 + r)`, then `np.random.beta(1, 1)`
+/// The inputs of the authors' published runs that networkx and numpy made. The random inputs of their fig7 run
+/// (Theborna/dual_gibbs, experiments.py `ws_hetero_builder`), regenerated bit for bit: their Watts–Strogatz graphs come
+/// from networkx 2.8's `watts_strogatz_graph(n, k, p, seed=r)` driven by CPython's `random.Random(r)`, their node and
+/// edge standard deviations from numpy's legacy generator (`np.random.seed(1000 + r)`, then `np.random.beta(1, 1)`
 /// scaled to a range, nodes first, then edges in networkx's edge order). `reproduce fig7 --as-published`
-/// uses these; tests/test_published.cpp checks them against networkx and numpy output.
+/// uses these; tests/test_published.cpp checks them against networkx and numpy output. Their torus numbers its
+/// edges in networkx's order, which `reproduce fig8 --as-published` uses for its fixed scan (networkx_torus()).
 ///
 /// \code
 /// dualgibbs::Graph g = dualgibbs::networkx_watts_strogatz(64, 4, 0.3, 0);   // the authors' graph r = 0
@@ -35,6 +36,17 @@ namespace dualgibbs {
 /// \return the graph
 /// \throws std::invalid_argument for k >= n, odd k, n < 3, or p outside [0, 1].
 DUALGIBBS_PAPER_EXPORT Graph networkx_watts_strogatz(Index n, Index k, double p, std::uint32_t seed);
+
+/// The authors' torus (graphs.py `GMRF_Torus`): networkx 2.8 `grid_2d_graph(rows, cols, periodic=True)` with node
+/// (i, j) relabelled `i * cols + j` (`relabel_nodes`, a copy), its edges oriented and numbered in the order the
+/// relabelled graph's `G.edges()` lists them: for 10 x 10, (0, 10), (0, 1), (0, 90), (0, 9), (1, 11), .... The
+/// same edge set as make_torus(rows, cols) in another order; a fixed-scan dual sweep visits the edges in it.
+/// \param rows the number of rows (>= 3)
+/// \param cols the number of columns (>= 3)
+/// \return the graph
+/// \throws std::invalid_argument for rows or cols below 3 (networkx adds no wrap-around edge there) or more than
+///         10^6 nodes.
+DUALGIBBS_PAPER_EXPORT Graph networkx_torus(Index rows, Index cols);
 
 /// numpy's legacy `np.random.seed(seed)` stream (MT19937 `init_genrand`, doubles from two words).
 class DUALGIBBS_PAPER_EXPORT NumpyLegacyRandom {
