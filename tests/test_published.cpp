@@ -113,6 +113,32 @@ BOOST_AUTO_TEST_CASE(watts_strogatz_graphs_and_parameters_equal_networkx_and_num
   }
 }
 
+BOOST_AUTO_TEST_CASE(k5_file_fit_recovers_a_geometric_rate_from_sweep_0) {
+  // An exactly geometric Eu = 5 r^(2t), -ln r = 1.1: the window is sweeps 0 to 3 (Eu above 10^-2 x 5 up to
+  // sweep 2, then the 4-point minimum), every pairwise line is the same line, and the rate is 1.1 up to the
+  // shift 1e-12 of the logarithms (relative 1.5e-10 at sweep 3).
+  std::vector<double> t, eu;
+  for (int i = 0; i <= 100; ++i) {
+    t.push_back(i);
+    eu.push_back(5.0 * std::exp(-2.2 * i));
+  }
+  BOOST_TEST(authors_eu_decay_rate(t, eu) == 1.1, boost::test_tools::tolerance(1e-8));
+  // One outlier (sweep 1, 10x) among the 4 points: half of the 6 pairwise lines are still the true line, so their
+  // spatial median is that line (to the iteration's tolerance 1e-3 in the slope); a least-squares line would give
+  // 1.215.
+  eu[1] *= 10.0;
+  BOOST_TEST(std::abs(authors_eu_decay_rate(t, eu) - 1.1) < 1e-3);
+  // Fewer than 4 positive values in the window: no fit.
+  std::vector<double> short_curve{1.0, 0.5, -0.1, -0.2};
+  std::vector<double> ts{0, 1, 2, 3};
+  for (int i = 4; i <= 20; ++i) {
+    ts.push_back(i);
+    short_curve.push_back(i % 2 ? 1e-3 : -1e-3);
+  }
+  BOOST_TEST(std::isnan(authors_eu_decay_rate(ts, short_curve)));
+  BOOST_CHECK_THROW(authors_eu_decay_rate({0, 1}, {1.0}), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(rejects_bad_parameters) {
   BOOST_CHECK_THROW(networkx_watts_strogatz(2, 2, 0.3, 0), std::invalid_argument);
   BOOST_CHECK_THROW(networkx_watts_strogatz(64, 3, 0.3, 0), std::invalid_argument);
