@@ -349,6 +349,8 @@ BOOST_AUTO_TEST_CASE(fig8_as_published_starts_where_the_authors_file_does) {
   };
   BOOST_TEST(k5_param("init") == "random");
   BOOST_TEST(k5_param("init_scale") == "2");
+  // and the mean-file fits run from the authors' constant start.
+  BOOST_TEST(k5_param("mean_file_fit_init").find("10/sqrt(5)") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(start_overrides_are_checked_before_any_work) {
@@ -440,7 +442,9 @@ BOOST_AUTO_TEST_CASE(fig10_complete_graph_theory) {
                                       "window_end_primal",
                                       "window_end_dual",
                                       "rate_primal_file_fit",
-                                      "rate_dual_file_fit"};
+                                      "rate_dual_file_fit",
+                                      "rate_primal_mean_file_fit",
+                                      "rate_dual_mean_file_fit"};
   check_columns(r.table, cols,
                 {"ratio", "s", "sigma", "theory_primal", "theory_dual", "theory_dual_eff", "asym_primal",
                  "asym_dual_eff", "limit_dual_eff"});

@@ -122,12 +122,13 @@ BOOST_AUTO_TEST_CASE(k5_file_fit_recovers_a_geometric_rate_from_sweep_0) {
     t.push_back(i);
     eu.push_back(5.0 * std::exp(-2.2 * i));
   }
-  BOOST_TEST(authors_eu_decay_rate(t, eu) == 1.1, boost::test_tools::tolerance(1e-8));
+  BOOST_TEST(authors_decay_rate(t, eu, 2.0) == 1.1, boost::test_tools::tolerance(1e-8));
+  BOOST_TEST(authors_decay_rate(t, eu, 1.0) == 2.2, boost::test_tools::tolerance(1e-8));  // as a mean's decay
   // One outlier (sweep 1, 10x) among the 4 points: half of the 6 pairwise lines are still the true line, so their
   // spatial median is that line (to the iteration's tolerance 1e-3 in the slope); a least-squares line would give
   // 1.215.
   eu[1] *= 10.0;
-  BOOST_TEST(std::abs(authors_eu_decay_rate(t, eu) - 1.1) < 1e-3);
+  BOOST_TEST(std::abs(authors_decay_rate(t, eu, 2.0) - 1.1) < 1e-3);
   // Fewer than 4 positive values in the window: no fit.
   std::vector<double> short_curve{1.0, 0.5, -0.1, -0.2};
   std::vector<double> ts{0, 1, 2, 3};
@@ -135,8 +136,8 @@ BOOST_AUTO_TEST_CASE(k5_file_fit_recovers_a_geometric_rate_from_sweep_0) {
     ts.push_back(i);
     short_curve.push_back(i % 2 ? 1e-3 : -1e-3);
   }
-  BOOST_TEST(std::isnan(authors_eu_decay_rate(ts, short_curve)));
-  BOOST_CHECK_THROW(authors_eu_decay_rate({0, 1}, {1.0}), std::invalid_argument);
+  BOOST_TEST(std::isnan(authors_decay_rate(ts, short_curve, 2.0)));
+  BOOST_CHECK_THROW(authors_decay_rate({0, 1}, {1.0}, 2.0), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(rejects_bad_parameters) {

@@ -218,9 +218,9 @@ Graph networkx_torus(Index rows, Index cols) {
   return Graph(n, networkx_edge_list(networkx_adjacency(n, grid_edges)));
 }
 
-double authors_eu_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& eu) {
+double authors_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& eu, double divisor) {
   if (sweeps.size() != eu.size())
-    throw std::invalid_argument("authors_eu_decay_rate: " + std::to_string(sweeps.size()) + " sweeps but " +
+    throw std::invalid_argument("authors_decay_rate: " + std::to_string(sweeps.size()) + " sweeps but " +
                                 std::to_string(eu.size()) + " values");
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::size_t n = eu.size();
@@ -244,7 +244,7 @@ double authors_eu_decay_rate(const std::vector<double>& sweeps, const std::vecto
       y.push_back(std::log(eu[i] + shift));
     }
   if (x.size() < 4) return nan;
-  return -spatial_median_slope(x, y) / 2.0;
+  return -spatial_median_slope(x, y) / divisor;
 }
 
 double NumpyLegacyRandom::uniform() { return random53(m_engine); }

@@ -7,7 +7,7 @@
 /// scaled to a range, nodes first, then edges in networkx's edge order). `reproduce fig7 --as-published`
 /// uses these; tests/test_published.cpp checks them against networkx and numpy output. Their torus numbers its
 /// edges in networkx's order, which `reproduce fig8 --as-published` uses for its fixed scan (networkx_torus()), and
-/// `reproduce fig10` fits its Eu curves also as their K5 files were fitted (authors_eu_decay_rate()).
+/// `reproduce fig10` fits its Eu curves also as their K5 files were fitted (authors_decay_rate()).
 ///
 /// \code
 /// dualgibbs::Graph g = dualgibbs::networkx_watts_strogatz(64, 4, 0.3, 0);   // the authors' graph r = 0
@@ -49,19 +49,23 @@ DUALGIBBS_PAPER_EXPORT Graph networkx_watts_strogatz(Index n, Index k, double p,
 ///         10^6 nodes.
 DUALGIBBS_PAPER_EXPORT Graph networkx_torus(Index rows, Index cols);
 
-/// The decay-rate fit of the authors' K5 result files (results/ratio_sweep_K5_Eu.csv; experiments.py `_decay_rate`
-/// with `decades` = 2, `floor_mult` = 3), written anew for comparison with their numbers: the noise floor is the
-/// median of |Eu| over the last max(3, n/5) points; the window runs from the first point to the first whose Eu is
-/// not above max(10^-2 y0, 3 floor), y0 the first positive Eu, and holds at least 4 points; its positive Eu, shifted
-/// by max(3 floor, 1e-12), are fitted by a line in ln with scikit-learn's Theil–Sen estimator as they call it (the
-/// spatial median, by the modified Weiszfeld iteration from the mean, tolerance 1e-3, of the lines through every
-/// pair of points); the rate is minus its slope over 2 (Eu decays as r^2). Unlike the library's fit_decay_rate() it
-/// starts at sweep 0, so the first sweep's faster modes enter the fit, and it uses no standard errors.
+/// The decay-rate fit of the authors' K5 result files (results/ratio_sweep_K5_Eu.csv and ratio_sweep_K5.csv;
+/// experiments.py `_decay_rate` with `decades` = 2, `floor_mult` = 3), written anew for comparison with their
+/// numbers: the noise floor is the median of |value| over the last max(3, n/5) points; the window runs from the
+/// first point to the first whose value is not above max(10^-2 y0, 3 floor), y0 the first positive value, and holds
+/// at least 4 points; its positive values, shifted by max(3 floor, 1e-12), are fitted by a line in ln with
+/// scikit-learn's Theil–Sen estimator as they call it (the spatial median, by the modified Weiszfeld iteration from
+/// the mean, tolerance 1e-3, of the lines through every pair of points); the rate is minus its slope over
+/// `divisor` (2 for Eu, which decays as r^2; 1 for the norm of the ensemble mean). Unlike the library's
+/// fit_decay_rate() it starts at sweep 0, so the first sweep's faster modes enter the fit, and it uses no standard
+/// errors.
 /// \param sweeps the sweep of every point
-/// \param eu the Eu curve, one value per sweep
+/// \param values the curve, one value per sweep
+/// \param divisor 2 for an Eu curve, 1 for a mean-norm curve
 /// \return the rate -ln r per sweep, or NaN with fewer than 4 positive points in the window
 /// \throws std::invalid_argument if the sizes differ
-DUALGIBBS_PAPER_EXPORT double authors_eu_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& eu);
+DUALGIBBS_PAPER_EXPORT double authors_decay_rate(const std::vector<double>& sweeps, const std::vector<double>& values,
+                                                 double divisor);
 
 /// numpy's legacy `np.random.seed(seed)` stream (MT19937 `init_genrand`, doubles from two words).
 class DUALGIBBS_PAPER_EXPORT NumpyLegacyRandom {
