@@ -683,7 +683,9 @@ ExperimentResult run_fig10(const ExperimentOptions& opt) {
   const std::vector<double> ratios = fig10_ratios(opt.quick);
   // The Eu curves (rate_primal, rate_dual) under the as-published preset: the start of the authors'
   // results/ratio_sweep_K5_Eu.csv, made by their commit 8b8ece7, whose random starts were twice the scale of their
-  // later code's, N(0, 4 diag(M)^-1). The mean fits keep their own large common start in both presets.
+  // later code's, N(0, 4 diag(M)^-1). The mean fits keep their own large common start in both presets; as
+  // published, a second run from the start of their mean file ratio_sweep_K5.csv gives the mean-file fits
+  // (mean_panel()).
   const FigureSpec spec("fig10",
                         "Complete graph K5: empirical -ln r against s/sigma, primal and dual, with the theory and the "
                         "limit lambda_2/2 = 2.5",
