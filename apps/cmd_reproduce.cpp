@@ -74,7 +74,7 @@ std::function<int()> setup_reproduce(CLI::App& app, CommonOptions& common) {
       ->capture_default_str();
   app.add_flag("--as-published", o.r.as_published,
                "the settings of the authors' published code and result files (starts, parameter ranges, sigma, "
-               "fig7's graphs) instead of the paper's text; docs/reproducing.md lists them");
+               "fig7's graphs, fig8's edge order) instead of the paper's text; docs/reproducing.md lists them");
   app.add_option("--init", o.r.init,
                  "start of the figure's chains: constant | random (default: the figure's own; fig10 "
                  "and rates keep their large start for the mean fits)");

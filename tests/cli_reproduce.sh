@@ -79,7 +79,7 @@ expect_error "init_value = (nan|inf)" reproduce fig6 --quick --init constant --i
 
 # --as-published and --init: the sidecar says which preset and start ran.
 "$exe" --quiet reproduce fig8 --quick --as-published --no-plot --out "$tmp/p" >/dev/null 2>"$tmp/err" && ok || bad "reproduce fig8 --as-published: $(head -c 300 "$tmp/err")"
-grep -q '"preset": "as-published"' "$tmp/p/fig8.json" && ok || bad "fig8.json lacks preset as-published"
+grep -q '"preset": "as-published (torus edges in the authors. networkx order' "$tmp/p/fig8.json" && ok || bad "fig8.json lacks preset as-published"
 grep -q '"sigma": "0.3"' "$tmp/p/fig8.json" && ok || bad "fig8 --as-published did not run sigma 0.3"
 grep -q '"init_scale": "2"' "$tmp/p/fig8.json" && ok || bad "fig8 --as-published did not start at scale 2"
 "$exe" --quiet reproduce fig6 --quick --init random --init-scale 3 --no-plot --out "$tmp/q" >/dev/null 2>"$tmp/err" && ok || bad "reproduce fig6 --init random: $(head -c 300 "$tmp/err")"

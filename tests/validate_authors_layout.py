@@ -13,7 +13,8 @@ The sampler here is written for this test (not copied): the dual Gibbs update of
 y_e | rest ~ N(-R_ee^-1 sum_{f != e} R_ef y_f, R_ee^-1) with R = D_sigma + B^T D_s B, the off-diagonal sum taken
 through node sums S = B y as a sampler that stores only node sums must (S_u - y_e and S_v + y_e are the sums
 without e), with a uniformly random coordinate per step ("random sweep"), and the authors' two starts
-(constant 10 / sqrt(|E|), or 2 N(0, R_ee^-1) per coordinate). Model: the 10x10 torus, s = 1, sigma = 0.1.
+(constant 10 / sqrt(|E|), or N(0, R_ee^-1) per coordinate: graphs.py at their commit c3668a5; their earlier
+8b8ece7 drew twice that). Model: the 10x10 torus, s = 1, sigma = 0.1.
 
 Checks (each "consistent" check runs at alpha = 1e-6, the report's Bonferroni bound on its false-alarm
 probability; the long-chain batch means are calibrated by measurement, docs/validate.md; each "flagged" check is
@@ -77,7 +78,7 @@ def dual_gibbs(chains, checkpoints, thinning, start, rng, noise_scale=1.0):
     if start == "constant":
         y = np.full((chains, M), 10.0 / np.sqrt(M))
     else:
-        y = 2.0 * rng.standard_normal((chains, M)) / np.sqrt(R_DIAG)
+        y = rng.standard_normal((chains, M)) / np.sqrt(R_DIAG)
     node_sum = y @ B.T  # S = B y, per chain
     out = np.empty((chains, checkpoints, M))
     rows = np.arange(chains)
@@ -106,7 +107,7 @@ def dual_gibbs_chain(samples, thinning, rng, noise_scale=1.0):
     sd = (1.0 / np.sqrt(R_DIAG)).tolist()
     inv = (1.0 / R_DIAG).tolist()
     u_of, v_of = U.tolist(), V.tolist()
-    y = (2.0 * rng.standard_normal(M) / np.sqrt(R_DIAG)).tolist()
+    y = (rng.standard_normal(M) / np.sqrt(R_DIAG)).tolist()
     node_sum = (B @ np.array(y)).tolist()
     s2 = S ** 2
     out = np.empty((samples, M))

@@ -42,8 +42,9 @@ struct ExperimentOptions {
   std::size_t chains = 0;
   std::size_t sweeps = 0;  ///< override the figure's number of sweeps (0 = the figure's default)
   /// Run the figure with the settings of the authors' published code and result files (Theborna/dual_gibbs:
-  /// starts, parameter ranges, sigma, fig7's graphs and parameter draws; docs/reproducing.md lists them per
-  /// figure) instead of the paper's text. The sidecar's `preset` parameter says which ran.
+  /// starts, parameter ranges, sigma, fig7's graphs and parameter draws, fig8's edge order of the torus;
+  /// docs/reproducing.md lists them per figure) instead of the paper's text. The sidecar's `preset` parameter says
+  /// which ran.
   bool as_published = false;
   /// Override the start of the figure's chains (fig5's dual samplers and every convergence run;
   /// InitialState::Constant or InitialState::Random; unset = the preset's start). The mean-decay runs of fig10
