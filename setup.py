@@ -10,7 +10,7 @@ Everything the build writes goes under one directory, build/pip in the source tr
 environment says otherwise. The environment:
     DUALGIBBS_PIP_BUILD_DIR   the build directory (setuptools' build and metadata directories, CMake's build tree)
     DUALGIBBS_PIP_JOBS        parallel build jobs (default: the number of CPUs)
-    DUALGIBBS_CMAKE_ARGS      extra arguments to the CMake configure step (split on white space)
+    DUALGIBBS_PIP_CMAKE_ARGS  extra arguments to the CMake configure step (split on white space)
     CMAKE                     the cmake executable (default: cmake on PATH)
 ccache is used when it is on PATH (its own variables, CCACHE_DIR and others, pass through).
 """
@@ -52,7 +52,7 @@ def cmake_configure_args(cmake_build):
     ]
     if shutil.which("ccache"):
         args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
-    return args + os.environ.get("DUALGIBBS_CMAKE_ARGS", "").split()
+    return args + os.environ.get("DUALGIBBS_PIP_CMAKE_ARGS", "").split()
 
 
 class CMakeBuild(build_ext):
