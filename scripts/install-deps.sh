@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   libopenblas0-pthread
   python3 python3-dev python3-matplotlib python3-numpy python3-scipy python3-pytest
+  python3-venv python3-pip python3-setuptools python3-wheel
   python3-networkx python3-skimage pybind11-dev python3-pybind11
   libopenmpi-dev openmpi-bin
   doxygen
