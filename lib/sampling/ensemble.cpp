@@ -306,10 +306,9 @@ EnsembleStats run_ensemble_core(const EnsembleShape& shape, const EnsembleOption
 }  // namespace detail
 
 template EnsembleStats run_ensemble<CsrKernel, ScanSweep>(const CsrKernel&, const EnsembleOptions&, const Observer&,
-                                                           const ScanSweep&);
-template EnsembleStats run_ensemble<DualIncidenceKernel, ScanSweep>(const DualIncidenceKernel&,
-                                                                     const EnsembleOptions&, const Observer&,
-                                                                     const ScanSweep&);
+                                                          const ScanSweep&);
+template EnsembleStats run_ensemble<DualIncidenceKernel, ScanSweep>(const DualIncidenceKernel&, const EnsembleOptions&,
+                                                                    const Observer&, const ScanSweep&);
 
 namespace {
 

@@ -349,5 +349,4 @@ class DUALGIBBS_EXPORT ColoredSweep {
   detail::WorkerTeam m_team;       // the threads - 1 helpers
 };
 
-
 }  // namespace dualgibbs

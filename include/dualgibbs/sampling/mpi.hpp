@@ -63,10 +63,10 @@ class Group final : public ChainGroup {
   int m_local_size = 1;
 };
 
-/// run_ensemble(model, domain, options, observe, scheme) over the ranks of `comm` (collective; options.group is replaced by a
-/// Group over `comm`): the observer is called on every rank with the states of all chains in chain order, and the
-/// checkpoints and the statistics are bitwise identical to a one-process run. The observer's estimator calls run on
-/// each rank alone (the same numbers); to share them, use a Group of your own (above).
+/// run_ensemble(model, domain, options, observe, scheme) over the ranks of `comm` (collective; options.group is
+/// replaced by a Group over `comm`): the observer is called on every rank with the states of all chains in chain
+/// order, and the checkpoints and the statistics are bitwise identical to a one-process run. The observer's estimator
+/// calls run on each rank alone (the same numbers); to share them, use a Group of your own (above).
 /// EnsembleOptions::threads is per rank. EnsembleStats: seconds is the slowest rank's, cpu_seconds the sum over
 /// ranks, updates those of all chains. \throws what run_ensemble() throws, on every rank (ChainGroup::settle()).
 /// \param comm the communicator whose ranks share the chains
