@@ -265,6 +265,7 @@ EnsembleStats run_ensemble(const Kernel& kernel, const EnsembleOptions& options,
 
 // The shipped kernels' scans are compiled into the library: a caller's run_ensemble(kernel, options, observe) over
 // them instantiates nothing.
+/// \cond
 extern template DUALGIBBS_EXPORT EnsembleStats run_ensemble<CsrKernel, ScanSweep>(const CsrKernel&,
                                                                                   const EnsembleOptions&,
                                                                                   const Observer&, const ScanSweep&);
@@ -272,6 +273,7 @@ extern template DUALGIBBS_EXPORT EnsembleStats run_ensemble<DualIncidenceKernel,
                                                                                             const EnsembleOptions&,
                                                                                             const Observer&,
                                                                                             const ScanSweep&);
+/// \endcond
 
 /// The lock-step blocks run_ensemble forms, as (first chain, width) in chain order: each half [0, L/2) and
 /// [L/2, L) is cut into blocks of `lockstep` chains, and the remainder of a half into blocks of decreasing powers
