@@ -63,9 +63,6 @@ std::string command_line(const ConvergeOptions& o, const ConvergenceSettings& cs
 
 ExperimentRun converge(const Model& model, const ConvergeOptions& options, const ModelSource& source,
                        const Execution& execution) {
-  // A model without a dual (a given Q of factor width above 2) runs the primal sampler alone; the dual's control
-  // variate is refused for it by name.
-  if (options.control_variate) model.require_dual("converge --control-variate (of the dual sampler)");
   ConvergenceSettings cs = settings(options, source.seed, execution);
   set_schemes(cs, options, model, resolved_threads(execution));
   ExperimentRun run;

@@ -200,66 +200,54 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
   return out;
 }
 
-namespace {
-
-// The table of a primal-alone run (a model without a dual): the primal columns of convergence_table.
-Table primal_convergence_table(const ConvergenceCurves& c) {
-  Table t({"sweep", "Eb_primal", "Eu_primal", "time_primal", "Eb_floor_primal", "Eb_se_primal", "Eu_se_primal",
-           "mean_primal", "mean_floor_primal", "Eu_norm_primal"});
-  std::vector<double> eup;
-  for (const auto& e : c.primal) eup.push_back(e.Eu);
-  const auto np = normalise_to_first(eup);
-  for (std::size_t i = 0; i < c.primal.size(); ++i) {
-    const ErrorEstimate& p = c.primal[i];
-    t.add_row({static_cast<double>(p.sweep), p.Eb, p.Eu, p.seconds, p.Eb_floor, p.Eb_se, p.Eu_se, p.mean_norm,
-               p.mean_floor, np[i]});
-  }
-  return t;
-}
-
-}  // namespace
-
 Table convergence_table(const ConvergenceCurves& c) {
-  if (c.dual.empty()) return primal_convergence_table(c);
-  std::vector<std::string> columns{"sweep",           "Eb_primal",      "Eu_primal",   "Eb_dual",
-                                   "Eu_dual",         "time_primal",    "time_dual",   "Eb_floor_primal",
-                                   "Eb_floor_dual",   "Eb_se_primal",   "Eb_se_dual",  "Eu_se_primal",
-                                   "Eu_se_dual",      "mean_primal",    "mean_dual",   "mean_floor_primal",
-                                   "mean_floor_dual", "Eu_norm_primal", "Eu_norm_dual"};
+  // The domains that ran (a model without a dual: the primal alone), with their Eu normalised to the first point.
+  struct Run {
+    const char* name;
+    const std::vector<ErrorEstimate>& history;
+    std::vector<double> eu_norm;
+  };
+  std::vector<Run> runs{{"primal", c.primal, {}}};
+  if (!c.dual.empty()) runs.push_back({"dual", c.dual, {}});
+  std::size_t rows = c.primal.size();
+  for (Run& run : runs) {
+    std::vector<double> eu;
+    for (const auto& e : run.history) eu.push_back(e.Eu);
+    run.eu_norm = normalise_to_first(eu);
+    rows = std::min(rows, run.history.size());
+  }
+  // The column groups in the table's order, each group's columns for every domain in turn (Eb_primal, Eu_primal,
+  // Eb_dual, Eu_dual, time_primal, time_dual, ...), then Eu_norm per domain and the control variate's columns.
+  using Field = double ErrorEstimate::*;
+  const std::vector<std::vector<std::pair<const char*, Field>>> groups{
+      {{"Eb", &ErrorEstimate::Eb}, {"Eu", &ErrorEstimate::Eu}},
+      {{"time", &ErrorEstimate::seconds}},
+      {{"Eb_floor", &ErrorEstimate::Eb_floor}},
+      {{"Eb_se", &ErrorEstimate::Eb_se}},
+      {{"Eu_se", &ErrorEstimate::Eu_se}},
+      {{"mean", &ErrorEstimate::mean_norm}},
+      {{"mean_floor", &ErrorEstimate::mean_floor}}};
+  const std::pair<const char*, Field> cv_fields[] = {{"Eb_dual_cv", &ErrorEstimate::Eb},
+                                                     {"Eu_dual_cv", &ErrorEstimate::Eu},
+                                                     {"Eb_se_dual_cv", &ErrorEstimate::Eb_se},
+                                                     {"Eu_se_dual_cv", &ErrorEstimate::Eu_se}};
   const bool with_cv = !c.dual_cv.empty();
-  if (with_cv) columns.insert(columns.end(), {"Eb_dual_cv", "Eu_dual_cv", "Eb_se_dual_cv", "Eu_se_dual_cv"});
+  std::vector<std::string> columns{"sweep"};
+  for (const auto& group : groups)
+    for (const Run& run : runs)
+      for (const auto& [name, field] : group) columns.push_back(std::string(name) + "_" + run.name);
+  for (const Run& run : runs) columns.push_back(std::string("Eu_norm_") + run.name);
+  if (with_cv)
+    for (const auto& [name, field] : cv_fields) columns.emplace_back(name);
   Table t(columns);
-  std::vector<double> eup, eud;
-  for (const auto& e : c.primal) eup.push_back(e.Eu);
-  for (const auto& e : c.dual) eud.push_back(e.Eu);
-  const auto np = normalise_to_first(eup), nd = normalise_to_first(eud);
-  const std::size_t rows = std::min(c.primal.size(), c.dual.size());
   for (std::size_t i = 0; i < rows; ++i) {
-    const ErrorEstimate& p = c.primal[i];
-    const ErrorEstimate& d = c.dual[i];
-    std::vector<double> row{static_cast<double>(p.sweep),
-                            p.Eb,
-                            p.Eu,
-                            d.Eb,
-                            d.Eu,
-                            p.seconds,
-                            d.seconds,
-                            p.Eb_floor,
-                            d.Eb_floor,
-                            p.Eb_se,
-                            d.Eb_se,
-                            p.Eu_se,
-                            d.Eu_se,
-                            p.mean_norm,
-                            d.mean_norm,
-                            p.mean_floor,
-                            d.mean_floor,
-                            np[i],
-                            nd[i]};
-    if (with_cv) {
-      const ErrorEstimate& v = c.dual_cv[i];
-      row.insert(row.end(), {v.Eb, v.Eu, v.Eb_se, v.Eu_se});
-    }
+    std::vector<double> row{static_cast<double>(c.primal[i].sweep)};
+    for (const auto& group : groups)
+      for (const Run& run : runs)
+        for (const auto& [name, field] : group) row.push_back(run.history[i].*field);
+    for (const Run& run : runs) row.push_back(run.eu_norm[i]);
+    if (with_cv)
+      for (const auto& [name, field] : cv_fields) row.push_back(c.dual_cv[i].*field);
     t.add_row(row);
   }
   return t;
