@@ -25,6 +25,11 @@ converge_args=(--quiet --graph ws:24,4,0.3,5 --sigma 0.2 --seed 3 converge --cha
   || bad "plain converge: $(head -c 300 "$tmp/err")"
 "$exe" --quiet --seed 5 reproduce fig6 --quick --no-plot --threads 1 --out "$tmp/plain" >/dev/null 2>"$tmp/err" \
   || bad "plain reproduce fig6: $(head -c 300 "$tmp/err")"
+# marginals dual-cv: the pilot, the automatic degree and the control variate's precomputation, whose nodes the ranks
+# split between them.
+marginals_args=(--quiet --graph kregular:1500,8 --seed 2 marginals --method dual-cv --rel-rmse 0.02)
+"$exe" "${marginals_args[@]}" --threads 2 --out "$tmp/m-plain.csv" >/dev/null 2>"$tmp/err" \
+  || bad "plain marginals: $(head -c 300 "$tmp/err")"
 [ "$(wc -l < "$tmp/plain.csv")" -eq 112 ] && ok || bad "plain sample wrote $(wc -l < "$tmp/plain.csv") lines, expected 112"
 
 for k in 1 2 3; do
@@ -40,6 +45,9 @@ for k in 1 2 3; do
     2>"$tmp/err" || bad "reproduce fig6 -np $k exit $?: $(head -c 300 "$tmp/err")"
   cmp -s <(untimed "$tmp/plain/fig6.csv") <(untimed "$tmp/f$k/fig6.csv") && ok \
     || bad "reproduce fig6 -np $k: fig6.csv differs from the plain run"
+  run_np $k "$exe" "${marginals_args[@]}" --threads $threads --out "$tmp/m$k.csv" >/dev/null 2>"$tmp/err" \
+    || bad "marginals -np $k exit $?: $(head -c 300 "$tmp/err")"
+  cmp -s "$tmp/m-plain.csv" "$tmp/m$k.csv" && ok || bad "marginals dual-cv -np $k: the CSV differs from the plain run"
 done
 # Each rank bound to one core (Open MPI's default with no more ranks than cores): the exact target's dense solve
 # (a 576-node torus: CHOLMOD's BLAS-3 blocks) must not depend on the cores a process may use (it did before the

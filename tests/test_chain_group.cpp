@@ -623,6 +623,28 @@ BOOST_AUTO_TEST_CASE(ensemble_and_estimators_over_members_match_one_process) {
     }
 }
 
+// The control variate's precomputation split over the members (each computes its share of the nodes, then all
+// gather) gives every member the bits of one process: E_v, l_v and the searched kappa.
+BOOST_AUTO_TEST_CASE(flow_precomputation_over_members_matches_one_process) {
+  using namespace dualgibbs;
+  const Model model(make_random_regular(301, 6, 9), 1.0, 0.25);
+  FlowCvOptions o;
+  o.degree = 3;
+  const FlowControlVariate one(model, o);
+  for (int k : {2, 3}) {
+    std::vector<Eigen::VectorXd> energy(static_cast<std::size_t>(k)), lower(static_cast<std::size_t>(k));
+    on_members(k, [&](ThreadMember& m) {
+      const FlowControlVariate cv(model, o, Execution{1, &m});
+      energy[static_cast<std::size_t>(m.rank())] = cv.flow_energy();
+      lower[static_cast<std::size_t>(m.rank())] = cv.lower_bound();
+    });
+    for (int r = 0; r < k; ++r) BOOST_TEST_CONTEXT("member " << r << " of " << k) {
+        BOOST_CHECK(same_bits(energy[static_cast<std::size_t>(r)], one.flow_energy()));
+        BOOST_CHECK(same_bits(lower[static_cast<std::size_t>(r)], one.lower_bound()));
+      }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(an_error_on_one_member_ends_every_member) {
   using namespace dualgibbs;
   const Model model(make_torus(4, 4), 1.0, 0.3);

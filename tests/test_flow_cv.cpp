@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE flow_cv
 #include <boost/test/unit_test.hpp>
 
+#include "estimation/ball_numbering.hpp"
 #include "sampler_oracles.hpp"
 #include "test_support.hpp"
 
@@ -280,6 +281,64 @@ BOOST_AUTO_TEST_CASE(each_node_is_computed_alone) {
         BOOST_TEST(p.lower[te] == cv.lower_bound()[p.nodes[t]], c.name << ", k = " << k << ", node " << p.nodes[t]);
       }
     }
+}
+
+// The precomputation spreads the nodes over threads, one set of work arrays each: E_v and l_v, and the kappa its search
+// finds, are the same bits for any thread count (and against the serial probe above), on a lattice, an expander
+// (branch-free appends) and a heterogeneous expander, at a fixed and at a searched kappa.
+BOOST_AUTO_TEST_CASE(the_thread_count_changes_no_bit) {
+  const std::vector<Case> models = {{"torus:30x31", heterogeneous(make_torus(30, 31))},
+                                    {"kregular:3000,8", Model(make_random_regular(3000, 8, 5), 1.0, 0.25)},
+                                    {"kregular:2000,5 heterogeneous", heterogeneous(make_random_regular(2000, 5, 3))}};
+  for (const Case& c : models)
+    for (double kappa : {0.0, 64.0}) {
+      FlowCvOptions o;
+      o.degree = 3;
+      o.kappa = kappa;
+      Execution one;
+      one.threads = 1;
+      const FlowControlVariate serial(c.model, o, one);
+      for (unsigned threads : {2u, 3u}) {
+        Execution several;
+        several.threads = threads;
+        const FlowControlVariate cv(c.model, o, several);
+        BOOST_TEST_CONTEXT(c.name << ", kappa " << kappa << ", " << threads << " threads") {
+          BOOST_TEST(cv.alpha() == serial.alpha());
+          BOOST_TEST((cv.flow_energy().array() == serial.flow_energy().array()).all());
+          BOOST_TEST((cv.lower_bound().array() == serial.lower_bound().array()).all());
+        }
+      }
+    }
+}
+
+// The ball numbering of the flows empties a ball by advancing a stamp, and restarts the stamps (clearing every entry)
+// before they could wrap: with a small limit the restart happens every few balls, and each ball must still see exactly
+// its own sites, however the earlier balls left the entries. Checked against a plain membership array.
+BOOST_AUTO_TEST_CASE(the_ball_numbering_sees_only_the_current_ball) {
+  constexpr Index nodes = 50;
+  detail::BallNumbering numbering(nodes, 4 * (nodes + 1) + 60);  // a restart every few balls
+  boost::random::mt19937_64 rng(17);
+  for (int ball = 0; ball < 400; ++ball) {
+    std::vector<std::int32_t> local(nodes, -1);  // the oracle
+    const auto size = static_cast<std::uint32_t>(rng() % (nodes + 1));
+    std::uint32_t placed = 0;
+    for (int tries = 0; placed < size && tries < 1000; ++tries) {
+      const auto x = static_cast<Index>(rng() % nodes);
+      if (local[static_cast<std::size_t>(x)] >= 0) continue;
+      BOOST_REQUIRE(numbering.find(x) >= placed);
+      numbering.set(x, placed);
+      local[static_cast<std::size_t>(x)] = static_cast<std::int32_t>(placed++);
+    }
+    for (Index x = 0; x < nodes; ++x) {
+      const std::int32_t want = local[static_cast<std::size_t>(x)];
+      if (want >= 0)
+        BOOST_REQUIRE_EQUAL(numbering.find(x), static_cast<std::uint32_t>(want));
+      else
+        BOOST_REQUIRE(numbering.find(x) >= static_cast<std::uint32_t>(nodes));
+    }
+    numbering.next(placed);
+  }
+  BOOST_TEST(numbering.restarts() > 50u);
 }
 
 // The probe's residual rows are the tuning nodes' rows of r_k(Q) as chebyshev_residual (the whole-graph map, a

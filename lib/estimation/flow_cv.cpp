@@ -5,6 +5,7 @@
 
 #include <dualgibbs/core/chain_group.hpp>
 
+#include "estimation/ball_numbering.hpp"
 #include "estimation/run_tasks.hpp"
 
 #include <Spectra/MatOp/SparseSymMatProd.h>
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,6 +48,9 @@ struct LocalGraph {
   // 1/sigma^2 when every edge has it (homogeneous models: the flows then read no weight array, which on an expander
   // is as large as the work arrays and competes with them for the cache), else 0.
   double uniform_weight = 0;
+  // s_u^2 when every node has it (the energies then read no s^2 array: one random read per site of the ball less),
+  // else 0.
+  double uniform_s2 = 0;
   bool is_weighted = false;  // -Q_uv in inv_sig2 (a weighted, signed incidence)
   // D_s exists (the model has a dual). Without it (a given Q of factor width above 2) s2 is NaN: the flows give the
   // lower bound l_v alone (the Dirichlet identity needs only Q), and E_v is NaN.
@@ -68,13 +73,16 @@ struct LocalGraph {
     uniform_weight = inv_sig2.empty() ? 0.0 : inv_sig2[0];
     for (double w : inv_sig2)
       if (w != uniform_weight) uniform_weight = 0;
-    if (is_weighted) return;
-    for (std::size_t u = 0; u < n; ++u) {
-      s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
-      inv_s2[u] = 1.0 / s2[u];
-      diag[u] = inv_s2[u];
-      for (Index p = offsets[u]; p < offsets[u + 1]; ++p) diag[u] += inv_sig2[static_cast<std::size_t>(p)];
-    }
+    if (!is_weighted)
+      for (std::size_t u = 0; u < n; ++u) {
+        s2[u] = m.node_variances()[static_cast<Eigen::Index>(u)];
+        inv_s2[u] = 1.0 / s2[u];
+        diag[u] = inv_s2[u];
+        for (Index p = offsets[u]; p < offsets[u + 1]; ++p) diag[u] += inv_sig2[static_cast<std::size_t>(p)];
+      }
+    uniform_s2 = s2.empty() || !(s2[0] > 0) ? 0.0 : s2[0];
+    for (double x : s2)
+      if (x != uniform_s2) uniform_s2 = 0;
   }
   // A weighted, signed incidence: the pushes read -Q_uv (b_u b_v / sigma_e^2 with its sign) in place of 1/sigma_e^2
   // and Q_uu from Q itself, so that the local flows solve with the Q the residual map uses (for a model made by
@@ -158,9 +166,10 @@ class LocalFlows {
  public:
   explicit LocalFlows(const LocalGraph& g)
       : m_g(g),
-        m_local(g.diag.size(), -1),
+        m_local(g.diag.size()),
         m_support(g.diag.size() + 1),
         m_work(g.diag.size() + 1),
+        m_q{std::vector<double>(g.diag.size() + 1), std::vector<double>(g.diag.size() + 1)},
         m_diag(g.diag.size() + 1),
         m_adj_offsets(g.diag.size() + 1),
         m_adj(g.neighbors.size()),
@@ -201,31 +210,35 @@ class LocalFlows {
   static constexpr double kBranchFreeShare = 0.6;
   // Sites of prefetch distance in the first expansions: their graph rows, and half as far ahead the map entries of
   // their neighbours (on an expander these are random reads into arrays of the whole graph).
-  static constexpr std::size_t kPrefetchAhead = 8;
+  static constexpr std::size_t kPrefetchAhead = 4;
+  static constexpr std::size_t kLineIndices = 64 / sizeof(Index);  // neighbour ids per cache line
 
-  // One site's potential phi, residual res, direction d and two slots of q = (Q d) together (40 bytes).
+  // One site's potential phi, residual res and direction d together (24 bytes). The two slots of q = Q d are arrays
+  // of their own (m_q): the pushes scatter into them, and on an expander most of the sites they reach (the k-hop
+  // shell) use nothing else, so the scattered writes stay within 8 bytes a site.
   struct Work {
-    double phi = 0, res = 0, d = 0, q[2] = {0, 0};
+    double phi = 0, res = 0, d = 0;
   };
 
   // The local number of node x, which joins the ball if it is new (branch-free: the arrays have room for one more
   // site than the graph has nodes, and the slot past the ball is written whether or not it is taken).
   template <bool BranchFree>
   std::int32_t reach(Index x) {
-    const auto i = static_cast<std::size_t>(x);
-    const std::int32_t known = m_local[i];
+    const std::uint32_t known = m_local.find(x);
+    const auto size = static_cast<std::uint32_t>(m_size);
     if constexpr (BranchFree) {
-      const bool fresh = known < 0;
-      const auto local = fresh ? static_cast<std::int32_t>(m_size) : known;
-      m_local[i] = local;
+      const bool fresh = known >= size;
+      const std::uint32_t local = fresh ? size : known;
+      m_local.set(x, local);
       m_support[m_size] = x;
       m_size += static_cast<std::size_t>(fresh);
-      return local;
+      return static_cast<std::int32_t>(local);
     } else {
-      if (known >= 0) return known;
-      m_local[i] = static_cast<std::int32_t>(m_size);
+      if (known < size) return static_cast<std::int32_t>(known);
+      m_local.set(x, size);
       m_support[m_size] = x;
-      return static_cast<std::int32_t>(m_size++);
+      ++m_size;
+      return static_cast<std::int32_t>(size);
     }
   }
 
@@ -241,6 +254,7 @@ class LocalFlows {
     work[0].d = 1.0 / c.theta;
     double rho = 1.0 / c.sigma1, keep = 0, step = 0;
     std::size_t visits = 0, expanded = 0, listed = 0;  // sites with local lists, entries in them
+    std::size_t inner = 1;  // the (k - 1)-hop ball (v itself for k = 0): the sites with phi, res or d; beyond, only q
     const Index* neighbors = m_g.neighbors.data();
     const double* weights = m_g.inv_sig2.data();
     const double uniform = m_g.uniform_weight;
@@ -252,14 +266,16 @@ class LocalFlows {
     std::size_t* adj_offsets = m_adj_offsets.data();
     adj_offsets[0] = 0;
     for (int j = 0; j < k; ++j) {
-      const int done = (j + 1) & 1, next = j & 1;  // q slot of step j - 1 (finished) and of step j
+      double* const qd = m_q[(j + 1) & 1].data();  // q of step j - 1 (finished)
+      double* const qn = m_q[j & 1].data();        // q of step j
       const std::size_t ball = m_size;             // d_j lives on sites [0, ball): the j-hop ball
+      const bool keep_lists = j + 1 < k;           // the last step's lists would never be read
       // Finishes step j - 1 at site t (res -= Q d_(j-1), then d_j) and takes d_j into phi and the diagonal push.
       auto advance = [&](std::size_t t) {
         Work& wu = work[t];
         if (j > 0) {
-          wu.res -= wu.q[done];
-          wu.q[done] = 0.0;
+          wu.res -= qd[t];
+          qd[t] = 0.0;
           wu.d = keep * wu.d + step * wu.res;
         }
         wu.phi += wu.d;
@@ -267,16 +283,23 @@ class LocalFlows {
       };
       for (std::size_t t = 0; t < expanded; ++t) {  // pushes along the sites' local lists
         const double du = advance(t);
-        work[t].q[next] += diag[t] * du;
+        qn[t] += diag[t] * du;
         const std::size_t first = adj_offsets[t], last = adj_offsets[t + 1];
         visits += last - first + 2;
-        for (std::size_t p = first; p < last; ++p) work[adj[p]].q[next] -= (Uniform ? uniform : adj_weights[p]) * du;
+        for (std::size_t p = first; p < last; ++p) qn[adj[p]] -= (Uniform ? uniform : adj_weights[p]) * du;
       }
       for (std::size_t t = expanded; t < ball; ++t) {  // first expansions: translate the neighbours and keep them
-        if (t + kPrefetchAhead < ball) {
-          const auto ahead = static_cast<std::size_t>(m_support[t + kPrefetchAhead]);
+        if (t + 2 * kPrefetchAhead < ball) {
+          const auto ahead = static_cast<std::size_t>(m_support[t + 2 * kPrefetchAhead]);
           __builtin_prefetch(offsets + ahead);
           __builtin_prefetch(graph_diag + ahead);
+        }
+        if (t + kPrefetchAhead < ball) {
+          const auto ahead = static_cast<std::size_t>(m_support[t + kPrefetchAhead]);
+          const Index* row = neighbors + offsets[ahead];
+          const Index* row_end = neighbors + offsets[ahead + 1];
+          for (; row < row_end; row += kLineIndices) __builtin_prefetch(row);
+          __builtin_prefetch(row_end - 1);
         }
         if (t + kPrefetchAhead / 2 < ball) {
           const auto ahead = static_cast<std::size_t>(m_support[t + kPrefetchAhead / 2]);
@@ -286,50 +309,63 @@ class LocalFlows {
         const double du = advance(t);
         const auto u = static_cast<std::size_t>(m_support[t]);
         diag[t] = graph_diag[u];
-        work[t].q[next] += diag[t] * du;
+        qn[t] += diag[t] * du;
         const auto first = static_cast<std::size_t>(offsets[u]), last = static_cast<std::size_t>(offsets[u + 1]);
         visits += last - first + 2;
         for (std::size_t p = first; p < last; ++p) {
           const std::int32_t x = reach<BranchFree>(neighbors[p]);
-          adj[listed] = x;
-          if constexpr (!Uniform) adj_weights[listed] = weights[p];
+          if (keep_lists) {
+            adj[listed] = x;
+            if constexpr (!Uniform) adj_weights[listed] = weights[p];
+          }
           ++listed;
-          work[x].q[next] -= (Uniform ? uniform : weights[p]) * du;
+          qn[x] -= (Uniform ? uniform : weights[p]) * du;
         }
         adj_offsets[t + 1] = listed;
       }
       expanded = ball;
+      inner = ball;
       const double rho_next = 1.0 / (2 * c.sigma1 - rho);
       keep = rho_next * rho;
       step = 2 * rho_next / c.delta;
       rho = rho_next;
     }
     // Finish the last step on the k-hop ball (which holds every non-zero of res; phi lives on the (k - 1)-hop
-    // ball), take the energies, and clear the work arrays.
-    const int last_slot = (k + 1) & 1;
+    // ball), take the energies, and clear the work arrays. On the shell beyond the (k - 1)-hop ball res = 0 - q and
+    // phi = 0, whose product adds nothing to phi_res.
+    const double* q = m_q[(k + 1) & 1].data();
     double phi_res = 0, res_energy = 0;
     if (row) row->clear();
-    for (std::size_t t = 0; t < m_size; ++t) {
-      const Work& wu = work[t];
+    const double* s2 = m_g.s2.data();
+    const double uniform_s2 = m_g.uniform_s2;
+    auto finish = [&](std::size_t t, double res) {
       const Index w = m_support[t];
-      const double res = wu.res - wu.q[last_slot];
-      phi_res += wu.phi * res;
-      res_energy += m_g.s2[static_cast<std::size_t>(w)] * res * res;
+      if (uniform_s2 == 0 && t + 2 * kPrefetchAhead < m_size)
+        __builtin_prefetch(s2 + m_support[t + 2 * kPrefetchAhead]);
+      res_energy += (uniform_s2 > 0 ? uniform_s2 : s2[static_cast<std::size_t>(w)]) * res * res;
       if (row) row->emplace_back(w, res);
+    };
+    for (std::size_t t = 0; t < inner; ++t) {
+      const double res = work[t].res - q[t];
+      phi_res += work[t].phi * res;
+      finish(t, res);
     }
+    for (std::size_t t = inner; t < m_size; ++t) finish(t, 0.0 - q[t]);
     lower = work[0].phi + phi_res;
     energy = lower + res_energy;
-    std::fill(work, work + m_size, Work());
-    for (std::size_t t = 0; t < m_size; ++t) m_local[static_cast<std::size_t>(m_support[t])] = -1;
+    std::fill(work, work + inner, Work());
+    std::fill(m_q[(k + 1) & 1].begin(), m_q[(k + 1) & 1].begin() + static_cast<std::ptrdiff_t>(m_size), 0.0);
+    m_local.next(m_size);
     m_visits += static_cast<double>(visits + m_size);
     m_last_size = m_size;
     return listed;
   }
 
   const LocalGraph& m_g;
-  std::vector<std::int32_t> m_local;  // graph node -> local number, -1 outside the ball
-  std::vector<Index> m_support;       // local number -> graph node
+  detail::BallNumbering m_local;  // graph node -> local number in the ball
+  std::vector<Index> m_support;   // local number -> graph node
   std::vector<Work> m_work;
+  std::vector<double> m_q[2];              // the two slots of q = Q d by local number
   std::vector<double> m_diag;              // Q_uu by local number (expanded sites)
   std::vector<std::size_t> m_adj_offsets;  // local lists of the expanded sites: neighbours' local numbers
   std::vector<std::int32_t> m_adj;         // and, unless every edge has one weight, their 1/sigma_e^2
@@ -337,6 +373,49 @@ class LocalFlows {
   std::size_t m_size = 0, m_last_size = 0;
   bool m_branch_free = false;
   double m_visits = 0;
+};
+
+// The flows of many nodes on the threads of a budget, one LocalFlows (work arrays of the graph's size) per worker, made
+// when the worker first needs it and kept for the later batches. A node's E_v and l_v depend on nothing but the node,
+// the degree and the interval (a LocalFlows carries scratch space, and a branch choice that never changes a result),
+// so the bits do not depend on the number of threads or on which worker computes which node. The nodes are split
+// into chunks of consecutive positions, about 16 per thread: on an expander the balls are all alike, on a lattice
+// with boundaries or a graph of mixed degrees the later chunks balance the load.
+class FlowPool {
+ public:
+  FlowPool(const LocalGraph& g, unsigned threads) : m_g(g), m_workers(std::max(1u, threads)) {}
+
+  // E and l of node node_of(i) into energy[i] and lower[i], i in [0, count).
+  template <class NodeOf>
+  void run(std::size_t count, const NodeOf& node_of, int k, const Chebyshev& c, double* energy, double* lower) {
+    const auto threads = static_cast<unsigned>(m_workers.size());
+    const std::size_t chunk = std::max<std::size_t>(1, count / (16 * static_cast<std::size_t>(threads)));
+    detail::run_worker_tasks((count + chunk - 1) / chunk, threads, [&](std::size_t t, unsigned w) {
+      LocalFlows& local = worker(w);
+      for (std::size_t i = t * chunk; i < std::min(count, (t + 1) * chunk); ++i)
+        local.flow(node_of(i), k, c, energy[i], lower[i]);
+    });
+  }
+
+  // The first worker (for a caller's serial flows).
+  LocalFlows& first() { return worker(0); }
+  // Memory visits of every worker since construction (LocalFlows::visits; integers, summed exactly).
+  double visits() const {
+    double sum = 0;
+    for (const auto& w : m_workers)
+      if (w) sum += w->visits();
+    return sum;
+  }
+  bool has_energy() const noexcept { return m_g.has_energy; }
+
+ private:
+  LocalFlows& worker(unsigned w) {
+    if (!m_workers[w]) m_workers[w] = std::make_unique<LocalFlows>(m_g);
+    return *m_workers[w];
+  }
+
+  const LocalGraph& m_g;
+  std::vector<std::unique_ptr<LocalFlows>> m_workers;  // each touched by its own thread only
 };
 
 // E and l of every node by dense matrix algebra: Phi = P_k(Q) (the same recurrence on the identity), then
@@ -405,16 +484,14 @@ std::vector<Index> tuning_set(Index n, Index count) {
 // the next, so this takes 3 or 4 sums instead of 10.
 // Without D_s (no E_v) the sum of -l_v instead: V_v - l_v = E[((r_k(Q) x)_v)^2] is the primal estimator's gap and V_v
 // is fixed, so the kappa that maximises the lower bounds minimises the primal gaps, again without the truth.
-double best_kappa(LocalFlows& local, const std::vector<Index>& tune, int k, double beta, double hint = 0) {
-  const bool energy = local.has_energy();
+double best_kappa(FlowPool& pool, const std::vector<Index>& tune, int k, double beta, double hint = 0) {
+  const bool energy = pool.has_energy();
+  std::vector<double> e(tune.size()), l(tune.size());
   auto energy_sum = [&](double kappa) {
-    const Chebyshev c(beta / kappa, beta);
+    pool.run(
+        tune.size(), [&](std::size_t i) { return tune[i]; }, k, Chebyshev(beta / kappa, beta), e.data(), l.data());
     double sum = 0;
-    for (Index v : tune) {
-      double e = 0, l = 0;
-      local.flow(v, k, c, e, l);
-      sum += energy ? e : -l;
-    }
+    for (std::size_t i = 0; i < tune.size(); ++i) sum += energy ? e[i] : -l[i];
     return sum;
   };
   double kappa = 4, best_sum = std::numeric_limits<double>::infinity();
@@ -583,7 +660,7 @@ Eigen::MatrixXd tiled_residual(const SparseMatrix& q, int k, const Chebyshev& c,
 
 }  // namespace
 
-FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o)
+FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o, const Execution& execution)
     : m_q(model.primal_precision()),
       m_s2(model.has_dual() ? model.node_variances() : Eigen::VectorXd::Constant(model.num_nodes(), kNoEnergy)),
       m_has_energy(model.has_dual()) {
@@ -605,7 +682,7 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
         "this one has " +
         std::to_string(model.num_nodes()));
   const LocalGraph g(model);
-  LocalFlows local(g);
+  FlowPool pool(g, execution.thread_budget());
   const std::vector<Index> tune = tuning_set(model.num_nodes(), o.tuning_nodes);
 
   m_degree = o.degree;
@@ -620,15 +697,31 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
   m_beta = o.beta > 0 ? o.beta : m_degree == 0 ? g.gershgorin() : interval_top(m_q, g.gershgorin());
   double kappa = o.kappa;
   if (kappa == 0 && m_degree == 0) kappa = 2;  // the trivial flow does not depend on the interval
-  if (kappa == 0) kappa = best_kappa(local, tune, m_degree, m_beta);
+  if (kappa == 0) kappa = best_kappa(pool, tune, m_degree, m_beta);
   m_alpha = m_beta / kappa;
   const Chebyshev c(m_alpha, m_beta);
   if (o.precompute == FlowPrecompute::Dense) {
     dense_flows(model, m_degree, c, m_energy, m_lower);
-  } else {
-    m_energy.resize(model.num_nodes());
-    m_lower.resize(model.num_nodes());
-    for (Index v = 0; v < model.num_nodes(); ++v) local.flow(v, m_degree, c, m_energy[v], m_lower[v]);
+    return;
+  }
+  // Node by node on the threads, the nodes split over the group's members (each computes its share, then every
+  // member gathers all: the same bits as one process).
+  const auto n = static_cast<std::size_t>(model.num_nodes());
+  std::vector<double> both(2 * n);  // E_v and l_v of node v at 2v and 2v + 1
+  shared_items(execution.shared(), n, 2, both.data(), [&](std::size_t first, std::size_t last) {
+    std::vector<double> e(last - first), l(last - first);
+    pool.run(
+        last - first, [&](std::size_t i) { return static_cast<Index>(first + i); }, m_degree, c, e.data(), l.data());
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      both[2 * (first + i)] = e[i];
+      both[2 * (first + i) + 1] = l[i];
+    }
+  });
+  m_energy.resize(model.num_nodes());
+  m_lower.resize(model.num_nodes());
+  for (std::size_t v = 0; v < n; ++v) {
+    m_energy[static_cast<Eigen::Index>(v)] = both[2 * v];
+    m_lower[static_cast<Eigen::Index>(v)] = both[2 * v + 1];
   }
 }
 
@@ -696,12 +789,13 @@ FlowDegreeProbe probe_flow_degree(const Model& model, int degree, Index tuning_n
     throw std::invalid_argument("probe_flow_degree: beta = " + std::to_string(beta) +
                                 " (expected 0 for automatic, or a finite value > 0)");
   const LocalGraph g(model);
-  LocalFlows local(g);
+  FlowPool pool(g, 1);
+  LocalFlows& local = pool.first();
   FlowDegreeProbe p;
   p.degree = degree;
   p.beta = beta > 0 ? beta : interval_top(model.primal_precision(), g.gershgorin());
   p.nodes = tuning_set(model.num_nodes(), tuning_nodes);
-  p.kappa = best_kappa(local, p.nodes, degree, p.beta, kappa_hint);
+  p.kappa = best_kappa(pool, p.nodes, degree, p.beta, kappa_hint);
   p.alpha = p.beta / p.kappa;
   const Chebyshev c(p.alpha, p.beta);
   const auto n = static_cast<Eigen::Index>(p.nodes.size());

@@ -10,6 +10,36 @@
 
 namespace dualgibbs::detail {
 
+/// Runs task(i, worker) for every i in [0, count) on `threads` threads (at most `count`), the calling thread
+/// included, where `worker` in [0, threads) names the thread that runs it (for per-thread scratch space: which worker
+/// runs which task varies from run to run, so a task's result must not depend on it). The first exception a task
+/// throws is rethrown after every thread has stopped.
+template <class Task>
+void run_worker_tasks(std::size_t count, unsigned threads, const Task& task) {
+  threads = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, threads), count));
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < count; ++i) task(i, 0u);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto work = [&](unsigned worker) {
+    for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
+      try {
+        task(i, worker);
+      } catch (...) {
+        if (!failed.exchange(true)) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 /// Runs task(i) for every i in [0, count), spread over `budget` threads (one if `flops` is small), the calling
 /// thread included: the caller's thread budget (Execution::thread_budget(), core/execution.hpp).
 ///
@@ -23,27 +53,7 @@ namespace dualgibbs::detail {
 template <class Task>
 void run_tasks(std::size_t count, double flops, unsigned budget, const Task& task) {
   const auto threads = static_cast<unsigned>(std::min<std::size_t>(flops < 4e6 ? 1 : std::max(1u, budget), count));
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < count; ++i) task(i);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::atomic<bool> failed{false};
-  auto work = [&] {
-    for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
-      try {
-        task(i);
-      } catch (...) {
-        if (!failed.exchange(true)) error = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  run_worker_tasks(count, threads, [&](std::size_t i, unsigned) { task(i); });
 }
 
 }  // namespace dualgibbs::detail

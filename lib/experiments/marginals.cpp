@@ -415,7 +415,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
     fo.degree = degree;
     fo.kappa = kappa;
     fo.beta = top;
-    cv = std::make_unique<FlowControlVariate>(model, fo);
+    cv = std::make_unique<FlowControlVariate>(model, fo, Execution{o.threads, o.group});  // collective over a group
     acc = std::make_unique<MarginalVarianceCv>(*cv, domain, o.chains);
     r.degree = cv->degree();
   };

@@ -75,13 +75,17 @@ struct FlowCvOptions {
 /// The Chebyshev potential flows of every node of a model: E_v, l_v and the residual map r_k(Q).
 class DUALGIBBS_EXPORT FlowControlVariate {
  public:
-  /// Precomputes the potential flows of every node of `model`.
+  /// Precomputes the potential flows of every node of `model`, node by node on the execution's threads; over a
+  /// group of two or more members (`execution`'s) the members split the nodes and gather them: collective. The bits
+  /// depend on neither.
   /// \param model the model
   /// \param options the degree, interval and precomputation
+  /// \param execution the threads and the members sharing the nodes (null group: this process alone)
   /// \throws std::invalid_argument for a degree below -1 or over 1000, kappa in (0, 1], a non-finite
   ///         kappa, a negative or non-finite beta, tuning_nodes < 1, or FlowPrecompute::Dense on more than 5000
   ///         nodes.
-  explicit FlowControlVariate(const Model& model, const FlowCvOptions& options = FlowCvOptions());
+  explicit FlowControlVariate(const Model& model, const FlowCvOptions& options = FlowCvOptions(),
+                              const Execution& execution = Execution());
 
   /// \return the Chebyshev degree k
   int degree() const noexcept { return m_degree; }
