@@ -5,7 +5,7 @@
 # against the previous main:
 #   bash scripts/bench-compare.sh BASE [HEAD] [--pairs N] [--quick]
 # BASE and HEAD are commits (HEAD defaults to the working tree's HEAD). --pairs: alternating pairs per measurement
-# (default 3). --quick: the fast measurements only (no fig6 at paper scale, no 10^6-node exact).
+# (default 3). --quick: the fast measurements only (no fig6 at paper scale, no 10^6-node exact, no 10^5-node expander).
 # The builds go to ${DUALGIBBS_COMPARE_DIR:-/tmp/dualgibbs-compare}/{base,head} (reused when the commit is the same).
 # A measurement a build cannot run (an older command without the subcommand) is reported as such.
 set -euo pipefail
@@ -63,6 +63,10 @@ measure() {
     marginals_dualcv_kregular10000)
       "$exe" --quiet marginals --graph kregular:10000,4 --s 1 --sigma 0.25 --method dual-cv --rel-rmse 0.01 --json \
         2>/dev/null | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['seconds'])" ;;
+    marginals_dualcv_kregular100000_32)  # the expander target: wall time of the whole command
+      t0=$(date +%s.%N)
+      "$exe" --quiet marginals --graph kregular:100000,32 --s 1 --sigma 0.25 --method dual-cv --rel-rmse 0.01 \
+        --out /dev/null >/dev/null 2>&1 && awk "BEGIN { print $(date +%s.%N) - $t0 }" ;;
     python_sample_overhead)
       [ -d "$dir/build/python/dualgibbs" ] || return 0
       PYTHONPATH=$dir/build/python /usr/bin/python3 "$dir/python/bench/bench_overhead.py" --cli "$exe" --repeats 3 \
@@ -74,7 +78,7 @@ print(json.loads(sys.stdin.read())['sample']['python_call_seconds_median'])" 2>/
 
 names=(sampler_torus100_lockstep1 sampler_torus100_lockstep8 sampler_torus1000_lockstep1 sampler_torus1000_lockstep8
        marginals_dualcv_kregular10000 python_sample_overhead)
-[ $quick = 1 ] || names+=(fig6 exact_torus1000)
+[ $quick = 1 ] || names+=(fig6 exact_torus1000 marginals_dualcv_kregular100000_32)
 printf '%-34s %12s %12s %8s %s\n' measurement base head ratio "ratios of the pairs (base/head)"
 for name in "${names[@]}"; do
   b=() h=()
