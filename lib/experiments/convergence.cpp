@@ -109,7 +109,7 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
   const bool with_dual = model.has_dual();
   const Eigen::VectorXd s2 = with_dual ? model.node_variances() : Eigen::VectorXd::Ones(model.num_nodes());
   if (settings.control_variate) {
-    cv.emplace(model);
+    cv.emplace(model, FlowCvOptions(), execution);  // the nodes split over the threads and a group's members
     out.cv_degree = cv->degree();
     Eigen::MatrixXd shifted = target;
     if (target.cols() == 1)

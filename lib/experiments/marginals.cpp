@@ -358,7 +358,7 @@ MarginalResult cholesky_marginals(const Model& model, const MarginalOptions& o, 
   double rel = 0;
   FlowCvOptions fo;
   fo.degree = 0;
-  const FlowControlVariate cv(model, fo);
+  const FlowControlVariate cv(model, fo, execution);
   MarginalVarianceCv acc(cv, Domain::Primal, o.chains);
   const CholeskyFactor factor(model.primal_precision());
   for (std::uint64_t batch = 0;; ++batch) {
