@@ -385,27 +385,23 @@ class FlowPool {
  public:
   FlowPool(const LocalGraph& g, unsigned threads) : m_g(g), m_workers(std::max(1u, threads)) {}
 
-  // E and l of node node_of(i) into energy[i] and lower[i], i in [0, count).
-  template <class NodeOf>
-  void run(std::size_t count, const NodeOf& node_of, int k, const Chebyshev& c, double* energy, double* lower) {
+  // E and l of node node_of(i), i in [0, count), handed to store(i, E, l) (each i once, from any thread).
+  template <class NodeOf, class Store>
+  void run(std::size_t count, const NodeOf& node_of, int k, const Chebyshev& c, const Store& store) {
     const auto threads = static_cast<unsigned>(m_workers.size());
     const std::size_t chunk = std::max<std::size_t>(1, count / (16 * static_cast<std::size_t>(threads)));
     detail::run_worker_tasks((count + chunk - 1) / chunk, threads, [&](std::size_t t, unsigned w) {
       LocalFlows& local = worker(w);
-      for (std::size_t i = t * chunk; i < std::min(count, (t + 1) * chunk); ++i)
-        local.flow(node_of(i), k, c, energy[i], lower[i]);
+      for (std::size_t i = t * chunk; i < std::min(count, (t + 1) * chunk); ++i) {
+        double energy = 0, lower = 0;
+        local.flow(node_of(i), k, c, energy, lower);
+        store(i, energy, lower);
+      }
     });
   }
 
   // The first worker (for a caller's serial flows).
   LocalFlows& first() { return worker(0); }
-  // Memory visits of every worker since construction (LocalFlows::visits; integers, summed exactly).
-  double visits() const {
-    double sum = 0;
-    for (const auto& w : m_workers)
-      if (w) sum += w->visits();
-    return sum;
-  }
   bool has_energy() const noexcept { return m_g.has_energy; }
 
  private:
@@ -486,12 +482,13 @@ std::vector<Index> tuning_set(Index n, Index count) {
 // is fixed, so the kappa that maximises the lower bounds minimises the primal gaps, again without the truth.
 double best_kappa(FlowPool& pool, const std::vector<Index>& tune, int k, double beta, double hint = 0) {
   const bool energy = pool.has_energy();
-  std::vector<double> e(tune.size()), l(tune.size());
+  std::vector<double> terms(tune.size());  // E_v, or -l_v without D_s
   auto energy_sum = [&](double kappa) {
     pool.run(
-        tune.size(), [&](std::size_t i) { return tune[i]; }, k, Chebyshev(beta / kappa, beta), e.data(), l.data());
+        tune.size(), [&](std::size_t i) { return tune[i]; }, k, Chebyshev(beta / kappa, beta),
+        [&](std::size_t i, double e, double l) { terms[i] = energy ? e : -l; });
     double sum = 0;
-    for (std::size_t i = 0; i < tune.size(); ++i) sum += energy ? e[i] : -l[i];
+    for (double term : terms) sum += term;  // in the tuning nodes' order, whatever the threads
     return sum;
   };
   double kappa = 4, best_sum = std::numeric_limits<double>::infinity();
@@ -709,13 +706,12 @@ FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& 
   const auto n = static_cast<std::size_t>(model.num_nodes());
   std::vector<double> both(2 * n);  // E_v and l_v of node v at 2v and 2v + 1
   shared_items(execution.shared(), n, 2, both.data(), [&](std::size_t first, std::size_t last) {
-    std::vector<double> e(last - first), l(last - first);
     pool.run(
-        last - first, [&](std::size_t i) { return static_cast<Index>(first + i); }, m_degree, c, e.data(), l.data());
-    for (std::size_t i = 0; i < e.size(); ++i) {
-      both[2 * (first + i)] = e[i];
-      both[2 * (first + i) + 1] = l[i];
-    }
+        last - first, [&](std::size_t i) { return static_cast<Index>(first + i); }, m_degree, c,
+        [&](std::size_t i, double e, double l) {
+          both[2 * (first + i)] = e;
+          both[2 * (first + i) + 1] = l;
+        });
   });
   m_energy.resize(model.num_nodes());
   m_lower.resize(model.num_nodes());

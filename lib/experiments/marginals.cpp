@@ -408,6 +408,8 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
 
   // The control variate is built before sampling when its degree is fixed (0 without one), and from a pilot of
   // two evaluations after the burn-in when it is automatic (choose_degree).
+  // The control variate's precomputation and the accumulator's terms, split over the threads and the group's members.
+  const Execution execution{o.threads, o.group};
   std::unique_ptr<FlowControlVariate> cv;
   std::unique_ptr<MarginalVarianceCv> acc;
   auto build = [&](int degree, double kappa, double top) {
@@ -415,7 +417,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
     fo.degree = degree;
     fo.kappa = kappa;
     fo.beta = top;
-    cv = std::make_unique<FlowControlVariate>(model, fo, Execution{o.threads, o.group});  // collective over a group
+    cv = std::make_unique<FlowControlVariate>(model, fo, execution);  // collective over a group
     acc = std::make_unique<MarginalVarianceCv>(*cv, domain, o.chains);
     r.degree = cv->degree();
   };
@@ -440,7 +442,6 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   eo.threads = o.threads;
   eo.group = o.group;
   eo.init = InitialState::Random;
-  const Execution execution{o.threads, o.group};  // the accumulator's terms, split over the group's members
   eo.lockstep = o.lockstep;
   try {
     run_ensemble(
