@@ -100,6 +100,14 @@ inline dualgibbs::Model small_signed_model() {
                           {0.7, -1.4, 1.1, -0.5, 1.9, 0.6, -1.3, 0.8});
 }
 
+// The same graph with a signed unit incidence: every |b| = 1, with both signs at the heads and at the tails (the
+// dual kernel's 32-byte signed record).
+inline dualgibbs::Model small_signed_unit_model() {
+  const dualgibbs::Model m = small_model();
+  return dualgibbs::Model(m.graph(), m.node_sd(), m.edge_sd(), {1.0, -1.0, 1.0, 1.0, -1.0, 1.0, 1.0, -1.0},
+                          {1.0, -1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0});
+}
+
 // The site-update matrix of coordinate i: T_i = I - e_i (D^-1 M)_{i,:}, so that z <- T_i z + M_ii^{-1/2} eps e_i.
 inline MatrixXd site_matrix(const MatrixXd& M, Index i) {
   MatrixXd T = MatrixXd::Identity(M.rows(), M.cols());

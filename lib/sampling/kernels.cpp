@@ -142,7 +142,7 @@ DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model
   const Eigen::VectorXd& s2 = model.node_variances();
   const Eigen::VectorXd& sig2 = model.edge_variances();
   m_edges.resize(static_cast<std::size_t>(m));
-  if (!model.unit_incidence()) m_weighted.resize(static_cast<std::size_t>(m));
+  bool unit_weights = true;  // every |b| = 1, with alpha and beta non-zero: the signed unit incidence's record
   for (Index e = 0; e < m; ++e) {
     const Edge& ed = model.graph().edge(e);
     EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
@@ -161,9 +161,24 @@ DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model
     k.alpha = bu * s2[ed.head] / r;
     k.beta = -bv * s2[ed.tail] / r;
     k.sd = 1.0 / std::sqrt(r);
-    m_weighted[static_cast<std::size_t>(e)] = {ed.head, ed.tail, k.alpha, k.beta, (su + sv) / r, k.sd, bu, bv};
+    unit_weights = unit_weights && std::fabs(bu) == 1.0 && std::fabs(bv) == 1.0 && k.alpha != 0.0 && k.beta != 0.0;
   }
-  if (!m_weighted.empty()) return;
+  if (!model.unit_incidence() && unit_weights) {
+    m_signed = true;
+    return;
+  }
+  if (!model.unit_incidence()) {
+    m_weighted.resize(static_cast<std::size_t>(m));
+    for (Index e = 0; e < m; ++e) {
+      const Edge& ed = model.graph().edge(e);
+      const EdgeCoef& k = m_edges[static_cast<std::size_t>(e)];
+      const double bu = model.head_weight(e), bv = model.tail_weight(e);
+      const double su = bu * bu * s2[ed.head], sv = bv * bv * s2[ed.tail];
+      const double r = sig2[e] + su + sv;
+      m_weighted[static_cast<std::size_t>(e)] = {ed.head, ed.tail, k.alpha, k.beta, (su + sv) / r, k.sd, bu, bv};
+    }
+    return;
+  }
   const EdgeCoef& first = m_edges.front();
   const bool uniform = std::all_of(m_edges.begin(), m_edges.end(), [&](const EdgeCoef& k) {
     return k.alpha == first.alpha && k.beta == first.beta && k.sd == first.sd;

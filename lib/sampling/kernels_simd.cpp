@@ -8,6 +8,7 @@
 // a multiply and an add. test_sampler checks every available path against update() bit for bit.
 #include <dualgibbs/sampling/sampler.hpp>
 
+#include <cmath>
 #include <string>
 
 namespace dualgibbs {
@@ -72,18 +73,20 @@ bool large_state(std::size_t values) noexcept {
 
 // ---- the dual kernel [eqn:sampling_simplified] ----
 // Where the loop finds an edge's ends and coefficients: PerEdge reads both from one 32-byte record per edge;
-// Uniform (a homogeneous model) reads 8-byte ends and one coefficient record shared by every edge. A weighted
-// incidence (Weighted = true) reads one 64-byte record per edge with gamma and the weights b_u, b_v.
-template <class Coef, bool Weighted = false>
+// Uniform (a homogeneous model) reads 8-byte ends and one coefficient record shared by every edge. A signed unit
+// incidence reads the 32-byte record with the signs of b_u, b_v in those of alpha and -beta; a weighted incidence
+// reads one 64-byte record per edge with gamma and the weights b_u, b_v.
+enum class Incidence { Unit, Signed, Weighted };
+template <class Coef, Incidence I = Incidence::Unit>
 struct PerEdge {
-  static constexpr bool kWeighted = Weighted;
+  static constexpr Incidence kIncidence = I;
   const Coef* edges;
   const Coef& ends(Index e) const noexcept { return edges[e]; }
   const Coef& coef(const Coef& record) const noexcept { return record; }  // the record ends() returned
 };
 template <class Ends, class Coef>
 struct Uniform {
-  static constexpr bool kWeighted = false;
+  static constexpr Incidence kIncidence = Incidence::Unit;
   const Ends* edges;
   Coef common;  // a copy: the loop's own, kept in registers (the stores to y and x cannot alias it)
   const Ends& ends(Index e) const noexcept { return edges[e]; }
@@ -115,11 +118,19 @@ template <int W, bool PrefetchState, class Edges>
     std::memcpy(&xu, pu, sizeof(V));
     std::memcpy(&xv, pv, sizeof(V));
     std::memcpy(&ep, eps + t * W, sizeof(V));
-    if constexpr (Edges::kWeighted) {  // x~_u += b_u d, x~_v += b_v d, exactly as the weighted update
+    if constexpr (Edges::kIncidence == Incidence::Weighted) {  // x~_u += b_u d, x~_v += b_v d, as update()
       const V fresh = (k.beta * xv - k.alpha * xu + k.gamma * old) + k.sd * ep;
       const V d = fresh - old;
       xu += k.head_weight * d;
       xv += k.tail_weight * d;
+      std::memcpy(py, &fresh, sizeof(V));
+    } else if constexpr (Edges::kIncidence == Incidence::Signed) {  // b_u, b_v = +-1 and gamma, as update()
+      const double gamma = std::fabs(k.alpha) + std::fabs(k.beta);
+      const double bu = std::copysign(1.0, k.alpha), bv = -std::copysign(1.0, k.beta);
+      const V fresh = (k.beta * xv - k.alpha * xu + gamma * old) + k.sd * ep;
+      const V d = fresh - old;
+      xu += bu * d;
+      xv += bv * d;
       std::memcpy(py, &fresh, sizeof(V));
     } else {
       const double gamma = k.alpha + k.beta;
@@ -423,7 +434,12 @@ bool set_compact_csr(bool enabled) noexcept {
                                            const double* eps) const noexcept {                                 \
     const bool large = large_state<W>(m_edges.size() + static_cast<std::size_t>(m_num_nodes));                 \
     if (!m_weighted.empty()) {                                                                                 \
-      const PerEdge<WeightedCoef, true> edges{m_weighted.data()};                                              \
+      const PerEdge<WeightedCoef, Incidence::Weighted> edges{m_weighted.data()};                               \
+      DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps, large)                                \
+      return;                                                                                                  \
+    }                                                                                                          \
+    if (m_signed) {                                                                                            \
+      const PerEdge<EdgeCoef, Incidence::Signed> edges{m_edges.data()};                                        \
       DUALGIBBS_DISPATCH(dual, false, W, edges, sites, count, y, x, eps, large)                                \
       return;                                                                                                  \
     }                                                                                                          \

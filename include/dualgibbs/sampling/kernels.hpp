@@ -25,6 +25,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -333,7 +334,9 @@ class DUALGIBBS_EXPORT CsrKernel {
 ///   sum_{e' != e} R_ee' y_e' = b_u s_u^2 (x~_u - b_u y_e) + b_v s_v^2 (x~_v - b_v y_e),
 ///   R_ee = sigma_e^2 + b_u^2 s_u^2 + b_v^2 s_v^2,   then x~_u += b_u d, x~_v += b_v d,
 ///
-/// still O(1); a unit incidence keeps the loop above and its bits.
+/// still O(1); a unit incidence keeps the loop above and its bits. A signed unit incidence (every |b| = 1, as
+/// from a diagonally dominant precision matrix, d = 1) keeps the unit incidence's 32-byte record: the signs of
+/// b_u and b_v are those of alpha and -beta, and gamma = |alpha| + |beta| (the unit incidence's alpha + beta).
 ///
 /// The tally is maintained incrementally, so it carries rounding drift of order sqrt(updates per node) times
 /// the unit roundoff relative to |x~|; GibbsSampler rebuilds it exactly whenever a state is set.
@@ -357,9 +360,14 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   /// one sigma): run_updates then reads 8 bytes per edge (its ends) instead of 32, with the same bits.
   /// \return true for one common set of coefficients
   bool uniform_coefficients() const noexcept { return !m_ends.empty(); }
-  /// True for a weighted, signed incidence (the general form of a factor-width-2 precision).
-  /// \return true when the incidence is not the unit one
+  /// True for a weighted incidence with some |b| != 1 (the general form of a factor-width-2 precision): the loops
+  /// read one 64-byte record per edge.
+  /// \return true for the 64-byte weighted records
   bool weighted() const noexcept { return !m_weighted.empty(); }
+  /// True for a signed unit incidence, not the unit one: every |B[u,e]| = 1 with some edge's signs other than +1 at
+  /// the head and -1 at the tail. The loops read the unit incidence's 32-byte record per edge.
+  /// \return true for a signed unit incidence
+  bool signed_unit() const noexcept { return m_signed; }
 
   /// mean[c] = mu_e of lane c from the tally x~ (which must equal B y~) [eqn:sampling_simplified].
   /// \param e the edge
@@ -374,7 +382,9 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
     const double* ye = y + static_cast<std::size_t>(e) * W;
     const double* xu = x + static_cast<std::size_t>(k.head) * W;
     const double* xv = x + static_cast<std::size_t>(k.tail) * W;
-    const double gamma = m_weighted.empty() ? k.alpha + k.beta : m_weighted[static_cast<std::size_t>(e)].gamma;
+    const double gamma = !m_weighted.empty() ? m_weighted[static_cast<std::size_t>(e)].gamma
+                         : m_signed          ? signed_gamma(k)
+                                             : k.alpha + k.beta;
     for (int c = 0; c < W; ++c) mean[c] = k.beta * xv[c] - k.alpha * xu[c] + gamma * ye[c];
   }
 
@@ -404,6 +414,18 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
     double* __restrict ye = y + static_cast<std::size_t>(e) * W;
     double* __restrict xu = x + static_cast<std::size_t>(k.head) * W;
     double* __restrict xv = x + static_cast<std::size_t>(k.tail) * W;
+    if (m_signed) {
+      const double gamma = signed_gamma(k), bu = head_sign(k), bv = tail_sign(k);
+      for (int c = 0; c < W; ++c) {
+        const double old = ye[c];
+        const double fresh = (k.beta * xv[c] - k.alpha * xu[c] + gamma * old) + k.sd * eps[c];
+        const double d = fresh - old;
+        ye[c] = fresh;
+        xu[c] += bu * d;
+        xv[c] += bv * d;
+      }
+      return;
+    }
     const double gamma = k.alpha + k.beta;
     for (int c = 0; c < W; ++c) {
       const double old = ye[c];
@@ -433,6 +455,16 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
         ye[c] = value[c];
         xu[c] += w.head_weight * d;
         xv[c] += w.tail_weight * d;
+      }
+      return;
+    }
+    if (m_signed) {
+      const double bu = head_sign(k), bv = tail_sign(k);
+      for (int c = 0; c < W; ++c) {
+        const double d = value[c] - ye[c];
+        ye[c] = value[c];
+        xu[c] += bu * d;
+        xv[c] += bv * d;
       }
       return;
     }
@@ -490,6 +522,17 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
       }
       return;
     }
+    if (m_signed) {
+      for (std::size_t e = 0; e < m_edges.size(); ++e) {
+        const EdgeCoef& k = m_edges[e];
+        const double bu = head_sign(k), bv = tail_sign(k);
+        for (int c = 0; c < W; ++c) {
+          x[static_cast<std::size_t>(k.head) * W + c] += bu * y[e * W + c];
+          x[static_cast<std::size_t>(k.tail) * W + c] += bv * y[e * W + c];
+        }
+      }
+      return;
+    }
     for (std::size_t e = 0; e < m_edges.size(); ++e) {
       const EdgeCoef& k = m_edges[e];
       for (int c = 0; c < W; ++c) {
@@ -502,10 +545,15 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
  private:
   struct EdgeCoef {  // 32 bytes: two per cache line (gamma = alpha + beta is recomputed, same bits)
     Index head, tail;
-    double alpha;  // s_u^2 / R_ee
-    double beta;   // s_v^2 / R_ee
+    double alpha;  // s_u^2 / R_ee; b_u s_u^2 / R_ee for a signed or weighted incidence
+    double beta;   // s_v^2 / R_ee; -b_v s_v^2 / R_ee for a signed or weighted incidence
     double sd;     // R_ee^{-1/2}
   };
+  // A signed unit incidence's b_u, b_v and gamma = (s_u^2 + s_v^2) / R_ee, from its record (alpha and beta are
+  // never zero there: the constructor checks).
+  static double head_sign(const EdgeCoef& k) noexcept { return std::copysign(1.0, k.alpha); }
+  static double tail_sign(const EdgeCoef& k) noexcept { return -std::copysign(1.0, k.beta); }
+  static double signed_gamma(const EdgeCoef& k) noexcept { return std::fabs(k.alpha) + std::fabs(k.beta); }
   struct EdgeEnds {  // 8 bytes: eight per cache line
     Index head, tail;
   };
@@ -525,8 +573,9 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   // hence the same bits, with a quarter of the kernel's memory traffic. Empty otherwise.
   detail::LargeVector<EdgeEnds> m_ends;
   // A weighted incidence's coefficients, the form its loops read (m_edges then holds the same alpha, beta and sd).
-  // Empty for a unit incidence.
+  // Empty for a unit or signed unit incidence.
   detail::LargeVector<WeightedCoef> m_weighted;
+  bool m_signed = false;  // a signed unit incidence: m_edges alone, with the signs in alpha and beta
 };
 
 /// The one list of shipped kernels: X(K) for every site kernel compiled into libdualgibbs. Used for the explicit
