@@ -54,7 +54,8 @@ void print_text(const api::MarginalsResult& res, const std::string& written) {
             << "\n";
   if (r.method != MarginalMethod::Exact)
     std::cout << r.samples << " samples (" << r.chains
-              << (r.method == MarginalMethod::Cholesky ? " draws per batch" : " chains")
+              << (r.method == MarginalMethod::Cholesky || r.method == MarginalMethod::Rbmc ? " draws per batch"
+                                                                                           : " chains")
               << (r.sweeps ? ", " + std::to_string(r.sweeps) + " sweeps, burn-in " + std::to_string(r.burn_in) : "")
               << (r.degree ? ", Chebyshev degree " + std::to_string(r.degree) : "") << ")\n";
   if (!j["bracket_rel_width_rms"].is_null() && r.method != MarginalMethod::Exact)
@@ -105,14 +106,14 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   app.description("marginal variances of every node to a relative-RMSE target (or within a time budget)");
   static MarginalsCliOptions c;
   app.add_option("--method", c.m.method,
-                 "primal | dual | dual-cv | primal-cv | cholesky | exact (default: exact on lattice-like graphs, "
-                 "dual-cv otherwise, primal-cv there without a dual; see docs/accuracy.md)");
+                 "primal | dual | dual-cv | primal-cv | cholesky | rbmc | rbmc-gibbs | exact (default: exact on "
+                 "lattice-like graphs, dual-cv otherwise, primal-cv there without a dual; see docs/accuracy.md)");
   app.add_option("--rel-rmse", c.m.rel_rmse,
                  "stop when the estimated relative standard error, RMS over nodes, is at most this (default 0.01 "
                  "unless --seconds is given)");
   app.add_option("--seconds", c.m.seconds, "stop after this many seconds (with --rel-rmse: whichever comes first)");
   add_count(app, "--chains", c.m.chains,
-            "independent chains (sampling) or draws per batch (cholesky); 0: 16 chains, 100 draws per batch")
+            "independent chains (sampling) or draws per batch (cholesky, rbmc); 0: 16 chains, 100 draws per batch")
       ->capture_default_str();
   add_count(app, "--every", c.m.every, "sweeps (iterations of --scheme) between evaluations (1 suits cheby-ssor)")
       ->capture_default_str();

@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(rejects_what_the_command_rejects) {
   o.method = "dual-cv";
   o.scheme.scheme = "ssor";
   BOOST_CHECK_EXCEPTION(api::marginals(source("cycle:8"), o), std::invalid_argument,
-                        message_has({"apply to --method primal and primal-cv, not dual-cv"}));
+                        message_has({"apply to --method primal, primal-cv and rbmc-gibbs, not dual-cv"}));
   o = {};
   o.method = "magic";
   BOOST_CHECK_THROW(api::marginals(source("cycle:8"), o), std::invalid_argument);

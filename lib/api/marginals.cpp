@@ -35,11 +35,12 @@ MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const Mod
   o.threads = resolved_threads(execution);
   o.group = execution.group;
   const SchemeChoice& s = c.scheme;
-  if (o.method == MarginalMethod::Primal || o.method == MarginalMethod::PrimalCv)
+  if (o.method == MarginalMethod::Primal || o.method == MarginalMethod::PrimalCv ||
+      o.method == MarginalMethod::RbmcGibbs)
     o.scheme = make_scheme(s, model, Domain::Primal, "marginals");
   else if (s.scheme != "gibbs" || s.omega || s.lambda_min || s.lambda_max)
     throw std::invalid_argument(std::string("marginals: --scheme, --omega, --lambda-min and --lambda-max apply to ") +
-                                "--method primal and primal-cv, not " + to_string(o.method));
+                                "--method primal, primal-cv and rbmc-gibbs, not " + to_string(o.method));
   if (execution.progress) {
     const auto progress = execution.progress;
     o.progress = [progress](double f) { progress("marginals", f); };

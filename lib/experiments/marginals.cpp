@@ -1,4 +1,4 @@
-// estimate_marginal_variances: the six methods of `dualgibbs marginals` behind one stopping rule.
+// estimate_marginal_variances: the eight methods of `dualgibbs marginals` behind one stopping rule.
 #include <dualgibbs/experiments/marginals.hpp>
 
 #include <dualgibbs/core/execution.hpp>
@@ -32,7 +32,8 @@ using Clock = std::chrono::steady_clock;
 constexpr detail::EnumName<MarginalMethod> kMethods[] = {
     {MarginalMethod::Primal, "primal"},     {MarginalMethod::Dual, "dual"},
     {MarginalMethod::DualCv, "dual-cv"},    {MarginalMethod::PrimalCv, "primal-cv"},
-    {MarginalMethod::Cholesky, "cholesky"}, {MarginalMethod::Exact, "exact"}};
+    {MarginalMethod::Cholesky, "cholesky"}, {MarginalMethod::Exact, "exact"},
+    {MarginalMethod::Rbmc, "rbmc"},         {MarginalMethod::RbmcGibbs, "rbmc-gibbs"}};
 
 // Values (nodes x columns) kept by the automatic degree's pilot: 2e7 doubles, 160 MB.
 constexpr std::size_t kPilotValues = 20000000;
@@ -149,8 +150,10 @@ struct Stopper {
   const MarginalOptions& o;
   Clock::time_point start;
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
-  // True when the accumulator (>= 2 evaluations) has reached the target or the budget is spent.
-  bool done(const MarginalVarianceCv& acc, double& rel) const {
+  // True when the accumulator (>= 2 evaluations; MarginalVarianceCv or RbmcAccumulator) has reached the target or
+  // the budget is spent.
+  template <class Accumulator>
+  bool done(const Accumulator& acc, double& rel) const {
     const bool enough = acc.evaluations() >= 2;
     if (enough) rel = rms_relative(acc.std_error(), acc.estimate());
     double fraction = 0;
@@ -177,6 +180,74 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
     r.lower = cv.lower_bound();
     r.upper = cv.flow_energy();
   }
+}
+
+// ---- Rao-Blackwellized Monte Carlo -----------------------------------------------------------------------
+//
+// Siden, Lindgren, Bolin and Villani (2018): the law of total variance over x_v given the rest,
+//
+//   V_v = E[Var(x_v | x_-v)] + Var(E[x_v | x_-v]) = 1/Q_vv + E[mu_v^2],   mu_v = x_v - (Q x)_v / Q_vv,
+//
+// (zero mean; mu_v is the Gibbs update's conditional mean [eqn:sampling_general]), estimated by 1/Q_vv + mean(mu_v^2)
+// over draws x ~ N(0, Q^-1). It is the Dirichlet identity of the primal control variate (flow_cv.hpp),
+// V_v = l(a) + E[((e_v - Q a)^T x)^2] with l(a) = 2 a_v - a^T Q a, at a = e_v / Q_vv: the best a supported on v
+// alone, so 1/Q_vv >= the degree-1 Chebyshev variate's l_v = 2c - c^2 Q_vv (a = c e_v), and its gap E[mu_v^2] is
+// at most that variate's (docs/accuracy.md, "Rao-Blackwellized Monte Carlo").
+//
+// The accumulator keeps, per node and chain (or draw of a batch), the sum of mu_v^2 over evaluations; the standard
+// error is the spread over the chains, as MarginalVarianceCv's.
+class RbmcAccumulator {
+ public:
+  RbmcAccumulator(const Model& model, std::size_t chains) : m_q(model.primal_precision()) {
+    m_q.makeCompressed();
+    m_inv_diag = m_q.diagonal().cwiseInverse();
+    m_sums = Eigen::MatrixXd::Zero(m_q.rows(), static_cast<Eigen::Index>(chains));
+  }
+  // One evaluation: the draws x (nodes x chains).
+  void add(const Eigen::Ref<const Eigen::MatrixXd>& x) {
+    if (x.rows() != m_sums.rows() || x.cols() != m_sums.cols())
+      throw std::invalid_argument("marginals (rbmc): draws are " + std::to_string(x.rows()) + " x " +
+                                  std::to_string(x.cols()) + ", expected " + std::to_string(m_sums.rows()) + " x " +
+                                  std::to_string(m_sums.cols()));
+    m_qx.noalias() = m_q * x;
+    m_sums.array() += (x.array() - m_qx.array().colwise() * m_inv_diag.array()).square();
+    ++m_evaluations;
+  }
+  std::size_t evaluations() const { return m_evaluations; }
+  Eigen::VectorXd gap() const { return m_sums.rowwise().mean() / static_cast<double>(m_evaluations); }
+  Eigen::VectorXd estimate() const { return m_inv_diag + gap(); }
+  Eigen::VectorXd std_error() const {
+    const Eigen::VectorXd mean = gap();
+    const auto chains = static_cast<double>(m_sums.cols());
+    const auto evaluations = static_cast<double>(m_evaluations);
+    Eigen::VectorXd se(m_sums.rows());
+    for (Eigen::Index v = 0; v < m_sums.rows(); ++v) {
+      const double var = ((m_sums.row(v).array() / evaluations) - mean[v]).square().sum() / (chains - 1);
+      se[v] = std::sqrt(var / chains);
+    }
+    return se;
+  }
+  const Eigen::VectorXd& lower_bound() const { return m_inv_diag; }
+
+ private:
+  SparseMatrix m_q;
+  Eigen::VectorXd m_inv_diag;  // 1/Q_vv
+  Eigen::MatrixXd m_sums, m_qx;
+  std::size_t m_evaluations = 0;
+};
+
+void fill_from(const RbmcAccumulator& acc, MarginalResult& r, double target) {
+  if (acc.evaluations() < 2)
+    throw std::invalid_argument("marginals: the time budget ran out after " + std::to_string(acc.evaluations()) +
+                                " evaluation(s); at least 2 are needed for an estimate with a standard error "
+                                "(give more seconds)");
+  r.estimate = acc.estimate();
+  r.std_error = acc.std_error();
+  r.rel_se_rms = rms_relative(r.std_error, r.estimate);
+  r.gap_ratio_rms = rms_relative(acc.gap(), r.estimate);
+  r.reached_target = target > 0 && r.rel_se_rms <= target;
+  r.lower = acc.lower_bound();
+  r.upper = Eigen::VectorXd::Constant(r.estimate.size(), std::numeric_limits<double>::quiet_NaN());
 }
 
 // ---- the automatic Chebyshev degree ------------------------------------------------------------------------
@@ -371,6 +442,64 @@ MarginalResult cholesky_marginals(const Model& model, const MarginalOptions& o, 
   return r;
 }
 
+// The rbmc method: batches of o.chains exact draws (CHOLMOD), the Rao-Blackwellized terms, the stopping rule.
+MarginalResult rbmc_marginals(const Model& model, const MarginalOptions& o, const Stopper& stop, MarginalResult& r) {
+  double rel = 0;
+  RbmcAccumulator acc(model, o.chains);
+  const CholeskyFactor factor(model.primal_precision());
+  for (std::uint64_t batch = 0;; ++batch) {
+    acc.add(factor.sample(o.chains, mix64(o.seed + batch * 0x9e3779b97f4a7c15ULL)));
+    r.samples += o.chains;
+    if (stop.done(acc, rel)) break;
+  }
+  fill_from(acc, r, o.rel_rmse);
+  r.seconds = stop.elapsed();
+  return r;
+}
+
+// The ensemble of the sampling methods: o's chains, seed, threads, group and blocks, random starts, an evaluation
+// every o.every sweeps, at least `burn_in` + o.every sweeps.
+EnsembleOptions sampling_ensemble(const MarginalOptions& o, std::size_t burn_in) {
+  EnsembleOptions eo;
+  eo.chains = o.chains;
+  eo.sweeps = std::max(o.max_sweeps, burn_in + o.every);
+  eo.checkpoint_every = o.every;
+  eo.seed = o.seed;
+  eo.threads = o.threads;
+  eo.group = o.group;
+  eo.init = InitialState::Random;
+  eo.lockstep = o.lockstep;
+  return eo;
+}
+
+// The rbmc-gibbs method: primal Gibbs draws (o.scheme) after the primal burn-in, the Rao-Blackwellized terms at
+// every evaluation, the stopping rule.
+MarginalResult rbmc_gibbs_marginals(const Model& model, const MarginalOptions& o, const Stopper& stop,
+                                    MarginalResult& r) {
+  double rel = 0;
+  RbmcAccumulator acc(model, o.chains);
+  r.burn_in = o.burn_in ? o.burn_in : burn_in_for(model, Domain::Primal, o.max_sweeps, o.scheme).full;
+  try {
+    run_ensemble(
+        model, Domain::Primal, sampling_ensemble(o, r.burn_in),
+        [&](const Checkpoint& cp) {
+          r.sweeps = cp.sweep;
+          if (cp.sweep < r.burn_in) {
+            if (o.seconds > 0 && stop.elapsed() >= o.seconds) throw StopSampling{};
+            return;
+          }
+          acc.add(cp.states);
+          r.samples += o.chains;
+          if (stop.done(acc, rel)) throw StopSampling{};
+        },
+        o.scheme);
+  } catch (const StopSampling&) {
+  }
+  fill_from(acc, r, o.rel_rmse);
+  r.seconds = stop.elapsed();
+  return r;
+}
+
 }  // namespace
 
 MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& options) {
@@ -385,10 +514,12 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   const bool needs_dual = options.method == MarginalMethod::Dual || options.method == MarginalMethod::DualCv;
   if (needs_dual) model.require_dual((std::string("marginals --method ") + to_string(options.method)).c_str());
   MarginalOptions o = options;
-  if (o.chains == 0) o.chains = o.method == MarginalMethod::Cholesky ? kAutoCholeskyBatch : kAutoChains;
-  if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal && o.method != MarginalMethod::PrimalCv)
+  const bool exact_draws = o.method == MarginalMethod::Cholesky || o.method == MarginalMethod::Rbmc;
+  if (o.chains == 0) o.chains = exact_draws ? kAutoCholeskyBatch : kAutoChains;
+  if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal &&
+      o.method != MarginalMethod::PrimalCv && o.method != MarginalMethod::RbmcGibbs)
     throw std::invalid_argument(std::string("marginals: the scheme '") + to_string(o.scheme.kind) +
-                                "' applies to the primal sampling methods (primal, primal-cv), not to '" +
+                                "' applies to the primal sampling methods (primal, primal-cv, rbmc-gibbs), not to '" +
                                 to_string(o.method) + "'");
   const Stopper stop{o, Clock::now()};
   MarginalResult r;
@@ -404,6 +535,8 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   r.chains = o.chains;
   const Domain domain = dual ? Domain::Dual : Domain::Primal;
   if (o.method == MarginalMethod::Cholesky) return cholesky_marginals(model, o, stop, r);
+  if (o.method == MarginalMethod::Rbmc) return rbmc_marginals(model, o, stop, r);
+  if (o.method == MarginalMethod::RbmcGibbs) return rbmc_gibbs_marginals(model, o, stop, r);
   double rel = 0;
 
   // The control variate is built before sampling when its degree is fixed (0 without one), and from a pilot of
@@ -434,18 +567,9 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
                                                             std::min<std::size_t>(8, o.chains), o.chains);
   std::vector<Eigen::MatrixXd> pilot;  // its two evaluations
 
-  EnsembleOptions eo;
-  eo.chains = o.chains;
-  eo.sweeps = std::max(o.max_sweeps, burn_in.full + o.every);
-  eo.checkpoint_every = o.every;
-  eo.seed = o.seed;
-  eo.threads = o.threads;
-  eo.group = o.group;
-  eo.init = InitialState::Random;
-  eo.lockstep = o.lockstep;
   try {
     run_ensemble(
-        model, domain, eo,
+        model, domain, sampling_ensemble(o, burn_in.full),
         [&](const Checkpoint& cp) {
           r.sweeps = cp.sweep;
           if (cp.sweep < r.burn_in) {

@@ -48,7 +48,8 @@ def test_info_without_spec_has_no_family_closed_forms():
         dg.info(model, method="qr")
 
 
-@pytest.mark.parametrize("method,extra", [("dual-cv", []), ("primal-cv", ["--scheme", "ssor"]), ("exact", [])])
+@pytest.mark.parametrize("method,extra", [("dual-cv", []), ("primal-cv", ["--scheme", "ssor"]), ("exact", []),
+                                          ("rbmc", []), ("rbmc-gibbs", ["--scheme", "ssor"])])
 def test_marginals_is_the_commands_record(cli, method, extra):
     ref = cli_json(cli, "marginals", "--graph", "torus:8", "--sigma", "0.25", "--seed", "3", "--threads", "1",
                    "--method", method, "--rel-rmse", "0.05", *extra)
@@ -80,7 +81,7 @@ def test_marginals_defaults_and_checks_are_the_commands():
     assert budget["target_rel_rmse"] == 0 and budget["budget_seconds"] == 0.5  # a budget alone has no target
     with pytest.raises(ValueError, match="--rel-rmse"):
         dg.marginals(model, rel_rmse=0)
-    with pytest.raises(ValueError, match="apply to --method primal and primal-cv, not dual-cv"):
+    with pytest.raises(ValueError, match="apply to --method primal, primal-cv and rbmc-gibbs, not dual-cv"):
         dg.marginals(model, method="dual-cv", scheme="ssor")
     cheby = dg.marginals(model, method="primal", scheme="cheby-ssor", rel_rmse=0.05, every=1, threads=1)
     assert cheby["scheme"] == "cheby-ssor" and 0 < cheby["rate_cheby_ssor"] < 1

@@ -139,6 +139,12 @@ def test_marginals_exact_and_bracket():
     # model with a fixed degree 5 and burn-ins of 84, 112 or 300 sweeps the largest |z| was 8.3, 8.5 and 6.6.
     z_max = st.t.isf(1e-6 / (2 * len(exact)), cv["chains"] - 1)
     assert (np.abs(cv["estimate"] - exact) < z_max * cv["std_error"]).all()
+    # Rao-Blackwellized Monte Carlo: the certified lower bound 1/Q_vv, no upper bound, the same z-test (100 draws per
+    # batch: the 15-degree threshold above is conservative for it).
+    rb = dg.marginals(model, method="rbmc", rel_rmse=0.02, seed=3, threads=1)
+    np.testing.assert_array_equal(rb["lower"], 1.0 / model.Q.diagonal())
+    assert np.isnan(rb["upper"]).all() and (rb["lower"] < exact).all()
+    assert (np.abs(rb["estimate"] - exact) < z_max * rb["std_error"]).all()
 
 
 def test_quick_figure_runs():

@@ -1,8 +1,9 @@
 #pragma once
 /// \file marginals.hpp
-/// Marginal variances V_v = Var(X_v) of every node to a requested accuracy, by any of six methods: the primal or
+/// Marginal variances V_v = Var(X_v) of every node to a requested accuracy, by any of eight methods: the primal or
 /// dual Gibbs sampler with plain estimators, the same with the flow control variates (estimation/flow_cv.hpp),
-/// Monte Carlo with exact CHOLMOD draws, or selected inversion (exact). The function behind `dualgibbs marginals`.
+/// Monte Carlo with exact CHOLMOD draws, Rao-Blackwellized Monte Carlo from exact or Gibbs draws, or selected
+/// inversion (exact). The function behind `dualgibbs marginals`.
 ///
 /// The sampling methods run independent chains (run_ensemble, random scan, random start N(0, diag(M)^-1)), discard
 /// a burn-in, then evaluate every `every` sweeps and stop when the estimated relative standard error, RMS over
@@ -40,10 +41,15 @@ enum class MarginalMethod {
   DualCv,    ///< dual Gibbs with the Chebyshev potential-flow control variate (certified bracket)
   PrimalCv,  ///< primal Gibbs with the Dirichlet control variate (certified bracket)
   Cholesky,  ///< Monte Carlo with exact draws from the CHOLMOD factor of Q (the standard sampling baseline)
-  Exact      ///< selected inversion of the CHOLMOD factor (no sampling error)
+  Exact,     ///< selected inversion of the CHOLMOD factor (no sampling error)
+  /// Rao-Blackwellized Monte Carlo (Siden, Lindgren, Bolin and Villani 2018) from exact CHOLMOD draws:
+  /// V_v = 1/Q_vv + mean(mu_v^2), mu_v = E[x_v | x_-v] = x_v - (Q x)_v / Q_vv; 1/Q_vv is a certified lower bound
+  Rbmc,
+  RbmcGibbs  ///< the same estimator from primal Gibbs draws (the scheme of the primal methods)
 };
 
-/// "primal", "dual", "dual-cv", "primal-cv", "cholesky" or "exact". \throws std::invalid_argument otherwise.
+/// "primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact", "rbmc" or "rbmc-gibbs". \throws
+/// std::invalid_argument otherwise.
 /// \param name the method's name
 /// \return the method
 DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
@@ -61,7 +67,7 @@ DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
 
 /// Chains of the sampling methods when MarginalOptions::chains is 0.
 inline constexpr std::size_t kAutoChains = 16;
-/// Exact draws per batch of the cholesky method when MarginalOptions::chains is 0.
+/// Exact draws per batch of the cholesky and rbmc methods when MarginalOptions::chains is 0.
 inline constexpr std::size_t kAutoCholeskyBatch = 100;
 
 /// Options of estimate_marginal_variances().
@@ -69,7 +75,7 @@ struct MarginalOptions {
   MarginalMethod method = MarginalMethod::DualCv;  ///< the method
   double rel_rmse = 0.01;  ///< stop when the RMS over nodes of std_error / estimate is at most this (0: no target)
   double seconds = 0;      ///< stop after this much wall time (0: no budget); at least one of the two is set
-  /// Independent chains (sampling methods) or draws per batch (cholesky): 0 (automatic) or >= 2. Automatic is
+  /// Independent chains (sampling methods) or draws per batch (cholesky, rbmc): 0 (automatic) or >= 2. Automatic is
   /// kAutoChains chains and kAutoCholeskyBatch draws per batch. Why 16: docs/accuracy.md, "`dualgibbs marginals`".
   std::size_t chains = 0;
   /// Sweeps between evaluations (sampling methods); >= 1. Why 2: docs/accuracy.md, "Lock-step blocks and `--every`".
@@ -92,7 +98,7 @@ struct MarginalOptions {
   /// alone. With a group of two or more the call is collective (bitwise one process's results) and needs a target
   /// relative RMSE: a time budget is refused (the members' clocks would stop them at different sweeps).
   ChainGroup* group = nullptr;
-  /// The sweep scheme of the primal methods (primal, primal-cv; accelerated.hpp): Gibbs with the random scan (the
+  /// The sweep scheme of the primal methods (primal, primal-cv, rbmc-gibbs; accelerated.hpp): Gibbs with the random scan (the
   /// default), ssor, cheby-ssor (its spectrum required, as run_ensemble) or colored. A sweep of ssor and cheby-ssor is
   /// one iteration of 2n site updates: `every`, `burn_in` and `max_sweeps` count iterations. The dual methods run
   /// Gibbs only (std::invalid_argument otherwise).
@@ -106,14 +112,17 @@ struct MarginalResult {
   MarginalMethod method = MarginalMethod::Exact;  ///< the method that ran
   Eigen::VectorXd estimate;                       ///< V_v
   Eigen::VectorXd std_error;                      ///< standard errors (0 for exact)
-  Eigen::VectorXd lower;    ///< certified lower bound l_v (control variates and exact; empty otherwise)
-  Eigen::VectorXd upper;    ///< certified upper bound E_v (control variates and exact; empty otherwise)
+  /// certified lower bound l_v (control variates, exact, and 1/Q_vv for rbmc; empty otherwise)
+  Eigen::VectorXd lower;
+  /// certified upper bound E_v (control variates and exact; NaN for primal-cv without a dual and for rbmc; empty
+  /// otherwise)
+  Eigen::VectorXd upper;
   double rel_se_rms = 0;    ///< RMS over nodes of std_error / estimate
   double seconds = 0;       ///< wall time of the whole estimate (precomputation included)
   std::size_t sweeps = 0;   ///< sweeps per chain (sampling methods)
   std::size_t burn_in = 0;  ///< sweeps discarded (sampling methods)
-  std::size_t chains = 0;   ///< chains (sampling) or draws per batch (cholesky)
-  std::size_t samples = 0;  ///< evaluations x chains (sampling) or draws (cholesky)
+  std::size_t chains = 0;   ///< chains (sampling) or draws per batch (cholesky, rbmc)
+  std::size_t samples = 0;  ///< evaluations x chains (sampling) or draws (cholesky, rbmc)
   int degree = 0;           ///< Chebyshev degree of the control variate (0 without)
   /// RMS over nodes of gap_v / estimate_v, the sampled gap (MarginalVarianceCv::gap) over the estimate: the
   /// method's standard-error ratio against the plain primal sample variance (1 for primal, about (s_v^2 - V_v) / V_v
