@@ -1,5 +1,5 @@
 // dualgibbs bench: sampler throughput of one configuration, as nanoseconds per chain-update (best of --repeat
-// runs). For the full grid of the figures with their baseline, see bench/bench_sampler.cpp.
+// runs). For the full grid of the speed figures with their baseline, see bench/bench_sampler.cpp.
 #include "cli.hpp"
 
 #include <dualgibbs/api/bench.hpp>

@@ -105,9 +105,10 @@ int run_marginals(const CommonOptions& common, const MarginalsCliOptions& c) {
 std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   app.description("marginal variances of every node to a relative-RMSE target (or within a time budget)");
   static MarginalsCliOptions c;
-  app.add_option("--method", c.m.method,
-                 "primal | dual | dual-cv | primal-cv | cholesky | rbmc | rbmc-gibbs | exact (default: exact on "
-                 "lattice-like graphs, dual-cv otherwise, primal-cv there without a dual; see docs/accuracy.md)");
+  app.add_option(
+      "--method", c.m.method,
+      "primal | dual | dual-cv | primal-cv | cholesky | rbmc | rbmc-gibbs | probing | exact (default: exact on "
+      "lattice-like graphs, dual-cv otherwise, primal-cv there without a dual; see docs/accuracy.md)");
   app.add_option("--rel-rmse", c.m.rel_rmse,
                  "stop when the estimated relative standard error, RMS over nodes, is at most this (default 0.01 "
                  "unless --seconds is given)");

@@ -17,7 +17,7 @@
 //    Chebyshev weights);
 //  - "per_effective_sample", one line per lock-step width W (--widths): cheby-ssor's time per iteration per chain
 //    when W chains share each pass over Q, times the autocorrelation time, against CHOLMOD's CPU time per draw of
-//    the same run (the target: at most that).
+//    the same run (the target: at most that).
 //
 // The first line names the CPU and the load average.
 //
@@ -28,7 +28,7 @@
 // slowest mode of M^-1 Q is near the constant vector and hardly depends on the size). --cost-lambda-min L > 0: use
 // [L, 1] instead. --omega optimal: the relaxation of optimal_ssor_spectrum() on the spectrum graph (default: the
 // decay graph). --quick: torus:30 and torus:100, for a smoke run. The machine's load changes every time; compare
-// the ratios within one run. The target: build/bench/bench_accel --spectrum-graph torus:100
+// the ratios within one run. The target: build/bench/bench_accel --spectrum-graph torus:100
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/model/io.hpp>
 #include <dualgibbs/sampling/accelerated.hpp>

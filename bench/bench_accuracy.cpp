@@ -1,4 +1,4 @@
-// Time to accuracy (accuracy issue, item 3) at the issue's full sizes: for each graph and method of `dualgibbs
+// Time to accuracy at full sizes: for each graph and method of `dualgibbs
 // marginals`, the CPU time (one thread) to reach a relative RMSE of 1% and of 0.1% of all marginal variances, the
 // error measured against the exact values (selected inversion) over independent replicates, each method's own
 // error estimate beside it; the exact solve's CPU time is the baseline measured in the same run. The table is
@@ -40,7 +40,7 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) {
   bench::Args args(argc, argv,
                    "bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
-                   "[--methods primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs] [--targets 0.01,0.001] "
+                   "[--methods primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs,probing] [--targets 0.01,0.001] "
                    "[--cheby-ssor primal,primal-cv|none]");
   const bool quick = args.flag("--quick");
   const long long replicates_arg = args.integer("--replicates", 0);
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   AccuracySettings s;
   s.replicates = replicates ? replicates : (quick ? 3 : 10);
   s.budget_seconds = budget > 0 ? budget : (quick ? 20 : 600);
-  // The accuracy issue's graphs: fig6's torus, fig11's torus at 10^4 and 10^6 nodes, two expanders (CHOLMOD's
+  // The benchmark's graphs: fig6's torus, fig11's torus at 10^4 and 10^6 nodes, two expanders (CHOLMOD's
   // factor fills in: kregular:100000,32 needs 51 GiB and is refused with its size), a 3-D lattice, and a dense
   // graph with s/sigma = 10.
   const std::vector<AccuracyCase> all = {
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   s.methods = {MarginalMethod::Exact};
   try {  // a bad method name is bad input: exit 2 with the parser's message
     for (const std::string& m :
-         split(methods_arg.empty() ? "primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs" : methods_arg))
+         split(methods_arg.empty() ? "primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs,probing" : methods_arg))
       s.methods.push_back(parse_marginal_method(m));
     if (cheby_arg != "none")
       for (const std::string& m : split(cheby_arg)) s.cheby_ssor.push_back(parse_marginal_method(m));

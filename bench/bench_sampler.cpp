@@ -8,7 +8,7 @@
 // time the sampling threads spent per update, which stays meaningful when other work shares the machine.
 //
 // Usage: bench_sampler [--quick] [--repeat N] [--only torus100|torus1000|kregular32] [--paths]
-// Output: CSV on stdout (one row per configuration), then the issue's targets with PASS/MISS. The CPU model is
+// Output: CSV on stdout (one row per configuration), then the speed targets with PASS/MISS. The CPU model is
 // printed first: figures from different CPUs of the same kind differ (Intel vs AMD Zen 4).
 // --paths: instead, every combination of the deviate path (NormalStream) and the update path (run_updates) on
 // the 100x100 torus, one thread, random scan, lockstep 1, 8 and 16, rounds interleaved so that load drift hits

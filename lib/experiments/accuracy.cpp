@@ -1,4 +1,4 @@
-// Time to accuracy (accuracy issue, item 3): every method of estimate_marginal_variances() against selected
+// Time to accuracy: every method of estimate_marginal_variances() against selected
 // inversion, CPU time to a relative-RMSE target, the achieved error beside the method's own estimate. Behind
 // `dualgibbs reproduce accuracy` and bench/bench_accuracy.
 #include <dualgibbs/experiments/marginals.hpp>

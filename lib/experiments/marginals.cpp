@@ -1,10 +1,11 @@
-// estimate_marginal_variances: the eight methods of `dualgibbs marginals` behind one stopping rule.
+// estimate_marginal_variances: the nine methods of `dualgibbs marginals` behind one stopping rule.
 #include <dualgibbs/experiments/marginals.hpp>
 
 #include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/core/machine.hpp>
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
+#include <dualgibbs/estimation/probing.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
@@ -33,7 +34,8 @@ constexpr detail::EnumName<MarginalMethod> kMethods[] = {
     {MarginalMethod::Primal, "primal"},     {MarginalMethod::Dual, "dual"},
     {MarginalMethod::DualCv, "dual-cv"},    {MarginalMethod::PrimalCv, "primal-cv"},
     {MarginalMethod::Cholesky, "cholesky"}, {MarginalMethod::Exact, "exact"},
-    {MarginalMethod::Rbmc, "rbmc"},         {MarginalMethod::RbmcGibbs, "rbmc-gibbs"}};
+    {MarginalMethod::Rbmc, "rbmc"},         {MarginalMethod::RbmcGibbs, "rbmc-gibbs"},
+    {MarginalMethod::Probing, "probing"}};
 
 // Values (nodes x columns) kept by the automatic degree's pilot: 2e7 doubles, 160 MB.
 constexpr std::size_t kPilotValues = 20000000;
@@ -248,6 +250,98 @@ void fill_from(const RbmcAccumulator& acc, MarginalResult& r, double target) {
   r.reached_target = target > 0 && r.rel_se_rms <= target;
   r.lower = acc.lower_bound();
   r.upper = Eigen::VectorXd::Constant(r.estimate.size(), std::numeric_limits<double>::quiet_NaN());
+}
+
+// ---- probing ------------------------------------------------------------------------------------------------
+//
+// Sign sets of probe_diagonal() (estimation/probing.hpp) at a distance k, their mean the estimate and their spread
+// the standard error. k is chosen as the control variates' degree is: for k = 1, 2, 3, ... two sign sets measure the
+// single set's relative error e_k (RMS over nodes), which predicts the sets to the target, (e_k / t)^2, and so the
+// solves, colours_k (e_k / t)^2. The prediction is not monotone in k (on kregular:10000,4 it fell from k = 2 to 3,
+// rose at 4 and fell again at 5; on a lattice the error stays above 100% until k passes the correlation length), so
+// k runs through kProbingDistances (roughly geometric) until two in a row do not improve on the best, or every node
+// has a colour of its own (one set is then exact); then sets are added at the best k until the stopping rule is met.
+// The pilot sets of the best k count.
+constexpr int kProbingDistances[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128};
+constexpr int kProbingPatience = 2;
+class ProbingSets {
+ public:
+  explicit ProbingSets(Index n) : m_sum(Eigen::VectorXd::Zero(n)), m_sum_sq(Eigen::VectorXd::Zero(n)) {}
+  void add(const Eigen::VectorXd& d) {
+    m_sum += d;
+    m_sum_sq += d.cwiseAbs2();
+    ++m_sets;
+  }
+  std::size_t evaluations() const { return m_sets; }
+  Eigen::VectorXd estimate() const { return m_sum / static_cast<double>(m_sets); }
+  Eigen::VectorXd std_error() const {
+    const auto sets = static_cast<double>(m_sets);
+    const Eigen::VectorXd mean = estimate();
+    const Eigen::VectorXd var = ((m_sum_sq / sets - mean.cwiseAbs2()) * (sets / (sets - 1))).cwiseMax(0.0);
+    return (var / sets).cwiseSqrt();
+  }
+
+ private:
+  Eigen::VectorXd m_sum, m_sum_sq;
+  std::size_t m_sets = 0;
+};
+
+MarginalResult probing_marginals(const Model& model, const MarginalOptions& o, const Stopper& stop, MarginalResult& r) {
+  const SparseMatrix q = model.primal_precision();
+  const Index n = q.rows();
+  const double target = o.rel_rmse > 0 ? o.rel_rmse : 0.01;
+  // The solves' relative residual: three orders below the target, so their error stays well below the sampling
+  // error even where kappa(Q) is in the hundreds (the relative error of x is at most kappa times the residual).
+  const double tolerance = 1e-3 * target;
+  const unsigned threads = o.threads ? o.threads : available_threads();
+  double rel = 0;
+  std::uint64_t set_seed = 0;
+  auto next_set = [&](const DistanceColoring& c) {
+    ProbeStats stats;
+    Eigen::VectorXd d =
+        probe_diagonal(q, c, mix64(o.seed + 0x9e3779b97f4a7c15ULL * ++set_seed), tolerance, threads, &stats);
+    r.samples += static_cast<std::size_t>(c.colors);
+    return d;
+  };
+  // The search over k: two sets each.
+  std::optional<DistanceColoring> best;
+  std::optional<ProbingSets> best_sets;
+  double best_cost = std::numeric_limits<double>::infinity();
+  int worse = 0;  // consecutive distances that did not improve on the best
+  for (const int k : kProbingDistances) {
+    DistanceColoring c = distance_coloring(q, k);
+    // Two sets of this k cost more than the best prediction so far: it cannot win (nor, with more colours, a larger
+    // k). On kregular:10000,4 this skips k = 8 and 10 (1602 and 9639 colours) after k = 6 (272 colours, predicted
+    // 1211 solves), which cost 20 times the run's solves.
+    if (2.0 * static_cast<double>(c.colors) >= best_cost) break;
+    ProbingSets sets(n);
+    sets.add(next_set(c));
+    if (c.colors < n) sets.add(next_set(c));
+    const double single = c.colors < n ? rms_relative(sets.std_error(), sets.estimate()) * std::sqrt(2.0) : 0.0;
+    const double cost = static_cast<double>(c.colors) * std::max(2.0, std::pow(single / target, 2));
+    const bool better = cost < best_cost;  // false for a NaN
+    worse = better ? 0 : worse + 1;
+    if (better) {
+      best_cost = cost;
+      best = std::move(c);
+      best_sets = std::move(sets);
+    }
+    if (worse == kProbingPatience || best->colors == n || (o.seconds > 0 && stop.elapsed() >= o.seconds)) break;
+  }
+  r.degree = best->distance;
+  if (best->colors == n) {  // every node its own colour: one set is exact (to the solves' tolerance)
+    r.estimate = best_sets->estimate();
+    r.std_error = Eigen::VectorXd::Zero(n);
+  } else {
+    while (!stop.done(*best_sets, rel)) best_sets->add(next_set(*best));
+    r.estimate = best_sets->estimate();
+    r.std_error = best_sets->std_error();
+  }
+  r.chains = best_sets->evaluations();
+  r.rel_se_rms = rms_relative(r.std_error, r.estimate);
+  r.reached_target = o.rel_rmse > 0 && r.rel_se_rms <= o.rel_rmse;
+  r.seconds = stop.elapsed();
+  return r;
 }
 
 // ---- the automatic Chebyshev degree ------------------------------------------------------------------------
@@ -537,6 +631,7 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   if (o.method == MarginalMethod::Cholesky) return cholesky_marginals(model, o, stop, r);
   if (o.method == MarginalMethod::Rbmc) return rbmc_marginals(model, o, stop, r);
   if (o.method == MarginalMethod::RbmcGibbs) return rbmc_gibbs_marginals(model, o, stop, r);
+  if (o.method == MarginalMethod::Probing) return probing_marginals(model, o, stop, r);
   double rel = 0;
 
   // The control variate is built before sampling when its degree is fixed (0 without one), and from a pilot of

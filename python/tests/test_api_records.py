@@ -49,7 +49,7 @@ def test_info_without_spec_has_no_family_closed_forms():
 
 
 @pytest.mark.parametrize("method,extra", [("dual-cv", []), ("primal-cv", ["--scheme", "ssor"]), ("exact", []),
-                                          ("rbmc", []), ("rbmc-gibbs", ["--scheme", "ssor"])])
+                                          ("rbmc", []), ("rbmc-gibbs", ["--scheme", "ssor"]), ("probing", [])])
 def test_marginals_is_the_commands_record(cli, method, extra):
     ref = cli_json(cli, "marginals", "--graph", "torus:8", "--sigma", "0.25", "--seed", "3", "--threads", "1",
                    "--method", method, "--rel-rmse", "0.05", *extra)

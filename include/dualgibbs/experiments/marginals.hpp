@@ -1,9 +1,9 @@
 #pragma once
 /// \file marginals.hpp
-/// Marginal variances V_v = Var(X_v) of every node to a requested accuracy, by any of eight methods: the primal or
+/// Marginal variances V_v = Var(X_v) of every node to a requested accuracy, by any of nine methods: the primal or
 /// dual Gibbs sampler with plain estimators, the same with the flow control variates (estimation/flow_cv.hpp),
-/// Monte Carlo with exact CHOLMOD draws, Rao-Blackwellized Monte Carlo from exact or Gibbs draws, or selected
-/// inversion (exact). The function behind `dualgibbs marginals`.
+/// Monte Carlo with exact CHOLMOD draws, Rao-Blackwellized Monte Carlo from exact or Gibbs draws, probing with
+/// conjugate gradients (estimation/probing.hpp), or selected inversion (exact). The function behind `dualgibbs marginals`.
 ///
 /// The sampling methods run independent chains (run_ensemble, random scan, random start N(0, diag(M)^-1)), discard
 /// a burn-in, then evaluate every `every` sweeps and stop when the estimated relative standard error, RMS over
@@ -45,10 +45,13 @@ enum class MarginalMethod {
   /// Rao-Blackwellized Monte Carlo (Siden, Lindgren, Bolin and Villani 2018) from exact CHOLMOD draws:
   /// V_v = 1/Q_vv + mean(mu_v^2), mu_v = E[x_v | x_-v] = x_v - (Q x)_v / Q_vv; 1/Q_vv is a certified lower bound
   Rbmc,
-  RbmcGibbs  ///< the same estimator from primal Gibbs draws (the scheme of the primal methods)
+  RbmcGibbs,  ///< the same estimator from primal Gibbs draws (the scheme of the primal methods)
+  /// probing (estimation/probing.hpp): distance-k colourings, random signs per colour, Jacobi-preconditioned
+  /// conjugate gradients; k chosen from two sign sets per k, then sign sets until the target
+  Probing
 };
 
-/// "primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact", "rbmc" or "rbmc-gibbs". \throws
+/// "primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact", "rbmc", "rbmc-gibbs" or "probing". \throws
 /// std::invalid_argument otherwise.
 /// \param name the method's name
 /// \return the method
@@ -121,9 +124,9 @@ struct MarginalResult {
   double seconds = 0;       ///< wall time of the whole estimate (precomputation included)
   std::size_t sweeps = 0;   ///< sweeps per chain (sampling methods)
   std::size_t burn_in = 0;  ///< sweeps discarded (sampling methods)
-  std::size_t chains = 0;   ///< chains (sampling) or draws per batch (cholesky, rbmc)
-  std::size_t samples = 0;  ///< evaluations x chains (sampling) or draws (cholesky, rbmc)
-  int degree = 0;           ///< Chebyshev degree of the control variate (0 without)
+  std::size_t chains = 0;   ///< chains (sampling), draws per batch (cholesky, rbmc) or sign sets (probing)
+  std::size_t samples = 0;  ///< evaluations x chains (sampling), draws (cholesky, rbmc) or solves (probing)
+  int degree = 0;           ///< Chebyshev degree of the control variate (0 without); probing: the distance k
   /// RMS over nodes of gap_v / estimate_v, the sampled gap (MarginalVarianceCv::gap) over the estimate: the
   /// method's standard-error ratio against the plain primal sample variance (1 for primal, about (s_v^2 - V_v) / V_v
   /// for the dual plug-in; its own quality, no truth used).

@@ -125,7 +125,7 @@ DUALGIBBS_PAPER_EXPORT ExperimentResult run_rates(const ExperimentOptions& optio
 /// sigma 0.25, `complete:50` sigma 0.1 (s/sigma = 10), `torus:100`, `kregular:10000,4` and `torus3:20` sigma 0.25,
 /// every method and primal with cheby-ssor (`primal_cheby_ssor_*`), targets 1% and 0.1%, 5 replicates, 60 s budget
 /// (quick: the first two graphs, 5%, 2 replicates, 2 s).
-/// The full-size graphs of the accuracy issue (`torus:1000`, `kregular:100000,32`, `torus3:50`) are in
+/// The full-size graphs of the time-to-accuracy benchmark (`torus:1000`, `kregular:100000,32`, `torus3:50`) are in
 /// bench/bench_accuracy. Summary: `speedup_dual_cv_over_primal_GRAPH` at the first target where both reached it,
 /// `dual_cv_worst_achieved_over_target`.
 /// \param options the shared options
