@@ -3,7 +3,8 @@
 /// Marginal variances V_v = Var(X_v) of every node to a requested accuracy, by any of nine methods: the primal or
 /// dual Gibbs sampler with plain estimators, the same with the flow control variates (estimation/flow_cv.hpp),
 /// Monte Carlo with exact CHOLMOD draws, Rao-Blackwellized Monte Carlo from exact or Gibbs draws, probing with
-/// conjugate gradients (estimation/probing.hpp), or selected inversion (exact). The function behind `dualgibbs marginals`.
+/// conjugate gradients (estimation/probing.hpp), or selected inversion (exact). The function behind `dualgibbs
+/// marginals`.
 ///
 /// The sampling methods run independent chains (run_ensemble, random scan, random start N(0, diag(M)^-1)), discard
 /// a burn-in, then evaluate every `every` sweeps and stop when the estimated relative standard error, RMS over
@@ -101,10 +102,10 @@ struct MarginalOptions {
   /// alone. With a group of two or more the call is collective (bitwise one process's results) and needs a target
   /// relative RMSE: a time budget is refused (the members' clocks would stop them at different sweeps).
   ChainGroup* group = nullptr;
-  /// The sweep scheme of the primal methods (primal, primal-cv, rbmc-gibbs; accelerated.hpp): Gibbs with the random scan (the
-  /// default), ssor, cheby-ssor (its spectrum required, as run_ensemble) or colored. A sweep of ssor and cheby-ssor is
-  /// one iteration of 2n site updates: `every`, `burn_in` and `max_sweeps` count iterations. The dual methods run
-  /// Gibbs only (std::invalid_argument otherwise).
+  /// The sweep scheme of the primal methods (primal, primal-cv, rbmc-gibbs; accelerated.hpp): Gibbs with the random
+  /// scan (the default), ssor, cheby-ssor (its spectrum required, as run_ensemble) or colored. A sweep of ssor and
+  /// cheby-ssor is one iteration of 2n site updates: `every`, `burn_in` and `max_sweeps` count iterations. The dual
+  /// methods run Gibbs only (std::invalid_argument otherwise).
   SchemeOptions scheme;
   /// Called after every evaluation with the fraction done (towards the target or the budget); may be empty.
   std::function<void(double)> progress;
