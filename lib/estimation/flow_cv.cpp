@@ -6,6 +6,7 @@
 #include <dualgibbs/core/chain_group.hpp>
 
 #include "estimation/ball_numbering.hpp"
+#include "estimation/chain_spread.hpp"
 #include "estimation/run_tasks.hpp"
 
 #include <Spectra/MatOp/SparseSymMatProd.h>
@@ -868,17 +869,7 @@ Eigen::VectorXd MarginalVarianceCv::estimate() const {
 }
 
 Eigen::VectorXd MarginalVarianceCv::std_error() const {
-  const Eigen::VectorXd mean = gap();
-  // Row by row (the sums are row-major): no |V| x chains temporary, which with its page faults cost as much as the
-  // rest of this (2% of a dual-cv run on kregular:10000,4, where it runs at every evaluation for the stopping rule).
-  const auto chains = static_cast<double>(m_sums.cols());
-  const auto evaluations = static_cast<double>(m_evaluations);
-  Eigen::VectorXd se(m_sums.rows());
-  for (Eigen::Index v = 0; v < m_sums.rows(); ++v) {
-    const double var = ((m_sums.row(v).array() / evaluations) - mean[v]).square().sum() / (chains - 1);
-    se[v] = std::sqrt(var / chains);
-  }
-  return se;
+  return detail::chain_spread_std_error(m_sums, m_evaluations, gap());  // row by row (the sums are row-major)
 }
 
 }  // namespace dualgibbs

@@ -12,6 +12,7 @@
 #include <dualgibbs/truth/spectral.hpp>
 
 #include "core/enum_names.hpp"
+#include "estimation/chain_spread.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -167,8 +168,10 @@ struct Stopper {
   }
 };
 
-void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool bracket, MarginalResult& r,
-               double target) {
+// The estimate, its standard errors and the target's test from an accumulator (MarginalVarianceCv or
+// RbmcAccumulator) of at least two evaluations.
+template <class Accumulator>
+void fill_estimate(const Accumulator& acc, MarginalResult& r, double target) {
   if (acc.evaluations() < 2)
     throw std::invalid_argument("marginals: the time budget ran out after " + std::to_string(acc.evaluations()) +
                                 " evaluation(s); at least 2 are needed for an estimate with a standard error "
@@ -178,6 +181,11 @@ void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool
   r.rel_se_rms = rms_relative(r.std_error, r.estimate);
   r.gap_ratio_rms = rms_relative(acc.gap(), r.estimate);
   r.reached_target = target > 0 && r.rel_se_rms <= target;
+}
+
+void fill_from(const MarginalVarianceCv& acc, const FlowControlVariate& cv, bool bracket, MarginalResult& r,
+               double target) {
+  fill_estimate(acc, r, target);
   if (bracket) {
     r.lower = cv.lower_bound();
     r.upper = cv.flow_energy();
@@ -218,17 +226,7 @@ class RbmcAccumulator {
   std::size_t evaluations() const { return m_evaluations; }
   Eigen::VectorXd gap() const { return m_sums.rowwise().mean() / static_cast<double>(m_evaluations); }
   Eigen::VectorXd estimate() const { return m_inv_diag + gap(); }
-  Eigen::VectorXd std_error() const {
-    const Eigen::VectorXd mean = gap();
-    const auto chains = static_cast<double>(m_sums.cols());
-    const auto evaluations = static_cast<double>(m_evaluations);
-    Eigen::VectorXd se(m_sums.rows());
-    for (Eigen::Index v = 0; v < m_sums.rows(); ++v) {
-      const double var = ((m_sums.row(v).array() / evaluations) - mean[v]).square().sum() / (chains - 1);
-      se[v] = std::sqrt(var / chains);
-    }
-    return se;
-  }
+  Eigen::VectorXd std_error() const { return detail::chain_spread_std_error(m_sums, m_evaluations, gap()); }
   const Eigen::VectorXd& lower_bound() const { return m_inv_diag; }
 
  private:
@@ -239,15 +237,7 @@ class RbmcAccumulator {
 };
 
 void fill_from(const RbmcAccumulator& acc, MarginalResult& r, double target) {
-  if (acc.evaluations() < 2)
-    throw std::invalid_argument("marginals: the time budget ran out after " + std::to_string(acc.evaluations()) +
-                                " evaluation(s); at least 2 are needed for an estimate with a standard error "
-                                "(give more seconds)");
-  r.estimate = acc.estimate();
-  r.std_error = acc.std_error();
-  r.rel_se_rms = rms_relative(r.std_error, r.estimate);
-  r.gap_ratio_rms = rms_relative(acc.gap(), r.estimate);
-  r.reached_target = target > 0 && r.rel_se_rms <= target;
+  fill_estimate(acc, r, target);
   r.lower = acc.lower_bound();
   r.upper = Eigen::VectorXd::Constant(r.estimate.size(), std::numeric_limits<double>::quiet_NaN());
 }
@@ -297,9 +287,7 @@ MarginalResult probing_marginals(const Model& model, const MarginalOptions& o, c
   double rel = 0;
   std::uint64_t set_seed = 0;
   auto next_set = [&](const DistanceColoring& c) {
-    ProbeStats stats;
-    Eigen::VectorXd d =
-        probe_diagonal(q, c, mix64(o.seed + 0x9e3779b97f4a7c15ULL * ++set_seed), tolerance, threads, &stats);
+    Eigen::VectorXd d = probe_diagonal(q, c, mix64(o.seed + 0x9e3779b97f4a7c15ULL * ++set_seed), tolerance, threads);
     r.samples += static_cast<std::size_t>(c.colors);
     return d;
   };
