@@ -1,5 +1,6 @@
 // dualgibbs marginals: the marginal variances of every node to a relative-RMSE target or within a time budget,
-// by primal or dual Gibbs (plain or with the flow control variates), exact CHOLMOD draws, or selected inversion.
+// by primal or dual Gibbs (plain or with the flow control variates), exact CHOLMOD draws, Rao-Blackwellized Monte
+// Carlo, probing or selected inversion, or by the one predicted fastest (auto, the default).
 #include "cli.hpp"
 #include "mpi_session.hpp"
 #include "observations.hpp"
@@ -45,6 +46,7 @@ void write_csv(std::ostream& out, const api::MarginalsResult& res) {
 void print_text(const api::MarginalsResult& res, const std::string& written) {
   const MarginalResult& r = res.estimate;
   const nlohmann::json& j = res.record;
+  if (r.choice.automatic) std::cout << "auto chose " << r.choice.reason << "\n";
   std::cout << "marginal variances of " << r.estimate.size() << " nodes by " << to_string(r.method) << ": mean "
             << r.estimate.mean() << ", min " << r.estimate.minCoeff() << ", max " << r.estimate.maxCoeff() << "\n"
             << "relative standard error (RMS over nodes) " << r.rel_se_rms
@@ -107,8 +109,9 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
   static MarginalsCliOptions c;
   app.add_option(
       "--method", c.m.method,
-      "primal | dual | dual-cv | primal-cv | cholesky | rbmc | rbmc-gibbs | probing | exact (default: exact on "
-      "lattice-like graphs, dual-cv otherwise, primal-cv there without a dual; see docs/accuracy.md)");
+      "auto | primal | dual | dual-cv | primal-cv | cholesky | rbmc | rbmc-gibbs | probing | exact (default: auto,\n"
+      "the method predicted fastest: exact, probing on a complete graph, or dual-cv (primal-cv without a dual);\n"
+      "it says why: docs/accuracy.md, \"The automatic method\")");
   app.add_option("--rel-rmse", c.m.rel_rmse,
                  "stop when the estimated relative standard error, RMS over nodes, is at most this (default 0.01 "
                  "unless --seconds is given)");

@@ -38,10 +38,11 @@ std::vector<std::string> split(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::Args args(argc, argv,
-                   "bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
-                   "[--methods primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs,probing] [--targets 0.01,0.001] "
-                   "[--cheby-ssor primal,primal-cv|none]");
+  bench::Args args(
+      argc, argv,
+      "bench_accuracy [--quick] [--replicates R] [--budget SECONDS] [--only SPEC] "
+      "[--methods primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs,probing,auto] [--targets 0.01,0.001] "
+      "[--cheby-ssor primal,primal-cv|none]");
   const bool quick = args.flag("--quick");
   const long long replicates_arg = args.integer("--replicates", 0);
   const int replicates = replicates_arg ? static_cast<int>(std::max<long long>(2, replicates_arg)) : 0;
@@ -65,8 +66,8 @@ int main(int argc, char** argv) {
   if (s.graphs.empty() && !only.empty()) s.graphs.push_back({only, 1, 0.25});
   s.methods = {MarginalMethod::Exact};
   try {  // a bad method name is bad input: exit 2 with the parser's message
-    for (const std::string& m :
-         split(methods_arg.empty() ? "primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs,probing" : methods_arg))
+    for (const std::string& m : split(
+             methods_arg.empty() ? "primal,dual,dual-cv,primal-cv,cholesky,rbmc,rbmc-gibbs,probing,auto" : methods_arg))
       s.methods.push_back(parse_marginal_method(m));
     if (cheby_arg != "none")
       for (const std::string& m : split(cheby_arg)) s.cheby_ssor.push_back(parse_marginal_method(m));

@@ -319,7 +319,7 @@ def accuracy(d, js, out_dir):
     graphs = list(dict.fromkeys(r["graph"] for r in rows))
     colors = {"exact": "k", "primal": PRIMAL, "dual": DUAL, "dual_cv": "#2ca02c", "primal_cv": "#9467bd",
               "cholesky": "#ff7f0e", "primal_cheby_ssor": "#17becf", "primal_cv_cheby_ssor": "#bcbd22",
-              "rbmc": "#8c564b", "rbmc_gibbs": "#e377c2", "probing": "#7f7f7f"}
+              "rbmc": "#8c564b", "rbmc_gibbs": "#e377c2", "probing": "#7f7f7f", "auto": "#d62728"}
     budget = float(js.get("parameters", {}).get("budget_seconds", "nan"))
     fig, axes = plt.subplots(2, len(targets), figsize=(6 * len(targets), 8), squeeze=False)
     for col, t in enumerate(targets):

@@ -286,8 +286,8 @@ BOOST_AUTO_TEST_CASE(primal_methods_with_accelerated_schemes) {
       }
     }
   }
-  for (MarginalMethod method :
-       {MarginalMethod::Dual, MarginalMethod::DualCv, MarginalMethod::Cholesky, MarginalMethod::Exact}) {
+  for (MarginalMethod method : {MarginalMethod::Dual, MarginalMethod::DualCv, MarginalMethod::Cholesky,
+                                MarginalMethod::Exact, MarginalMethod::Auto}) {
     MarginalOptions o;
     o.method = method;
     o.scheme = cheby;
@@ -342,13 +342,73 @@ BOOST_AUTO_TEST_CASE(time_to_accuracy_table) {
   BOOST_CHECK_EXCEPTION(time_to_accuracy(bad, notes), std::invalid_argument, testing::message_has({"no graphs"}));
 }
 
-BOOST_AUTO_TEST_CASE(default_method_rule) {
-  BOOST_TEST(to_string(default_marginal_method(Model(make_torus(30, 30), 1.0, 0.25))) == std::string("exact"));
-  BOOST_TEST(to_string(default_marginal_method(Model(make_random_regular(200, 16, 1), 1.0, 0.25))) ==
-             std::string("dual-cv"));
-  BOOST_TEST(to_string(default_marginal_method(Model(make_complete(50), 1.0, 0.1))) == std::string("dual-cv"));
+// The automatic method: each of its four ways to a choice (exact before any sampling, the sampling method, exact
+// after the sampling method's pilot, probing on a complete graph), and in each the chosen method's own result, bit
+// for bit, as if it had been asked for. The choices come from counts, so they are the same for any thread count.
+BOOST_AUTO_TEST_CASE(auto_runs_the_method_it_predicts_fastest) {
+  MarginalOptions o;
+  o.method = MarginalMethod::Auto;
+  o.rel_rmse = 0.01;
+  o.seed = 5;
+  const auto same_bits = [](const MarginalResult& a, const MarginalResult& b) {
+    return a.estimate == b.estimate && a.std_error == b.std_error && a.method == b.method;
+  };
+  const auto asked = [&](const Model& m, MarginalMethod method) {
+    MarginalOptions e = o;
+    e.method = method;
+    return estimate_marginal_variances(m, e);
+  };
+
+  // A lattice: its factor is cheap and the dual's burn-in long, even from the upper bound on lambda_2.
+  const Model lattice(make_torus(30, 30), 1.0, 0.25);
+  const MarginalResult exact = estimate_marginal_variances(lattice, o);
+  BOOST_TEST(to_string(exact.method) == std::string("exact"));
+  BOOST_TEST(exact.choice.automatic);
+  BOOST_TEST(exact.sweeps == 0u);  // no pilot ran
+  BOOST_TEST(exact.choice.exact_seconds < exact.choice.sampling_seconds);
+  BOOST_TEST(exact.choice.reason.rfind("exact: predicted", 0) == 0, exact.choice.reason);
+  BOOST_TEST(same_bits(exact, asked(lattice, MarginalMethod::Exact)));
+
+  // An expander: the factor fills in; dual-cv, whatever the thread count.
+  const Model expander(make_random_regular(3000, 4, 1), 1.0, 0.25);
+  for (const unsigned threads : {1u, 2u}) {
+    o.threads = threads;
+    const MarginalResult dual = estimate_marginal_variances(expander, o);
+    BOOST_TEST(to_string(dual.method) == std::string("dual-cv"));
+    BOOST_TEST(dual.choice.sampling_seconds < dual.choice.exact_seconds);
+    BOOST_TEST(dual.choice.reason.rfind("dual-cv: predicted", 0) == 0, dual.choice.reason);
+    BOOST_TEST(same_bits(dual, asked(expander, MarginalMethod::DualCv)));
+  }
+  o.threads = 0;
+
+  // The same expander to 0.1%: the burn-in and two evaluations still cost less than the factor, but the pilot
+  // predicts a hundred times the evaluations, and the run turns to exact.
+  MarginalOptions tight = o;
+  tight.rel_rmse = 0.001;
+  const MarginalResult turned = estimate_marginal_variances(expander, tight);
+  BOOST_TEST(to_string(turned.method) == std::string("exact"));
+  BOOST_TEST(turned.choice.reason.find("turned away after its pilot") != std::string::npos, turned.choice.reason);
+  BOOST_TEST(turned.choice.exact_seconds < turned.choice.sampling_seconds);
+  BOOST_TEST(turned.sweeps == 0u);
+  BOOST_TEST(same_bits(turned, asked(expander, MarginalMethod::Exact)));
+
+  // A complete graph: one probing set of |V| colours is exact, and cheaper than the dense factor.
+  const Model complete(make_complete(50), 1.0, 0.1);
+  const MarginalResult probed = estimate_marginal_variances(complete, o);
+  BOOST_TEST(to_string(probed.method) == std::string("probing"));
+  BOOST_TEST(probed.choice.probing_seconds < probed.choice.exact_seconds);
+  BOOST_TEST(probed.std_error.maxCoeff() == 0.0);
+  const VectorXd truth = exact_variances(complete);
+  BOOST_TEST(((probed.estimate - truth).array() / truth.array()).abs().maxCoeff() < 1e-6);
+  BOOST_TEST(same_bits(probed, asked(complete, MarginalMethod::Probing)));
+
+  // No edges: Q is diagonal.
+  const MarginalResult isolated = estimate_marginal_variances(Model(Graph(5, {}), 2.0, 1.0), o);
+  BOOST_TEST(to_string(isolated.method) == std::string("exact"));
+  BOOST_TEST((isolated.estimate.array() - 4.0).abs().maxCoeff() < 1e-12);
+
   for (const char* name :
-       {"primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact", "rbmc", "rbmc-gibbs", "probing"})
+       {"primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact", "rbmc", "rbmc-gibbs", "probing", "auto"})
     BOOST_TEST(to_string(parse_marginal_method(name)) == std::string(name));
 }
 

@@ -382,7 +382,14 @@ BOOST_AUTO_TEST_CASE(every_primal_marginals_method_runs_without_a_dual) {
   const MatrixXd q = triangle_ring(0.6, 30);
   const Model m = Model::from_precision(sparse(q));
   const VectorXd exact = q.inverse().diagonal();
-  BOOST_TEST(std::string(to_string(default_marginal_method(m))) == "exact");  // a small, lattice-like graph
+  {  // the automatic method: on 90 nodes of a lattice-like ring the factor is cheapest
+    MarginalOptions o;
+    o.method = MarginalMethod::Auto;
+    const MarginalResult r = estimate_marginal_variances(m, o);
+    BOOST_TEST(std::string(to_string(r.method)) == "exact");
+    BOOST_TEST(r.choice.automatic);
+    BOOST_TEST((r.estimate - exact).cwiseAbs().maxCoeff() <= 1e-12 * exact.maxCoeff());
+  }
   for (const MarginalMethod method : {MarginalMethod::PrimalCv, MarginalMethod::Primal}) {
     MarginalOptions o;
     o.method = method;

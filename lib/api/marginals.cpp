@@ -14,7 +14,7 @@ namespace {
 MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const ModelSource& source,
                         const Execution& execution) {
   MarginalOptions o;
-  o.method = c.method ? parse_marginal_method(*c.method) : default_marginal_method(model);
+  o.method = c.method ? parse_marginal_method(*c.method) : MarginalMethod::Auto;
   o.rel_rmse = c.rel_rmse.value_or(c.seconds ? 0.0 : 0.01);
   o.seconds = c.seconds.value_or(0.0);
   if (c.rel_rmse && !(*c.rel_rmse > 0))
@@ -76,6 +76,13 @@ Record marginals_record(const Model& model, const MarginalsResult& res, const Mo
       bracket && r.upper.allFinite()
           ? Record(std::sqrt(((r.upper - r.lower).array() / r.estimate.array()).square().mean()))
           : Record(nullptr);
+  if (r.choice.automatic) {  // the automatic method's predictions (CPU seconds of one thread; null: none made)
+    const auto seconds = [](double x) { return std::isfinite(x) ? Record(x) : Record(nullptr); };
+    j["auto_reason"] = r.choice.reason;
+    j["auto_exact_seconds"] = seconds(r.choice.exact_seconds);
+    j["auto_probing_seconds"] = seconds(r.choice.probing_seconds);
+    j["auto_sampling_seconds"] = seconds(r.choice.sampling_seconds);
+  }
   if (res.mean) add_posterior_mean_record(j, *res.mean, observed);
   return j;
 }

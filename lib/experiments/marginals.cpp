@@ -3,6 +3,7 @@
 
 #include <dualgibbs/core/execution.hpp>
 #include <dualgibbs/core/machine.hpp>
+#include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/core/random.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/estimation/probing.hpp>
@@ -13,6 +14,8 @@
 
 #include "core/enum_names.hpp"
 #include "estimation/chain_spread.hpp"
+
+#include <Eigen/IterativeLinearSolvers>
 
 #include <algorithm>
 #include <chrono>
@@ -36,7 +39,7 @@ constexpr detail::EnumName<MarginalMethod> kMethods[] = {
     {MarginalMethod::DualCv, "dual-cv"},    {MarginalMethod::PrimalCv, "primal-cv"},
     {MarginalMethod::Cholesky, "cholesky"}, {MarginalMethod::Exact, "exact"},
     {MarginalMethod::Rbmc, "rbmc"},         {MarginalMethod::RbmcGibbs, "rbmc-gibbs"},
-    {MarginalMethod::Probing, "probing"}};
+    {MarginalMethod::Probing, "probing"},   {MarginalMethod::Auto, "auto"}};
 
 // Values (nodes x columns) kept by the automatic degree's pilot: 2e7 doubles, 160 MB.
 constexpr std::size_t kPilotValues = 20000000;
@@ -98,6 +101,12 @@ void check_options(const MarginalOptions& o) {
 // relative to V no larger than the full one leaves the plain estimators (on kregular:10000,4, ratio 0.083: 13 sweeps
 // instead of 17). A pilot that measures a larger ratio does not count, and the run burns in to `full`.
 constexpr double kCvBiasRatio = 0.1;
+// Sweeps t with rate^(2t) <= 1 / decay, at least 4 and at most half of max_sweeps (4 for a rate outside (0, 1)).
+std::size_t sweeps_to_decay(double rate, double decay, std::size_t max_sweeps) {
+  if (!(rate > 0 && rate < 1)) return 4;
+  const double t = std::ceil(std::log(decay) / (2 * -std::log(rate)));
+  return static_cast<std::size_t>(std::clamp(t, 4.0, static_cast<double>(std::max<std::size_t>(4, max_sweeps / 2))));
+}
 struct BurnIn {
   std::size_t full = 0, cv = 0;
 };
@@ -140,12 +149,7 @@ BurnIn burn_in_for(const Model& m, Domain domain, std::size_t max_sweeps, const 
     if (!std::isfinite(rate))  // [eqn:primalrate, eqn:dualrate]
       rate = random_sweep_rate(lambda_max_A(m, domain, so), static_cast<double>(m.dimension(domain)));
   }
-  auto sweeps = [&](double decay) -> std::size_t {
-    if (!(rate > 0 && rate < 1)) return 4;
-    const double t = std::ceil(std::log(decay) / (2 * -std::log(rate)));
-    return static_cast<std::size_t>(std::clamp(t, 4.0, static_cast<double>(std::max<std::size_t>(4, max_sweeps / 2))));
-  };
-  return {sweeps(factor), sweeps(factor * kCvBiasRatio)};
+  return {sweeps_to_decay(rate, factor, max_sweeps), sweeps_to_decay(rate, factor * kCvBiasRatio, max_sweeps)};
 }
 
 // The stopping rule shared by the sampling and the Cholesky methods.
@@ -376,6 +380,25 @@ constexpr double kCacheBytes = 32.0 * 1024 * 1024;
 constexpr double kNsPerUpdateMemory = 11.5;
 constexpr double kNsPerUpdateBlockMemory = 5.3;
 
+// The counted cost of a sweep: site updates per sweep of one chain, and nanoseconds per update (in or out of the
+// caches, one chain per schedule or blocks of 8 or more).
+struct SweepCost {
+  double sites = 0, update_ns = 0;
+};
+SweepCost sweep_cost(const Model& model, Domain domain, const SchemeOptions& scheme, std::size_t chains,
+                     std::size_t lockstep) {
+  const double n = static_cast<double>(model.num_nodes());
+  const Index dim = domain == Domain::Dual ? model.num_edges() : model.num_nodes();
+  SweepCost c;
+  c.sites = static_cast<double>(site_updates_per_sweep(scheme, dim));  // 2n per SSOR iteration
+  const double state_bytes =
+      8.0 * static_cast<double>(chains) * (static_cast<double>(dim) + (domain == Domain::Dual ? n : 0.0));
+  const bool in_cache = state_bytes <= kCacheBytes;
+  c.update_ns = lockstep >= 8 ? (in_cache ? kNsPerUpdateBlock : kNsPerUpdateBlockMemory)
+                              : (in_cache ? kNsPerUpdate : kNsPerUpdateMemory);
+  return c;
+}
+
 struct DegreeChoice {
   int degree = 0;
   double kappa = 0;
@@ -397,14 +420,8 @@ DegreeChoice choose_degree(const Model& model, Domain domain, const std::vector<
   const double nnz_q = n + 2 * static_cast<double>(model.num_edges());
   Eigen::Index pilot_columns = 0;
   for (const Eigen::MatrixXd& p : pilot) pilot_columns += p.cols();
-  const Index dim = domain == Domain::Dual ? model.num_edges() : model.num_nodes();
-  const auto sites = static_cast<double>(site_updates_per_sweep(scheme, dim));  // 2n per SSOR iteration
-  const double state_bytes =
-      8.0 * static_cast<double>(chains) * (static_cast<double>(dim) + (domain == Domain::Dual ? n : 0.0));
-  const bool in_cache = state_bytes <= kCacheBytes;
-  const double update_ns = lockstep >= 8 ? (in_cache ? kNsPerUpdateBlock : kNsPerUpdateBlockMemory)
-                                         : (in_cache ? kNsPerUpdate : kNsPerUpdateMemory);
-  const double sweep_ns = static_cast<double>(every) * sites * static_cast<double>(chains) * update_ns;
+  const SweepCost cost = sweep_cost(model, domain, scheme, chains, lockstep);
+  const double sweep_ns = static_cast<double>(every) * cost.sites * static_cast<double>(chains) * cost.update_ns;
   const double map_ns = (nnz_q + 3 * n) * static_cast<double>(chains) * kNsPerNnz;
   if (!(target > 0)) target = 0.01;  // a time budget alone: choose for the usual 1% target
   DegreeChoice best;
@@ -481,16 +498,6 @@ MarginalMethod parse_marginal_method(const std::string& name) {
 }
 
 const char* to_string(MarginalMethod method) noexcept { return detail::enum_name(kMethods, method); }
-
-MarginalMethod default_marginal_method(const Model& model) {
-  const Graph& g = model.graph();
-  const double mean_degree = g.num_nodes() ? 2.0 * g.num_edges() / g.num_nodes() : 0.0;
-  const bool lattice_like = g.num_nodes() <= 3000000 && g.max_degree() <= 8 && mean_degree <= 6;
-  // Without a dual (a given Q that is not of factor width 2) the flows have no D_s: the primal sampler with the
-  // Dirichlet control variate (which needs only Q) in place of dual-cv.
-  if (!lattice_like && g.num_edges() > 0 && !model.has_dual()) return MarginalMethod::PrimalCv;
-  return lattice_like || g.num_edges() == 0 ? MarginalMethod::Exact : MarginalMethod::DualCv;
-}
 
 namespace {
 
@@ -582,44 +589,24 @@ MarginalResult rbmc_gibbs_marginals(const Model& model, const MarginalOptions& o
   return r;
 }
 
-}  // namespace
+// What the automatic method gives the sampling run (sampling_marginals): the burn-in and interval top it computed,
+// and the alternative's predicted cost, above which the pilot's prediction of the remaining run turns it away.
+struct SamplingPlan {
+  BurnIn burn_in;
+  double beta = 0;
+  double turn_ns = std::numeric_limits<double>::infinity();
+  double predicted_ns = std::numeric_limits<double>::quiet_NaN();  // the pilot's prediction, once made
+};
+struct TurnAway {};
 
-MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& options) {
-  // The variances do not depend on the model's mean, and the estimators assume zero-mean draws (mean(x_v^2)):
-  // sample the zero-mean fluctuation.
-  std::optional<Model> zero_mean;
-  if (model_in.has_mean()) zero_mean = model_in.without_mean();
-  const Model& model = zero_mean ? *zero_mean : model_in;
-  check_options(options);
-  // The dual and its flow energies E_v need D_s; primal-cv's Dirichlet identity needs only Q (FlowControlVariate gives
-  // a model without a dual its lower bound l_v alone).
-  const bool needs_dual = options.method == MarginalMethod::Dual || options.method == MarginalMethod::DualCv;
-  if (needs_dual) model.require_dual((std::string("marginals --method ") + to_string(options.method)).c_str());
-  MarginalOptions o = options;
-  const bool exact_draws = o.method == MarginalMethod::Cholesky || o.method == MarginalMethod::Rbmc;
-  if (o.chains == 0) o.chains = exact_draws ? kAutoCholeskyBatch : kAutoChains;
-  if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal &&
-      o.method != MarginalMethod::PrimalCv && o.method != MarginalMethod::RbmcGibbs)
-    throw std::invalid_argument(std::string("marginals: the scheme '") + to_string(o.scheme.kind) +
-                                "' applies to the primal sampling methods (primal, primal-cv, rbmc-gibbs), not to '" +
-                                to_string(o.method) + "'");
-  const Stopper stop{o, Clock::now()};
-  MarginalResult r;
-  r.method = o.method;
-
-  if (o.method == MarginalMethod::Exact) return exact_marginals(model, stop, r);
-
+// The sampling methods with the Woodbury or sample-variance estimators and the flow control variates: primal, dual,
+// dual-cv, primal-cv. `plan` (the automatic method; may be null) gives the burn-in and interval top it computed, and
+// the cost above which the pilot's prediction turns the run away (TurnAway) before the control variate is built.
+MarginalResult sampling_marginals(const Model& model, const MarginalOptions& o, const Stopper& stop, MarginalResult& r,
+                                  SamplingPlan* plan) {
   const bool dual = o.method == MarginalMethod::Dual || o.method == MarginalMethod::DualCv;
   const bool with_cv = o.method == MarginalMethod::DualCv || o.method == MarginalMethod::PrimalCv;
-  if (dual && model.num_edges() == 0)
-    throw std::invalid_argument(std::string("marginals: the method '") + to_string(o.method) +
-                                "' samples the dual domain, and this graph has no edges");
-  r.chains = o.chains;
   const Domain domain = dual ? Domain::Dual : Domain::Primal;
-  if (o.method == MarginalMethod::Cholesky) return cholesky_marginals(model, o, stop, r);
-  if (o.method == MarginalMethod::Rbmc) return rbmc_marginals(model, o, stop, r);
-  if (o.method == MarginalMethod::RbmcGibbs) return rbmc_gibbs_marginals(model, o, stop, r);
-  if (o.method == MarginalMethod::Probing) return probing_marginals(model, o, stop, r);
   double rel = 0;
 
   // The control variate is built before sampling when its degree is fixed (0 without one), and from a pilot of
@@ -640,7 +627,9 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   const bool automatic = with_cv && o.degree < 0;
   double beta = 0;  // the control variate's interval top, when the burn-in's spectrum gives it (burn_in_for)
   const BurnIn burn_in = o.burn_in ? BurnIn{o.burn_in, o.burn_in}
+                         : plan    ? plan->burn_in
                                    : burn_in_for(model, domain, o.max_sweeps, o.scheme, with_cv ? &beta : nullptr);
+  if (plan && !o.burn_in) beta = plan->beta;
   // The automatic degree's pilot starts after the shorter burn-in, which stands when the pilot's gap ratio allows it.
   r.burn_in = automatic ? burn_in.cv : burn_in.full;
   if (!automatic) build(with_cv ? o.degree : 0, 0, beta);
@@ -664,6 +653,10 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
             if (pilot.size() < 2) return;
             const DegreeChoice choice =
                 choose_degree(model, domain, pilot, o.every, o.chains, o.lockstep, o.rel_rmse, o.scheme, beta);
+            if (plan) {  // the automatic method: the pilot's prediction against the alternative's
+              plan->predicted_ns = choice.predicted_ns;
+              if (choice.predicted_ns > plan->turn_ns) throw TurnAway{};
+            }
             build(choice.degree, choice.kappa, choice.beta);
             r.pilot_gap_ratio = choice.gap_ratio;
             if (choice.gap_ratio > kCvBiasRatio && r.burn_in < burn_in.full) {
@@ -692,6 +685,284 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   fill_from(*acc, *cv, with_cv, r, o.rel_rmse);
   r.seconds = stop.elapsed();
   return r;
+}
+
+// ---- the automatic method ----------------------------------------------------------------------------------
+//
+// Each candidate's CPU time (one thread) is predicted from counts, cheapest prediction first, and the least wins:
+//
+// - exact: the selected inversion from the symbolic analysis, seconds = kExactStart + kExactPerFlop flops +
+//   kExactPerFactorNonzero nnz(L) + kExactPerNode |V|. Fitted (least squares on relative errors) to the measured
+//   factorization and selected inversion of 12 graphs (torus:100, 300, 1000, grid:500x500, torus3:30, 40, 50,
+//   kregular:3000,8, 10000,4, 30000,4, complete:50, 300; s = 1, sigma = 0.25; one thread, Intel Xeon Sapphire
+//   Rapids): within 13% on each graph above a millisecond. On a complete graph the factor is dense and its counts
+//   are known without the analysis (n^3/3 flops, n(n+1)/2 non-zeros).
+// - probing, on a complete graph only: the distance-1 colouring gives every node its own colour, so one sign set is
+//   exact, |V| solves; their iterations are those of one pilot solve (Q e_0), each costing kCgNsPerNonzero per
+//   non-zero of Q and kCgNsPerNode per node. Elsewhere its stochastic form was slower than another method on every
+//   graph measured (docs/accuracy.md), and its own search is what predicts it: not a candidate.
+// - the sampling method (dual-cv, or primal-cv for a model without a dual): at least the burn-in and two evaluations
+//   of its chains at the sweep cost of choose_degree (the shortest burn-in, 4 sweeps, before the rate's Lanczos run;
+//   then the predicted one). When that floor is below the others the run starts, and its pilot's prediction of the
+//   remaining run (choose_degree) is compared with them: above the least it turns to that method, its sampling
+//   spent.
+//
+// rbmc and rbmc-gibbs are not candidates: rbmc needs exact's factor and then more draws than its selected inversion
+// costs on every graph measured (1.4 to 36 times exact's time), and rbmc-gibbs is primal-cv at degree 1 where Q's
+// diagonal is constant, which primal-cv's degree search includes. Nor are cholesky, primal and dual (dominated by
+// rbmc and the control variates).
+constexpr double kExactStart = 1e-3;
+constexpr double kExactPerFlop = 2.42e-11;
+constexpr double kExactPerFactorNonzero = 7.35e-8;
+constexpr double kExactPerNode = 1.27e-6;
+// What a sampling run costs besides its counted sweeps, maps and precomputation (the rate's Lanczos run, the degree's
+// probes, the sampler's set-up): 11 to 19 ms on kregular:1000,4 to 10000,4 (measured run against its prediction).
+constexpr double kSamplingStart = 0.01;
+constexpr double kCgNsPerNonzero = 0.8;
+constexpr double kCgNsPerNode = 4.0;
+
+// An upper bound on lambda_2(L) of a connected graph, in O(|E|): the Rayleigh quotient of the centred distance from
+// a pseudo-peripheral node (the farthest node of a breadth-first search, searched from again). On an N x N torus it is
+// 1.22 lambda_2 (the circular distance's quotient, 12 / N^2, against 4 pi^2 / N^2). A test vector orthogonal to the
+// constants bounds lambda_2 from above whatever it is, so the burn-in it predicts is never longer than the true one.
+double fiedler_upper_bound(const Graph& g) {
+  const Index n = g.num_nodes();
+  const std::vector<Index>& offsets = g.incidence_offsets();
+  const std::vector<Index>& neighbors = g.incidence_neighbors();
+  std::vector<Index> dist(static_cast<std::size_t>(n));
+  auto search = [&](Index source) {
+    std::fill(dist.begin(), dist.end(), Index{-1});
+    std::vector<Index> queue{source};
+    dist[static_cast<std::size_t>(source)] = 0;
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const Index v = queue[head];
+      for (Index p = offsets[static_cast<std::size_t>(v)]; p < offsets[static_cast<std::size_t>(v) + 1]; ++p) {
+        const Index u = neighbors[static_cast<std::size_t>(p)];
+        if (dist[static_cast<std::size_t>(u)] < 0) {
+          dist[static_cast<std::size_t>(u)] = dist[static_cast<std::size_t>(v)] + 1;
+          queue.push_back(u);
+        }
+      }
+    }
+    return queue.back();  // a farthest node
+  };
+  search(search(0));
+  double mean = 0;
+  for (const Index d : dist) mean += static_cast<double>(d);
+  mean /= static_cast<double>(n);
+  double num = 0, den = 0;
+  for (const Edge& e : g.edges()) {
+    const double diff =
+        static_cast<double>(dist[static_cast<std::size_t>(e.head)] - dist[static_cast<std::size_t>(e.tail)]);
+    num += diff * diff;
+  }
+  for (const Index d : dist) den += (static_cast<double>(d) - mean) * (static_cast<double>(d) - mean);
+  return den > 0 ? num / den : std::numeric_limits<double>::infinity();
+}
+
+std::string seconds_text(double s) {
+  return std::isfinite(s) ? number_text(s, 2) + " s" : std::string("no prediction");
+}
+
+// The exact method, reusing an analysis when there is one; a factor that does not fit in memory ends it with
+// FactorizationError before allocating (CholeskyFactor::factorize).
+MarginalResult exact_from(const Model& model, CholeskyFactor* analyzed, const Stopper& stop, MarginalResult& r) {
+  if (!analyzed) return exact_marginals(model, stop, r);
+  analyzed->factorize(model.primal_precision());
+  r.estimate = analyzed->marginal_variances();
+  r.std_error = Eigen::VectorXd::Zero(r.estimate.size());
+  r.lower = r.upper = r.estimate;
+  r.reached_target = true;
+  r.seconds = stop.elapsed();
+  return r;
+}
+
+// The sampling method's burn-in at least: as burn_in_for predicts it from an upper bound on lambda_2 (the dual of a
+// homogeneous, connected graph with cycles; the automatic degree's shorter one), else at least 4 sweeps.
+std::size_t burn_in_floor(const Model& model, const MarginalOptions& o) {
+  if (o.burn_in) return o.burn_in;
+  const Graph& g = model.graph();
+  if (!model.has_dual() || !model.is_homogeneous() || !g.has_cycles() || g.num_components() != 1) return 4;
+  const double rate =
+      prop5_effective_dual_rate(fiedler_upper_bound(g), model.s(), model.sigma(), static_cast<double>(g.num_edges()));
+  return sweeps_to_decay(rate, o.degree < 0 ? 1e4 * kCvBiasRatio : 1e4, o.max_sweeps);
+}
+
+// Probing with every node its own colour (a complete graph at distance 1): |V| solves of the iterations of one pilot
+// solve, Q x = e_0, to probing_marginals' tolerance; infinity if it does not converge.
+double unit_probing_seconds(const SparseMatrix& q, double target, long long& iterations) {
+  const Index n = q.rows();
+  Eigen::ConjugateGradient<SparseMatrix, Eigen::Lower | Eigen::Upper, Eigen::DiagonalPreconditioner<double>> cg;
+  cg.setTolerance(1e-3 * target);
+  cg.setMaxIterations(10 * n);
+  cg.compute(q);
+  Eigen::VectorXd e0 = Eigen::VectorXd::Zero(n);
+  e0[0] = 1;
+  const Eigen::VectorXd x = cg.solve(e0);
+  if (cg.info() != Eigen::Success) return std::numeric_limits<double>::infinity();
+  iterations = cg.iterations();
+  const double dn = static_cast<double>(n);
+  return 1e-9 * dn * static_cast<double>(iterations + 1) *
+         (static_cast<double>(q.nonZeros()) * kCgNsPerNonzero + dn * kCgNsPerNode);
+}
+
+// The counts of exact's prediction: a complete graph's dense factor, else CHOLMOD's symbolic analysis (kept in
+// `factor` for the run; infinite counts where it fails).
+struct ExactCounts {
+  double nodes = 0, flops = 0, factor_nonzeros = 0;
+  double seconds() const {
+    return kExactStart + kExactPerFlop * flops + kExactPerFactorNonzero * factor_nonzeros + kExactPerNode * nodes;
+  }
+};
+ExactCounts exact_counts(const SparseMatrix& q, bool complete, std::optional<CholeskyFactor>& factor) {
+  const double n = static_cast<double>(q.rows());
+  ExactCounts c{n, n * n * n / 3, n * (n + 1) / 2};
+  if (complete) return c;
+  try {
+    factor.emplace();
+    factor->plan_selected_inversion();
+    factor->analyze(q);
+    c.flops = factor->stats().flops;
+    c.factor_nonzeros = factor->stats().nnz_L;
+  } catch (const FactorizationError&) {
+    factor.reset();
+    c.flops = c.factor_nonzeros = std::numeric_limits<double>::infinity();
+  }
+  return c;
+}
+
+MarginalResult auto_marginals(const Model& model, MarginalOptions& o, const Stopper& stop, MarginalResult& r) {
+  MethodChoice& c = r.choice;
+  c.automatic = true;
+  const auto run_exact = [&](CholeskyFactor* analyzed, const std::string& why) {
+    o.method = r.method = MarginalMethod::Exact;
+    c.reason = "exact: " + why;
+    return exact_from(model, analyzed, stop, r);
+  };
+  const Index n = model.num_nodes();
+  const double dn = static_cast<double>(n), dm = static_cast<double>(model.num_edges());
+  if (model.num_edges() == 0) return run_exact(nullptr, "the graph has no edges (Q is diagonal)");
+  const bool dual = model.has_dual();
+  const MarginalMethod sampler = dual ? MarginalMethod::DualCv : MarginalMethod::PrimalCv;
+  const Domain domain = dual ? Domain::Dual : Domain::Primal;
+  const SweepCost sweep = sweep_cost(model, domain, o.scheme, o.chains, o.lockstep);
+  const double eval_ns = static_cast<double>(o.every) * sweep.sites * static_cast<double>(o.chains) * sweep.update_ns;
+  const auto sampling_floor = [&](std::size_t burn_in) {
+    return kSamplingStart +
+           1e-9 * (static_cast<double>(burn_in) * sweep.sites * static_cast<double>(o.chains) * sweep.update_ns +
+                   2 * eval_ns);
+  };
+  const SparseMatrix q = model.primal_precision();
+  const bool complete = dm == dn * (dn - 1) / 2;
+  const double target = o.rel_rmse > 0 ? o.rel_rmse : 0.01;
+
+  // The cheapest predictions first.
+  const std::size_t floor_burn_in = burn_in_floor(model, o);
+  c.sampling_seconds = sampling_floor(floor_burn_in);
+  long long pilot_iterations = 0;
+  if (complete) c.probing_seconds = unit_probing_seconds(q, target, pilot_iterations);
+  std::optional<CholeskyFactor> factor;
+  const ExactCounts counts = exact_counts(q, complete, factor);
+  c.exact_seconds = counts.seconds();
+  const std::string exact_text = seconds_text(c.exact_seconds) + " (" + number_text(counts.flops, 2) + " flops, " +
+                                 number_text(counts.factor_nonzeros, 2) + " factor non-zeros)";
+  const auto run_probing = [&](const std::string& against) {
+    o.method = r.method = MarginalMethod::Probing;
+    c.reason = "probing: predicted " + seconds_text(c.probing_seconds) + " (a complete graph: one sign set of " +
+               std::to_string(n) + " colours is exact; " + std::to_string(pilot_iterations) +
+               " conjugate-gradient iterations per solve) against " + against;
+    return probing_marginals(model, o, stop, r);
+  };
+  const std::string sampler_name = to_string(sampler);
+  const auto run_least = [&](const std::string& sampling_text, CholeskyFactor* analyzed) {
+    if (c.probing_seconds < c.exact_seconds) return run_probing("exact's " + exact_text + " and " + sampling_text);
+    try {
+      return run_exact(analyzed, "predicted " + exact_text + " against " + sampling_text);
+    } catch (const FactorizationError& e) {  // the factor does not fit in memory: the sampling method after all
+      const MethodChoice kept = c;
+      r = MarginalResult{};
+      r.chains = o.chains;
+      r.choice = kept;
+      r.choice.exact_seconds = std::numeric_limits<double>::infinity();
+      r.choice.reason = sampler_name + ": exact was predicted faster (" + exact_text + ") but failed: " + e.what();
+      o.method = r.method = sampler;
+      return sampling_marginals(model, o, stop, r, nullptr);
+    }
+  };
+  if (std::min(c.exact_seconds, c.probing_seconds) <= c.sampling_seconds)
+    return run_least("at least " + seconds_text(c.sampling_seconds) + " for " + sampler_name +
+                         " (a burn-in of at least " + std::to_string(floor_burn_in) + " sweeps and two evaluations)",
+                     factor ? &*factor : nullptr);
+
+  // The sampling method's own burn-in (a Lanczos run on the graph).
+  SamplingPlan plan;
+  plan.burn_in =
+      o.burn_in ? BurnIn{o.burn_in, o.burn_in} : burn_in_for(model, domain, o.max_sweeps, o.scheme, &plan.beta);
+  const std::size_t first = o.degree < 0 ? plan.burn_in.cv : plan.burn_in.full;
+  c.sampling_seconds = sampling_floor(first);
+  if (std::min(c.exact_seconds, c.probing_seconds) <= c.sampling_seconds)
+    return run_least("at least " + seconds_text(c.sampling_seconds) + " for " + sampler_name + " (a burn-in of " +
+                         std::to_string(first) + " sweeps and two evaluations)",
+                     factor ? &*factor : nullptr);
+  plan.turn_ns = 1e9 * std::min(c.exact_seconds, c.probing_seconds);
+  o.method = r.method = sampler;
+  try {
+    sampling_marginals(model, o, stop, r, &plan);
+  } catch (const TurnAway&) {
+    c.sampling_seconds = 1e-9 * plan.predicted_ns + c.sampling_seconds;
+    const MethodChoice kept = c;
+    r = MarginalResult{};
+    r.chains = o.chains;
+    r.choice = kept;
+    return run_least("its pilot's " + seconds_text(1e-9 * plan.predicted_ns) + " more for " + sampler_name +
+                         " (turned away after its pilot)",
+                     factor ? &*factor : nullptr);
+  }
+  if (std::isfinite(plan.predicted_ns)) c.sampling_seconds += 1e-9 * plan.predicted_ns;  // the floor holds the start
+  c.reason = sampler_name + ": predicted " + seconds_text(c.sampling_seconds) + " (" +
+             (std::isfinite(plan.predicted_ns) ? "its burn-in and pilot's prediction" : "at least its burn-in") +
+             ") against exact's " + exact_text +
+             (std::isfinite(c.probing_seconds) ? " and probing's " + seconds_text(c.probing_seconds) : "");
+  return r;
+}
+}  // namespace
+
+MarginalResult estimate_marginal_variances(const Model& model_in, const MarginalOptions& options) {
+  // The variances do not depend on the model's mean, and the estimators assume zero-mean draws (mean(x_v^2)):
+  // sample the zero-mean fluctuation.
+  std::optional<Model> zero_mean;
+  if (model_in.has_mean()) zero_mean = model_in.without_mean();
+  const Model& model = zero_mean ? *zero_mean : model_in;
+  check_options(options);
+  // The dual and its flow energies E_v need D_s; primal-cv's Dirichlet identity needs only Q (FlowControlVariate gives
+  // a model without a dual its lower bound l_v alone).
+  const bool needs_dual = options.method == MarginalMethod::Dual || options.method == MarginalMethod::DualCv;
+  if (needs_dual) model.require_dual((std::string("marginals --method ") + to_string(options.method)).c_str());
+  MarginalOptions o = options;
+  const bool exact_draws = o.method == MarginalMethod::Cholesky || o.method == MarginalMethod::Rbmc;
+  if (o.chains == 0) o.chains = exact_draws ? kAutoCholeskyBatch : kAutoChains;
+  if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal &&
+      o.method != MarginalMethod::PrimalCv && o.method != MarginalMethod::RbmcGibbs)
+    throw std::invalid_argument(std::string("marginals: the scheme '") + to_string(o.scheme.kind) +
+                                "' applies to the primal sampling methods (primal, primal-cv, rbmc-gibbs), not to '" +
+                                to_string(o.method) + "'");
+  const Stopper stop{o, Clock::now()};
+  MarginalResult r;
+  r.method = o.method;
+
+  if (o.method == MarginalMethod::Exact) return exact_marginals(model, stop, r);
+
+  const bool dual = o.method == MarginalMethod::Dual || o.method == MarginalMethod::DualCv;
+  if (dual && model.num_edges() == 0)
+    throw std::invalid_argument(std::string("marginals: the method '") + to_string(o.method) +
+                                "' samples the dual domain, and this graph has no edges");
+  r.chains = o.chains;
+  if (o.method == MarginalMethod::Cholesky) return cholesky_marginals(model, o, stop, r);
+  if (o.method == MarginalMethod::Rbmc) return rbmc_marginals(model, o, stop, r);
+  if (o.method == MarginalMethod::RbmcGibbs) return rbmc_gibbs_marginals(model, o, stop, r);
+  if (o.method == MarginalMethod::Probing) return probing_marginals(model, o, stop, r);
+  if (o.method == MarginalMethod::Auto) return auto_marginals(model, o, stop, r);
+  return sampling_marginals(model, o, stop, r, nullptr);
 }
 
 }  // namespace dualgibbs

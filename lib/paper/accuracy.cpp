@@ -32,9 +32,9 @@ ExperimentResult run_accuracy(const ExperimentOptions& opt) {
       s.graphs.push_back({"kregular:10000,4", 1, 0.25});
       s.graphs.push_back({"torus3:20", 1, 0.25});
     }
-    s.methods = {MarginalMethod::Exact,  MarginalMethod::Primal,    MarginalMethod::Dual,
-                 MarginalMethod::DualCv, MarginalMethod::PrimalCv,  MarginalMethod::Cholesky,
-                 MarginalMethod::Rbmc,   MarginalMethod::RbmcGibbs, MarginalMethod::Probing};
+    s.methods = {MarginalMethod::Exact,    MarginalMethod::Primal,   MarginalMethod::Dual, MarginalMethod::DualCv,
+                 MarginalMethod::PrimalCv, MarginalMethod::Cholesky, MarginalMethod::Rbmc, MarginalMethod::RbmcGibbs,
+                 MarginalMethod::Probing,  MarginalMethod::Auto};
     s.cheby_ssor = {MarginalMethod::Primal};
     s.targets = opt.quick ? std::vector<double>{0.05} : std::vector<double>{0.01, 0.001};
     s.replicates = opt.quick ? 2 : 5;

@@ -224,8 +224,10 @@ tolerance: relative residual of the iterative eigensolvers. The GIL is released.
         "lambda_min"_a = py::none(), "lambda_max"_a = py::none(), "mean_solver"_a = "cholesky",
         "mean_tolerance"_a = 1e-10, R"doc(
 Marginal variances Var(X_v) of every node to a target accuracy, as `dualgibbs marginals` (docs/accuracy.md), with its
-defaults. method: 'primal', 'dual', 'dual-cv', 'primal-cv', 'cholesky', 'rbmc', 'rbmc-gibbs', 'probing' or 'exact'; None picks the command's default
-(exact for lattice-like graphs, dual-cv otherwise, primal-cv there for a model without a dual). Stops when the RMS relative standard error is at most rel_rmse
+defaults. method: 'auto', 'primal', 'dual', 'dual-cv', 'primal-cv', 'cholesky', 'rbmc', 'rbmc-gibbs', 'probing' or
+'exact'; None is 'auto', the method predicted fastest (exact, probing on a complete graph, or dual-cv, primal-cv without
+a dual), which records why in 'auto_reason' and its predictions in 'auto_exact_seconds', 'auto_probing_seconds' and
+'auto_sampling_seconds'. Stops when the RMS relative standard error is at most rel_rmse
 (None: 0.01 unless `seconds` is given) or after `seconds`. chains = 0: 16 chains (100 draws per batch for cholesky);
 lockstep: chains per shared-schedule block of the sampler (1, 2, 4, 8 or 16). scheme, omega, lambda_min, lambda_max:
 the sweep scheme of the primal methods ('gibbs', 'ssor', 'cheby-ssor'). For a model with a mean, the posterior mean

@@ -49,7 +49,8 @@ def test_info_without_spec_has_no_family_closed_forms():
 
 
 @pytest.mark.parametrize("method,extra", [("dual-cv", []), ("primal-cv", ["--scheme", "ssor"]), ("exact", []),
-                                          ("rbmc", []), ("rbmc-gibbs", ["--scheme", "ssor"]), ("probing", [])])
+                                          ("rbmc", []), ("rbmc-gibbs", ["--scheme", "ssor"]), ("probing", []),
+                                          ("auto", [])])
 def test_marginals_is_the_commands_record(cli, method, extra):
     ref = cli_json(cli, "marginals", "--graph", "torus:8", "--sigma", "0.25", "--seed", "3", "--threads", "1",
                    "--method", method, "--rel-rmse", "0.05", *extra)
@@ -77,6 +78,9 @@ def test_marginals_with_observations_records_the_mean(cli, tmp_path):
 def test_marginals_defaults_and_checks_are_the_commands():
     model = dg.Model.from_spec("cycle:12")
     assert dg.marginals(model, method="exact")["target_rel_rmse"] == 0.01
+    default = dg.marginals(model)  # auto: a cycle's factor costs less than any sampling
+    assert default["method"] == "exact" and default["auto_reason"].startswith("exact: predicted")
+    assert default["auto_exact_seconds"] < default["auto_sampling_seconds"] and default["auto_probing_seconds"] is None
     budget = dg.marginals(model, method="dual", seconds=0.5, threads=1)
     assert budget["target_rel_rmse"] == 0 and budget["budget_seconds"] == 0.5  # a budget alone has no target
     with pytest.raises(ValueError, match="--rel-rmse"):

@@ -28,8 +28,8 @@ namespace dualgibbs::api {
 
 /// The options of `marginals`, with the command's defaults.
 struct MarginalsOptions {
-  /// primal, dual, dual-cv, primal-cv, cholesky or exact; empty: default_marginal_method() (exact on lattice-like
-  /// graphs, dual-cv otherwise, primal-cv there for a model without a dual).
+  /// primal, dual, dual-cv, primal-cv, cholesky, rbmc, rbmc-gibbs, probing, exact or auto; empty: auto (the method
+  /// predicted fastest, MarginalMethod::Auto).
   std::optional<std::string> method;
   /// Stop at this RMS relative standard error (> 0); empty: 0.01, or no target when `seconds` is given.
   std::optional<double> rel_rmse;
@@ -51,9 +51,11 @@ struct MarginalsResult {
   std::optional<PosteriorMean> mean;  ///< the posterior mean of a model with a mean
   /// provenance() of "marginals", then method, the scheme's fields (add_scheme_record()), nodes, edges,
   /// estimate_mean, rel_se_rms, target_rel_rmse, budget_seconds, reached_target, seconds, sweeps, burn_in, chains,
-  /// lockstep, samples, degree, gap_ratio_rms, pilot_gap_ratio, bracket_rel_width_rms (null without a bracket) and,
-  /// with a mean, observed_nodes, mean_solver, mean_iterations, mean_relative_residual, mean_seconds,
-  /// posterior_mean_min, posterior_mean_max, posterior_mean_mean.
+  /// lockstep, samples, degree, gap_ratio_rms, pilot_gap_ratio, bracket_rel_width_rms (null without a bracket),
+  /// with the automatic method auto_reason, auto_exact_seconds, auto_probing_seconds and auto_sampling_seconds (its
+  /// predictions, MethodChoice; null where none was made) and, with a mean, observed_nodes, mean_solver,
+  /// mean_iterations, mean_relative_residual, mean_seconds, posterior_mean_min, posterior_mean_max,
+  /// posterior_mean_mean.
   Record record;
   /// Whether the run succeeded: it reached its target, or it had none (a budget alone).
   /// \return true if the run succeeded

@@ -3,8 +3,8 @@
 /// Marginal variances V_v = Var(X_v) of every node to a requested accuracy, by any of nine methods: the primal or
 /// dual Gibbs sampler with plain estimators, the same with the flow control variates (estimation/flow_cv.hpp),
 /// Monte Carlo with exact CHOLMOD draws, Rao-Blackwellized Monte Carlo from exact or Gibbs draws, probing with
-/// conjugate gradients (estimation/probing.hpp), or selected inversion (exact). The function behind `dualgibbs
-/// marginals`.
+/// conjugate gradients (estimation/probing.hpp), or selected inversion (exact); or by the one of them that a cheap
+/// prediction says is fastest (MarginalMethod::Auto). The function behind `dualgibbs marginals`.
 ///
 /// The sampling methods run independent chains (run_ensemble, random scan, random start N(0, diag(M)^-1)), discard
 /// a burn-in, then evaluate every `every` sweeps and stop when the estimated relative standard error, RMS over
@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,17 @@ enum class MarginalMethod {
   RbmcGibbs,  ///< the same estimator from primal Gibbs draws (the scheme of the primal methods)
   /// probing (estimation/probing.hpp): distance-k colourings, random signs per colour, Jacobi-preconditioned
   /// conjugate gradients; k chosen from two sign sets per k, then sign sets until the target
-  Probing
+  Probing,
+  /// the method predicted fastest for this model and target, from counts that do not depend on the machine's load:
+  /// exact (the symbolic analysis's flops and factor non-zeros), probing (complete graphs, where one sign set at
+  /// distance 1 is exact: a pilot solve's iterations), or the flow control variates (dual-cv, primal-cv without a
+  /// dual: their burn-in, then their pilot's prediction, after which the run may still turn to exact).
+  /// MarginalResult::choice says what was predicted; docs/accuracy.md, "The automatic method", gives the rule.
+  Auto
 };
 
-/// "primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact", "rbmc", "rbmc-gibbs" or "probing". \throws
-/// std::invalid_argument otherwise.
+/// "primal", "dual", "dual-cv", "primal-cv", "cholesky", "exact", "rbmc", "rbmc-gibbs", "probing" or "auto".
+/// \throws std::invalid_argument otherwise.
 /// \param name the method's name
 /// \return the method
 DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
@@ -61,14 +68,6 @@ DUALGIBBS_EXPORT MarginalMethod parse_marginal_method(const std::string& name);
 /// \param method the method
 /// \return its name
 DUALGIBBS_EXPORT const char* to_string(MarginalMethod method) noexcept;
-/// The default method for a model: Exact when the graph is lattice-like (at most 3e6 nodes, maximum degree <= 8 and
-/// mean degree <= 6: CHOLMOD's factor stays sparse and selected inversion is both exact and fastest), otherwise
-/// DualCv (expanders and dense graphs, where the factor fills in), or PrimalCv there for a model without a dual (the
-/// Dirichlet control variate needs only Q). Why: docs/accuracy.md, "`dualgibbs marginals`".
-/// \param model the model
-/// \return Exact, DualCv or PrimalCv
-DUALGIBBS_EXPORT MarginalMethod default_marginal_method(const Model& model);
-
 /// Chains of the sampling methods when MarginalOptions::chains is 0.
 inline constexpr std::size_t kAutoChains = 16;
 /// Exact draws per batch of the cholesky and rbmc methods when MarginalOptions::chains is 0.
@@ -111,6 +110,23 @@ struct MarginalOptions {
   std::function<void(double)> progress;
 };
 
+/// What MarginalMethod::Auto predicted, and what it chose. The predictions are CPU seconds of one thread, computed
+/// from counts (flops, non-zeros, sweeps, solver iterations) with per-operation constants measured on one machine,
+/// so that the choice, and the result of a seed, depends neither on the machine's load nor on the thread count.
+struct MethodChoice {
+  bool automatic = false;  ///< true when MarginalMethod::Auto chose the method
+  /// exact: selected inversion, from the symbolic analysis (infinity where it failed, e.g. out of memory)
+  double exact_seconds = std::numeric_limits<double>::infinity();
+  /// probing: on a complete graph one sign set at distance 1 (one solve per node, from a pilot solve's iterations)
+  /// is exact; infinity on other graphs (its stochastic form was not faster than the other methods on any graph
+  /// measured)
+  double probing_seconds = std::numeric_limits<double>::infinity();
+  /// the sampling method (dual-cv, or primal-cv without a dual): before its pilot a lower bound (the burn-in and two
+  /// evaluations), after it the pilot's prediction of the whole run
+  double sampling_seconds = std::numeric_limits<double>::infinity();
+  std::string reason;  ///< the choice in words, with the predictions that made it
+};
+
 /// What estimate_marginal_variances() found.
 struct MarginalResult {
   MarginalMethod method = MarginalMethod::Exact;  ///< the method that ran
@@ -135,6 +151,7 @@ struct MarginalResult {
   /// The same ratio on the tuning nodes from the pilot that chose an automatic degree (0 when the degree was given).
   double pilot_gap_ratio = 0;
   bool reached_target = false;  ///< rel_se_rms <= rel_rmse when the run stopped (always true for exact)
+  MethodChoice choice;          ///< with MarginalMethod::Auto: its predictions and reason (`method` is the one chosen)
 };
 
 /// Marginal variances of every node by `options.method`. The burn-in, when not given, is the number of sweeps
