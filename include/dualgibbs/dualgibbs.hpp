@@ -32,6 +32,7 @@
 // estimation/: moments, Woodbury, split-half errors, fits
 #include <dualgibbs/estimation/estimators.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
+#include <dualgibbs/estimation/probing.hpp>
 #include <dualgibbs/estimation/validate.hpp>
 // experiments/: the convergence measurement, marginal variances to a target
 #include <dualgibbs/experiments/experiments.hpp>

@@ -54,7 +54,8 @@ DistanceColoring distance_coloring(const SparseMatrix& matrix, int k) {
 }
 
 Eigen::VectorXd probe_diagonal(const SparseMatrix& matrix, const DistanceColoring& coloring, std::uint64_t seed,
-                               double tolerance, unsigned threads, ProbeStats* stats) {
+                               double tolerance, unsigned threads, ProbeStats* stats,
+                               const std::function<bool()>& cancel) {
   SparseMatrix copy;
   const SparseMatrix& q = compressed(matrix, copy);
   const Index n = q.rows();
@@ -83,6 +84,9 @@ Eigen::VectorXd probe_diagonal(const SparseMatrix& matrix, const DistanceColorin
   std::vector<long long> iterations(members.size(), 0);
   std::vector<double> residuals(members.size(), 0.0);
   detail::run_worker_tasks(members.size(), std::max(1u, workers), [&](std::size_t c, unsigned worker) {
+    if (cancel && cancel())
+      throw ProbeCancelled("probe_diagonal: cancelled before colour " + std::to_string(c) + " of " +
+                           std::to_string(members.size()));
     std::unique_ptr<Solver>& cg = solvers[worker];
     if (!cg) {
       cg = std::make_unique<Solver>();

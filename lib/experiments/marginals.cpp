@@ -290,8 +290,11 @@ MarginalResult probing_marginals(const Model& model, const MarginalOptions& o, c
   const unsigned threads = o.threads ? o.threads : available_threads();
   double rel = 0;
   std::uint64_t set_seed = 0;
+  // A time budget is asked before every solve (a set of many colours can outlast it): ProbeCancelled ends the set.
+  const auto out_of_time = [&] { return o.seconds > 0 && stop.elapsed() >= o.seconds; };
   auto next_set = [&](const DistanceColoring& c) {
-    Eigen::VectorXd d = probe_diagonal(q, c, mix64(o.seed + 0x9e3779b97f4a7c15ULL * ++set_seed), tolerance, threads);
+    Eigen::VectorXd d = probe_diagonal(q, c, mix64(o.seed + 0x9e3779b97f4a7c15ULL * ++set_seed), tolerance, threads,
+                                       nullptr, out_of_time);
     r.samples += static_cast<std::size_t>(c.colors);
     return d;
   };
@@ -301,14 +304,19 @@ MarginalResult probing_marginals(const Model& model, const MarginalOptions& o, c
   double best_cost = std::numeric_limits<double>::infinity();
   int worse = 0;  // consecutive distances that did not improve on the best
   for (const int k : kProbingDistances) {
+    if (out_of_time()) break;
     DistanceColoring c = distance_coloring(q, k);
     // Two sets of this k cost more than the best prediction so far: it cannot win (nor, with more colours, a larger
     // k). On kregular:10000,4 this skips k = 8 and 10 (1602 and 9639 colours) after k = 6 (272 colours, predicted
     // 1211 solves), which cost 20 times the run's solves.
     if (2.0 * static_cast<double>(c.colors) >= best_cost) break;
     ProbingSets sets(n);
-    sets.add(next_set(c));
-    if (c.colors < n) sets.add(next_set(c));
+    try {
+      sets.add(next_set(c));
+      if (c.colors < n) sets.add(next_set(c));
+    } catch (const ProbeCancelled&) {
+      break;  // the budget ran out within this distance's sets: the best so far stands
+    }
     const double single = c.colors < n ? rms_relative(sets.std_error(), sets.estimate()) * std::sqrt(2.0) : 0.0;
     const double cost = static_cast<double>(c.colors) * std::max(2.0, std::pow(single / target, 2));
     const bool better = cost < best_cost;  // false for a NaN
@@ -318,14 +326,20 @@ MarginalResult probing_marginals(const Model& model, const MarginalOptions& o, c
       best = std::move(c);
       best_sets = std::move(sets);
     }
-    if (worse == kProbingPatience || best->colors == n || (o.seconds > 0 && stop.elapsed() >= o.seconds)) break;
+    if (worse == kProbingPatience || (best && best->colors == n) || out_of_time()) break;
   }
+  if (!best)
+    throw std::invalid_argument(
+        "marginals: the time budget ran out before probing's first two sign sets (give more seconds)");
   r.degree = best->distance;
   if (best->colors == n) {  // every node its own colour: one set is exact (to the solves' tolerance)
     r.estimate = best_sets->estimate();
     r.std_error = Eigen::VectorXd::Zero(n);
   } else {
-    while (!stop.done(*best_sets, rel)) best_sets->add(next_set(*best));
+    try {
+      while (!stop.done(*best_sets, rel)) best_sets->add(next_set(*best));
+    } catch (const ProbeCancelled&) {  // the budget ran out within a set: the complete sets stand
+    }
     r.estimate = best_sets->estimate();
     r.std_error = best_sets->std_error();
   }

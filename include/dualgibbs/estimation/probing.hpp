@@ -21,6 +21,8 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 namespace dualgibbs {
@@ -56,12 +58,21 @@ struct ProbeStats {
 /// \param threads threads (0: available_threads())
 /// \param stats where the iterations and residuals go (may be null)
 /// \return the estimate of diag(Q^-1)
+/// \param cancel asked before each colour's solve (may be empty): true ends the call with ProbeCancelled (a time
+///        budget that runs out within a sign set of many colours)
 /// \throws std::invalid_argument for a colouring of another size, a tolerance outside (0, 1) or a diagonal entry
 ///         that is not positive and finite; std::runtime_error when a solve does not reach the tolerance in 10 |V|
-///         iterations (too ill-conditioned for the tolerance). Q must be positive definite: beyond its diagonal this
-///         is not checked (conjugate gradients can converge on an indefinite matrix, to a meaningless estimate).
+///         iterations (too ill-conditioned for the tolerance); ProbeCancelled when `cancel` returned true. Q must be
+///         positive definite: beyond its diagonal this is not checked (conjugate gradients can converge on an
+///         indefinite matrix, to a meaningless estimate).
 DUALGIBBS_EXPORT Eigen::VectorXd probe_diagonal(const SparseMatrix& q, const DistanceColoring& coloring,
                                                 std::uint64_t seed, double tolerance, unsigned threads = 1,
-                                                ProbeStats* stats = nullptr);
+                                                ProbeStats* stats = nullptr, const std::function<bool()>& cancel = {});
+
+/// Thrown by probe_diagonal() when its `cancel` returned true: the sign set is incomplete and has no estimate.
+class DUALGIBBS_EXPORT ProbeCancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace dualgibbs
