@@ -73,7 +73,7 @@ expect_exit 2 "chains = 1" marginals --graph torus:5 --method dual-cv --chains 1
 expect_exit 2 "lockstep = 5" marginals --graph torus:5 --method dual-cv --lockstep 5
 expect_exit 2 "no edges" marginals --graph path:1 --method dual
 expect_exit 2 "apply to --method primal, primal-cv and rbmc-gibbs, not dual-cv" marginals --graph torus:5 --method dual-cv --scheme cheby-ssor
-expect_exit 2 "apply to --method primal, primal-cv and rbmc-gibbs, not exact" marginals --graph torus:5 --omega 1.2
+expect_exit 2 "apply to --method primal, primal-cv and rbmc-gibbs, not auto" marginals --graph torus:5 --omega 1.2
 expect_exit 2 "unknown scheme 'fast'" marginals --graph torus:5 --method primal --scheme fast
 expect_exit 2 "budget ran out" marginals --graph torus:40 --sigma 0.05 --method primal --seconds 0.000001
 # A target not reached within --max-sweeps is a failure (exit 1), with the estimate still printed.
