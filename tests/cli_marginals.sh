@@ -64,6 +64,20 @@ assert j["scheme"] == "cheby-ssor" and 0 < j["lambda_min"] <= j["lambda_max"] <=
 assert j["reached_target"] and j["rel_se_rms"] <= 0.05 and j["burn_in"] >= 4, j
 ' "$tmp/c.json"
 
+# The default method, auto: it says what it chose and why, in the text and in the JSON (a lattice: exact; an
+# expander: dual-cv).
+check "auto text" "$exe" marginals --graph torus:20 --sigma 0.25
+cp "$tmp/out" "$tmp/a.txt"
+check "auto says why" grep -q "^auto chose exact: predicted" "$tmp/a.txt"
+check "auto JSON" "$exe" marginals --graph kregular:5000,4 --sigma 0.25 --json --quiet
+cp "$tmp/out" "$tmp/a.json"
+check "auto JSON fields" $py -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["method"] == "dual-cv" and j["auto_reason"].startswith("dual-cv: predicted"), j
+assert j["auto_sampling_seconds"] < j["auto_exact_seconds"] and j["auto_probing_seconds"] is None, j
+' "$tmp/a.json"
+
 # Bad input: one line on stderr, exit 2.
 expect_exit 2 "rel-rmse.*must be > 0" marginals --graph torus:5 --rel-rmse 0
 expect_exit 2 "rel-rmse.*must be > 0" marginals --graph torus:5 --rel-rmse -0.5
