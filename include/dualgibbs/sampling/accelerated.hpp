@@ -50,13 +50,15 @@ namespace dualgibbs {
 /// The extreme eigenvalues of M_omega^-1 A for an SPD matrix A (full symmetric storage), from the symmetric
 /// similar operator K^1/2 M_f^-1 A M_f^-T K^1/2 (M_f = D / omega + L, K = (2 - omega) / omega D): dense for n <= 400,
 /// else Spectra's Lanczos (two runs, largest and smallest). O(nnz) per Lanczos step; the smallest eigenvalue of a
-/// large lattice needs many steps (about a minute for the 10^6-node torus).
+/// large lattice needs many steps (about a minute for the 10^6-node torus). Where many eigenvalues crowd just below 1
+/// (the dual of a graph with many cycles) the largest does not converge in 200 restarts, and lambda_max is the bound 1
+/// that every SSOR preconditioner obeys (an interval that still contains the spectrum).
 /// \param A the SPD matrix, full symmetric storage
 /// \param omega the relaxation, in (0, 2)
 /// \return omega and the extreme eigenvalues
 /// \throws std::invalid_argument for omega outside (0, 2), an empty, non-square or non-finite A, or a diagonal entry
-///         that is not positive; std::runtime_error if Lanczos does not converge or the smallest eigenvalue is not
-///         positive (A is not numerically positive definite: a numerical failure, as for a factorization).
+///         that is not positive; std::runtime_error if Lanczos does not converge to the smallest eigenvalue or it is
+///         not positive (A is not numerically positive definite: a numerical failure, as for a factorization).
 DUALGIBBS_EXPORT SsorSpectrum ssor_spectrum(const SparseMatrix& A, double omega);
 
 /// ssor_spectrum of the domain's precision: Q (primal) or R (dual, formed explicitly for the computation).
