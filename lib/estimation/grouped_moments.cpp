@@ -229,12 +229,15 @@ std::vector<Eigen::VectorXd> common_centres(const DrawSets& d, ChainGroup* share
     for (std::size_t g = lo; g < hi; ++g)
       for (std::size_t b = 0; b < sets; ++b) {
         const auto block = d.columns(b, g);
-        if (!all_finite(block)) fail("GroupedMoments", "draws contain NaN or infinite values");
         double* sum = share_centre ? packed.data() + (g * sets + b) * udim
                                    : column_sums[b].col(static_cast<Eigen::Index>(g)).data();
         Eigen::Map<Eigen::VectorXd> acc(sum, d.dim);
         acc.setZero();
         for (Eigen::Index k = 0; k < block.cols(); ++k) acc += block.col(k);
+        // A NaN or an infinity among the draws makes their sum non-finite: the block is read once, not twice.
+        if (!acc.allFinite())
+          fail("GroupedMoments",
+               all_finite(block) ? "draws too large: their sum overflows" : "draws contain NaN or infinite values");
       }
   });
   std::vector<Eigen::VectorXd> centres(sets);
