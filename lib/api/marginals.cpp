@@ -77,11 +77,10 @@ Record marginals_record(const Model& model, const MarginalsResult& res, const Mo
           ? Record(std::sqrt(((r.upper - r.lower).array() / r.estimate.array()).square().mean()))
           : Record(nullptr);
   if (r.choice.automatic) {  // the automatic method's predictions (CPU seconds of one thread; null: none made)
-    const auto seconds = [](double x) { return std::isfinite(x) ? Record(x) : Record(nullptr); };
     j["auto_reason"] = r.choice.reason;
-    j["auto_exact_seconds"] = seconds(r.choice.exact_seconds);
-    j["auto_probing_seconds"] = seconds(r.choice.probing_seconds);
-    j["auto_sampling_seconds"] = seconds(r.choice.sampling_seconds);
+    j["auto_exact_seconds"] = number(r.choice.exact_seconds);
+    j["auto_probing_seconds"] = number(r.choice.probing_seconds);
+    j["auto_sampling_seconds"] = number(r.choice.sampling_seconds);
   }
   if (res.mean) add_posterior_mean_record(j, *res.mean, observed);
   return j;

@@ -516,8 +516,14 @@ const char* to_string(MarginalMethod method) noexcept { return detail::enum_name
 namespace {
 
 // The exact method: selected inversion of Q.
-MarginalResult exact_marginals(const Model& model, const Stopper& stop, MarginalResult& r) {
-  r.estimate = marginal_variances(model, Domain::Primal);
+MarginalResult exact_marginals(const Model& model, const Stopper& stop, MarginalResult& r,
+                               CholeskyFactor* analyzed = nullptr) {
+  if (analyzed) {  // the automatic method's analysis of Q; factorize() refuses a factor that does not fit in memory
+    analyzed->factorize(model.primal_precision());
+    r.estimate = analyzed->marginal_variances();
+  } else {
+    r.estimate = marginal_variances(model, Domain::Primal);
+  }
   r.std_error = Eigen::VectorXd::Zero(r.estimate.size());
   r.lower = r.upper = r.estimate;
   r.reached_target = true;
@@ -778,19 +784,6 @@ std::string seconds_text(double s) {
   return std::isfinite(s) ? number_text(s, 2) + " s" : std::string("no prediction");
 }
 
-// The exact method, reusing an analysis when there is one; a factor that does not fit in memory ends it with
-// FactorizationError before allocating (CholeskyFactor::factorize).
-MarginalResult exact_from(const Model& model, CholeskyFactor* analyzed, const Stopper& stop, MarginalResult& r) {
-  if (!analyzed) return exact_marginals(model, stop, r);
-  analyzed->factorize(model.primal_precision());
-  r.estimate = analyzed->marginal_variances();
-  r.std_error = Eigen::VectorXd::Zero(r.estimate.size());
-  r.lower = r.upper = r.estimate;
-  r.reached_target = true;
-  r.seconds = stop.elapsed();
-  return r;
-}
-
 // The sampling method's burn-in at least: as burn_in_for predicts it from an upper bound on lambda_2 (the dual of a
 // homogeneous, connected graph with cycles; the automatic degree's shorter one), else at least 4 sweeps.
 std::size_t burn_in_floor(const Model& model, const MarginalOptions& o) {
@@ -851,7 +844,14 @@ MarginalResult auto_marginals(const Model& model, MarginalOptions& o, const Stop
   const auto run_exact = [&](CholeskyFactor* analyzed, const std::string& why) {
     o.method = r.method = MarginalMethod::Exact;
     c.reason = "exact: " + why;
-    return exact_from(model, analyzed, stop, r);
+    return exact_marginals(model, stop, r, analyzed);
+  };
+  // A fresh result for the next method, the choice kept (after a method that gave up).
+  const auto restart = [&] {
+    const MethodChoice kept = c;
+    r = MarginalResult{};
+    r.chains = o.chains;
+    r.choice = kept;
   };
   const Index n = model.num_nodes();
   const double dn = static_cast<double>(n), dm = static_cast<double>(model.num_edges());
@@ -893,10 +893,7 @@ MarginalResult auto_marginals(const Model& model, MarginalOptions& o, const Stop
     try {
       return run_exact(analyzed, "predicted " + exact_text + " against " + sampling_text);
     } catch (const FactorizationError& e) {  // the factor does not fit in memory: the sampling method after all
-      const MethodChoice kept = c;
-      r = MarginalResult{};
-      r.chains = o.chains;
-      r.choice = kept;
+      restart();
       r.choice.exact_seconds = std::numeric_limits<double>::infinity();
       r.choice.reason = sampler_name + ": exact was predicted faster (" + exact_text + ") but failed: " + e.what();
       o.method = r.method = sampler;
@@ -924,10 +921,7 @@ MarginalResult auto_marginals(const Model& model, MarginalOptions& o, const Stop
     sampling_marginals(model, o, stop, r, &plan);
   } catch (const TurnAway&) {
     c.sampling_seconds = 1e-9 * plan.predicted_ns + c.sampling_seconds;
-    const MethodChoice kept = c;
-    r = MarginalResult{};
-    r.chains = o.chains;
-    r.choice = kept;
+    restart();
     return run_least("its pilot's " + seconds_text(1e-9 * plan.predicted_ns) + " more for " + sampler_name +
                          " (turned away after its pilot)",
                      factor ? &*factor : nullptr);
