@@ -736,7 +736,8 @@ constexpr double kExactPerFlop = 2.42e-11;
 constexpr double kExactPerFactorNonzero = 7.35e-8;
 constexpr double kExactPerNode = 1.27e-6;
 // What a sampling run costs besides its counted sweeps, maps and precomputation (the rate's Lanczos run, the degree's
-// probes, the sampler's set-up): 11 to 19 ms on kregular:1000,4 to 10000,4 (measured run against its prediction).
+// probes, the sampler's set-up): 11 to 19 ms on kregular:1000,4 to 10000,4 (measured runs against their
+// predictions, Intel Xeon Sapphire Rapids).
 constexpr double kSamplingStart = 0.01;
 constexpr double kCgNsPerNonzero = 0.8;
 constexpr double kCgNsPerNode = 4.0;

@@ -88,7 +88,7 @@ class SsorOperator {
 
 // Lanczos restarts for lambda_max(M^-1 A), and the bound that stands in for it when they do not suffice: every SSOR
 // preconditioner (0 < omega < 2) has lambda_max(M^-1 A) <= 1, and the dual of a graph with many cycles crowds
-// eigenvalues just below 1 (ws:400,4,0.3 at omega 1.2: 0.9999999999 after 3700 restarts and 4.9 s; ws:1100,4,0.3
+// eigenvalues just below 1 (ws:400,4,0.3 at omega 1.2: 0.9999999999 after 3700 restarts; ws:1100,4,0.3
 // needed more than 20000 at some omegas, so that `info --accel` failed after minutes). The bound is an interval
 // containing the spectrum, which is what Chebyshev-SSOR needs, and its rate is then a bound too. Converging runs take
 // up to about 50 restarts.
