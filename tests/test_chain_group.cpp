@@ -331,6 +331,60 @@ BOOST_AUTO_TEST_CASE(deferred_convergence_over_members_matches_one_process) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(mapped_control_variate_sums_match_built_and_one_process) {
+  // The control variate's sums mapped from the dual tracker's (ConvergenceSettings::cv_sums): Auto picks them on a
+  // small graph with many chains; they give the built sums' curve within rounding; over 2 and 3 members (every
+  // checkpoint deferred, and each exchanged as it comes) bitwise one process's, for 1 and 2 threads.
+  using namespace dualgibbs;
+  const Model model(make_torus(4, 3), 1.0, 0.3);
+  const Eigen::MatrixXd target = covariance_primal(model);
+  ConvergenceSettings cs;
+  cs.chains = 200;
+  cs.sweeps = 5;
+  cs.seed = 31;
+  cs.jackknife_groups = 3;
+  cs.init = InitialState::Random;
+  cs.control_variate = true;
+  for (unsigned threads : {1u, 2u}) {
+    cs.threads = threads;
+    cs.cv_sums = CvSums::Auto;
+    const ConvergenceCurves one = measure_convergence(model, target, cs);
+    BOOST_TEST(one.cv_sums_mapped);
+    cs.cv_sums = CvSums::Built;
+    const ConvergenceCurves built = measure_convergence(model, target, cs);
+    BOOST_TEST(!built.cv_sums_mapped);
+    check_same_curve(built.dual, one.dual);  // the dual's own curve does not change
+    BOOST_REQUIRE_EQUAL(built.dual_cv.size(), one.dual_cv.size());
+    for (std::size_t c = 0; c < one.dual_cv.size(); ++c) {
+      const ErrorEstimate &a = one.dual_cv[c], &b = built.dual_cv[c];
+      BOOST_TEST_CONTEXT("threads " << threads << ", checkpoint " << c) {
+        BOOST_TEST(std::abs(a.Eu - b.Eu) < 1e-9 * b.Eb);
+        BOOST_TEST(std::abs(a.Eb - b.Eb) < 1e-9 * b.Eb);
+        BOOST_TEST(std::abs(a.Eu_se - b.Eu_se) < 1e-7 * b.Eu_se);
+      }
+    }
+    cs.cv_sums = CvSums::Mapped;
+    for (int k : {2, 3})
+      for (std::size_t memory : {ConvergenceSettings{}.deferred_bytes, std::size_t{0}}) {
+        cs.deferred_bytes = memory;
+        std::vector<ConvergenceCurves> got(static_cast<std::size_t>(k));
+        on_members(k, [&](ThreadMember& m) {
+          ConvergenceSettings shared = cs;
+          shared.group = &m;
+          got[static_cast<std::size_t>(m.rank())] = measure_convergence(model, target, shared);
+        });
+        for (int r = 0; r < k; ++r)
+          BOOST_TEST_CONTEXT("threads " << threads << ", member " << r << " of " << k << ", memory " << memory) {
+            check_same_curve(got[static_cast<std::size_t>(r)].dual_cv, one.dual_cv);
+          }
+      }
+    cs.deferred_bytes = ConvergenceSettings{}.deferred_bytes;
+  }
+  // Mapped needs the full covariance target.
+  cs.cv_sums = CvSums::Mapped;
+  BOOST_CHECK_THROW(measure_convergence(model, Eigen::MatrixXd(target.diagonal()), cs), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(a_batch_scored_over_members_matches_one_process) {
   // CovarianceErrorTracker::observe_batch over 2, 3 and 7 members (7: more members than the 5 checkpoints, and one
   // without chains), each holding its share of the chains: every member's history and last estimate must be

@@ -152,6 +152,43 @@ BOOST_AUTO_TEST_CASE(matches_naive_moments_for_every_grouping) {
   BOOST_TEST((gm.moments(gm.range(1, 3)).covariance - naive_covariance(x.rightCols(27))).cwiseAbs().maxCoeff() < 1e-13);
 }
 
+BOOST_AUTO_TEST_CASE(mapped_sums_are_those_of_the_mapped_draws) {
+  // The sums of A x derived from those of x agree with the sums built from the draws A x to within rounding (the
+  // same arithmetic in another order), keep their scatters exactly symmetric, and do not depend on the thread count.
+  boost::random::mt19937_64 rng(17);
+  Eigen::MatrixXd x = draws_from_precision(dense(Model(make_torus(3, 4), 1.0, 0.5).primal_precision()), 203, rng);
+  x.array() += 2.0;  // an offset: the centres map too
+  const Eigen::MatrixXd map = Eigen::MatrixXd::Identity(12, 12) + 0.3 * Eigen::MatrixXd::Random(12, 12);
+  const std::vector<std::size_t> cuts{0, 40, 90, 150, 203};
+  const GroupedMoments gm(x, cuts, MomentKind::Full);
+  const GroupedMoments want(map * x, cuts, MomentKind::Full);
+  const GroupedMoments got = gm.mapped(map, Execution{1});
+  BOOST_REQUIRE_EQUAL(got.num_groups(), 4u);
+  BOOST_TEST(got.count() == 203.0);
+  const double scale = want.total().scatter.cwiseAbs().maxCoeff();
+  for (std::size_t g = 0; g < 4; ++g) {
+    // Another centre (A c against the mean of A x): compare the moments, which do not depend on it.
+    const SampleMoments a = got.moments(got.group(g)), b = want.moments(want.group(g));
+    BOOST_TEST(got.group(g).count == want.group(g).count);
+    BOOST_TEST((a.mean - b.mean).cwiseAbs().maxCoeff() < 1e-12 * (1.0 + b.mean.cwiseAbs().maxCoeff()));
+    BOOST_TEST((a.covariance - b.covariance).cwiseAbs().maxCoeff() < 1e-12 * scale);
+    const Eigen::Map<const Eigen::MatrixXd> p(got.group(g).scatter.data(), 12, 12);
+    BOOST_TEST((p - p.transpose()).cwiseAbs().maxCoeff() == 0.0);
+  }
+  const GroupedMoments threaded = gm.mapped(map, Execution{2});
+  for (std::size_t g = 0; g < 4; ++g)
+    BOOST_TEST((threaded.group(g).scatter.array() == got.group(g).scatter.array()).all());
+  // Work alongside runs once; the marginal variances, a map of another size or with a NaN are refused.
+  int runs = 0;
+  (void)gm.mapped(map, Execution{2}, [&] { ++runs; });
+  BOOST_TEST(runs == 1);
+  BOOST_CHECK_THROW((void)GroupedMoments(x, cuts, MomentKind::Diagonal).mapped(map), std::invalid_argument);
+  BOOST_CHECK_THROW((void)gm.mapped(Eigen::MatrixXd::Identity(11, 12)), std::invalid_argument);
+  Eigen::MatrixXd bad = map;
+  bad(3, 4) = std::nan("");
+  BOOST_CHECK_THROW((void)gm.mapped(bad), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(weighted_moments_equal_moments_of_replicated_columns) {
   boost::random::mt19937_64 rng(3);
   const Eigen::MatrixXd x = draws_from_precision(Eigen::MatrixXd::Identity(3, 3) * 2.0, 6, rng);
@@ -405,6 +442,64 @@ BOOST_AUTO_TEST_CASE(tracker_rejects_bad_input) {
   Eigen::MatrixXd inf_states = Eigen::MatrixXd::Zero(3, 8);
   inf_states(2, 5) = INFINITY;
   BOOST_CHECK_THROW(t.observe(0, 0, inf_states), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(a_mapped_tracker_scores_the_mapped_states) {
+  // A second tracker fed through observe_batch's Mapped scores the checkpoints as it would from the mapped states
+  // themselves, within rounding; the first tracker's own scores are bitwise those without it, for 1 and 2 threads.
+  const Model m(make_torus(3, 4), 1.0, 0.4);
+  const Eigen::MatrixXd cov = exact_cov_x(m);
+  boost::random::mt19937_64 rng(29);
+  std::vector<Eigen::MatrixXd> states, images;
+  const Eigen::MatrixXd map = Eigen::MatrixXd::Identity(12, 12) + 0.2 * Eigen::MatrixXd::Random(12, 12);
+  for (int c = 0; c < 3; ++c) {
+    states.push_back(draws_from_precision(dense(m.primal_precision()), 61, rng));
+    images.push_back(map * states.back());
+  }
+  const std::vector<Eigen::Ref<const Eigen::MatrixXd>> refs(states.begin(), states.end()),
+      image_refs(images.begin(), images.end());
+  const std::vector<std::size_t> sweeps{0, 1, 2};
+  const std::vector<double> seconds{0.0, 0.5, 1.0};
+  const Eigen::MatrixXd shifted = cov + 0.1 * Eigen::MatrixXd::Identity(12, 12);  // any target of the second
+  CovarianceErrorTracker plain(Domain::Dual, m.node_variances(), cov);
+  CovarianceErrorTracker direct(Domain::Dual, m.node_variances(), shifted);
+  plain.observe_batch(sweeps, seconds, refs, 0, 61);
+  direct.observe_batch(sweeps, seconds, image_refs, 0, 61);
+  for (unsigned threads : {1u, 2u}) {
+    CovarianceErrorTracker first(Domain::Dual, m.node_variances(), cov);
+    CovarianceErrorTracker second(Domain::Dual, m.node_variances(), shifted);
+    first.observe_batch(sweeps, seconds, refs, 0, 61, Execution{threads}, CovarianceErrorTracker::Mapped{second, map});
+    BOOST_REQUIRE_EQUAL(second.history().size(), 3u);
+    for (std::size_t c = 0; c < 3; ++c) {
+      BOOST_TEST_CONTEXT("threads " << threads << ", checkpoint " << c) {
+        BOOST_TEST(first.history()[c].Eu == plain.history()[c].Eu);
+        BOOST_TEST(first.history()[c].Eu_se == plain.history()[c].Eu_se);
+        const ErrorEstimate &a = second.history()[c], &b = direct.history()[c];
+        const double tol = 1e-10 * b.Eb;  // every score is a sum of products of the deviations, whose size Eb is
+        BOOST_TEST(std::abs(a.Eb - b.Eb) < tol);
+        BOOST_TEST(std::abs(a.Eu - b.Eu) < tol);
+        BOOST_TEST(std::abs(a.Eb_floor - b.Eb_floor) < tol);
+        BOOST_TEST(std::abs(a.Eu_se - b.Eu_se) < 1e-8 * b.Eu_se);
+        BOOST_TEST(std::abs(a.Eb_se - b.Eb_se) < 1e-8 * b.Eb_se);
+        BOOST_TEST(std::abs(a.mean_norm - b.mean_norm) < 1e-12 * b.mean_norm);
+        BOOST_TEST(a.sweep == b.sweep);
+      }
+    }
+    BOOST_TEST((second.last_estimate() - direct.last_estimate()).cwiseAbs().maxCoeff() < 1e-12);
+  }
+  // Trackers that cannot share sums: marginal variances, other jackknife groups, a map of another size.
+  CovarianceErrorTracker t(Domain::Dual, m.node_variances(), cov);
+  CovarianceErrorTracker diagonal(Domain::Dual, m.node_variances(), Eigen::MatrixXd(cov.diagonal()));
+  ErrorTrackerOptions fewer;
+  fewer.jackknife_groups = 3;
+  CovarianceErrorTracker other_groups(Domain::Dual, m.node_variances(), cov, fewer);
+  BOOST_CHECK_THROW(t.observe_batch(sweeps, seconds, refs, 0, 61, Execution(), {diagonal, map}), std::invalid_argument);
+  BOOST_CHECK_THROW(t.observe_batch(sweeps, seconds, refs, 0, 61, Execution(), {other_groups, map}),
+                    std::invalid_argument);
+  const Eigen::MatrixXd small = map.topLeftCorner(11, 11);
+  BOOST_CHECK_THROW(t.observe_batch(sweeps, seconds, refs, 0, 61, Execution(), {direct, small}), std::invalid_argument);
+  BOOST_CHECK_THROW(t.observe_batch(sweeps, seconds, refs, 0, 61, Execution(), {t, map}), std::invalid_argument);
+  BOOST_TEST(t.history().empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_batch_of_checkpoints_scores_as_one_at_a_time) {

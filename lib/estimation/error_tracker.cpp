@@ -5,6 +5,7 @@
 #include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/core/number_text.hpp>
 #include "estimation/estimator_checks.hpp"
+#include "estimation/run_tasks.hpp"
 
 #include <Eigen/Core>
 
@@ -224,6 +225,32 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
     const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
     const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states, std::size_t first, std::size_t chains,
     const Execution& execution) {
+  return observe_chunks(sweeps, seconds, states, first, chains, execution, nullptr);
+}
+
+std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
+    const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+    const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states, std::size_t first, std::size_t chains,
+    const Execution& execution, const Mapped& mapped) {
+  const char* where = "CovarianceErrorTracker::observe_batch";
+  const Eigen::Index dim = m_node_variances.size();
+  if (m_kind != MomentKind::Full || mapped.tracker.kind() != MomentKind::Full)
+    fail(where, "the mapped tracker's sums are derived from the full scatter: both trackers must be of the full kind");
+  if (&mapped.tracker == this) fail(where, "the mapped tracker is this tracker");
+  if (mapped.tracker.m_node_variances.size() != dim || mapped.map.rows() != dim || mapped.map.cols() != dim)
+    fail(where, "the mapped tracker has dimension " + std::to_string(mapped.tracker.m_node_variances.size()) +
+                    " and the map is " + std::to_string(mapped.map.rows()) + " x " + std::to_string(mapped.map.cols()) +
+                    ", expected " + std::to_string(dim));
+  if (mapped.tracker.group_offsets(chains) != group_offsets(chains))
+    fail(where, "the mapped tracker cuts the chains into other groups (its jackknife_groups differ)");
+  if (!mapped.map.allFinite()) fail(where, "the map has a NaN or infinite entry");
+  return observe_chunks(sweeps, seconds, states, first, chains, execution, &mapped);
+}
+
+std::vector<ErrorEstimate> CovarianceErrorTracker::observe_chunks(
+    const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+    const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states, std::size_t first, std::size_t chains,
+    const Execution& execution, const Mapped* mapped) {
   const char* where = "CovarianceErrorTracker::observe";
   if (states.empty() || sweeps.size() != states.size() || seconds.size() != states.size())
     fail(where, std::to_string(sweeps.size()) + " sweeps, " + std::to_string(seconds.size()) + " times and " +
@@ -258,56 +285,77 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_batch(
     const std::vector<double> chunk_seconds(seconds.begin() + at(0), seconds.begin() + at(sets));
     std::vector<const GroupedMoments*> list;
     for (const GroupedMoments& gm : gms) list.push_back(&gm);
-    if (!split) {
-      score(chunk_sweeps, chunk_seconds, list, group);
-    } else {
-      // Rather than each member scoring every checkpoint (the halves' sums, the deviations, the jackknife's products:
-      // the same work on every member), each scores its share of the checkpoints alone, exactly as one process (its
-      // own jackknife replicates included), from the sums it alone received, and the estimates are gathered in
-      // checkpoint order; the last checkpoint's estimate matrix comes from its scorer.
-      constexpr std::size_t fields = kEstimateFields;
-      const std::size_t before = m_history.size();
-      std::vector<double> packed(sets * fields);
-      shared_items(group, sets, fields, packed.data(), [&](std::size_t lo, std::size_t hi) {
-        if (hi - lo != list.size()) fail(where, "internal: the shares of checkpoints differ");
-        if (lo == hi) return;
-        try {  // no exchange inside: this member scores these checkpoints alone
-          score({chunk_sweeps.begin() + static_cast<std::ptrdiff_t>(lo),
-                 chunk_sweeps.begin() + static_cast<std::ptrdiff_t>(hi)},
-                {chunk_seconds.begin() + static_cast<std::ptrdiff_t>(lo),
-                 chunk_seconds.begin() + static_cast<std::ptrdiff_t>(hi)},
-                list, nullptr);  // list = checkpoints [lo, hi): batch_share's and shared_items' shares are the same
-        } catch (...) {
-          m_history.resize(before);  // the history stays the same on every member
-          throw;
-        }
-        for (std::size_t b = lo; b < hi; ++b) pack_estimate(m_history[before + b - lo], packed.data() + b * fields);
-        m_history.resize(before);
-      });
-      for (std::size_t b = 0; b < sets; ++b)
-        m_history.push_back(unpack_estimate(packed.data() + b * fields, chunk_sweeps[b]));
-      // The last checkpoint's estimate: from the member that scored it (one item of its size, from that member only).
-      std::vector<std::size_t> counts(static_cast<std::size_t>(group->size()), 0);
-      int last_owner = 0;
-      for (int r = 0; r < group->size(); ++r)
-        if (member_share(sets, r, group->size()).second == sets && member_share(sets, r, group->size()).first < sets)
-          last_owner = r;
-      counts[static_cast<std::size_t>(last_owner)] = 1;
-      if (group->rank() != last_owner) m_estimate.resize(m_target.rows(), m_target.cols());
-      group->all_gather(m_estimate.data(), m_estimate.data(), counts, static_cast<std::size_t>(m_target.size()));
+    const unsigned threads = execution.thread_budget();
+    if (!mapped) {
+      score_chunk(chunk_sweeps, chunk_seconds, list, group, split, threads);
+      continue;
     }
+    // The mapped tracker's sums from these (the same checkpoints, the same share of them on every member). In one
+    // process this tracker's scoring is one more task among the mapping's (its scores are its own, and only the
+    // mapping calls the BLAS); over a group, first, so that the exchanges come in the same order on every member.
+    const bool alongside = !group && threads > 1;
+    if (!alongside) score_chunk(chunk_sweeps, chunk_seconds, list, group, split, threads);
+    std::vector<GroupedMoments> images;
+    images.reserve(gms.size());
+    for (std::size_t b = 0; b < gms.size(); ++b)
+      images.push_back(gms[b].mapped(mapped->map, execution.alone(), [&] {
+        if (alongside && b == 0) score_chunk(chunk_sweeps, chunk_seconds, list, nullptr, false, 1);
+      }));
+    std::vector<const GroupedMoments*> image_list;
+    for (const GroupedMoments& gm : images) image_list.push_back(&gm);
+    mapped->tracker.score_chunk(chunk_sweeps, chunk_seconds, image_list, group, split, threads);
   }
   return {m_history.end() - static_cast<std::ptrdiff_t>(total_sets), m_history.end()};
 }
 
+void CovarianceErrorTracker::score_chunk(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+                                         const std::vector<const GroupedMoments*>& list, ChainGroup* group, bool split,
+                                         unsigned threads) {
+  const char* where = "CovarianceErrorTracker::observe";
+  if (!split) return score(sweeps, seconds, list, group, threads);
+  // Rather than each member scoring every checkpoint (the halves' sums, the deviations, the jackknife's products:
+  // the same work on every member), each scores its share of the checkpoints alone, exactly as one process (its
+  // own jackknife replicates included), from the sums it alone received, and the estimates are gathered in
+  // checkpoint order; the last checkpoint's estimate matrix comes from its scorer.
+  const std::size_t sets = sweeps.size();
+  constexpr std::size_t fields = kEstimateFields;
+  const std::size_t before = m_history.size();
+  std::vector<double> packed(sets * fields);
+  shared_items(group, sets, fields, packed.data(), [&](std::size_t lo, std::size_t hi) {
+    if (hi - lo != list.size()) fail(where, "internal: the shares of checkpoints differ");
+    if (lo == hi) return;
+    try {  // no exchange inside: this member scores these checkpoints alone
+      score({sweeps.begin() + static_cast<std::ptrdiff_t>(lo), sweeps.begin() + static_cast<std::ptrdiff_t>(hi)},
+            {seconds.begin() + static_cast<std::ptrdiff_t>(lo), seconds.begin() + static_cast<std::ptrdiff_t>(hi)},
+            list, nullptr,
+            threads);  // list = checkpoints [lo, hi): batch_share's and shared_items' shares are the same
+    } catch (...) {
+      m_history.resize(before);  // the history stays the same on every member
+      throw;
+    }
+    for (std::size_t b = lo; b < hi; ++b) pack_estimate(m_history[before + b - lo], packed.data() + b * fields);
+    m_history.resize(before);
+  });
+  for (std::size_t b = 0; b < sets; ++b) m_history.push_back(unpack_estimate(packed.data() + b * fields, sweeps[b]));
+  // The last checkpoint's estimate: from the member that scored it (one item of its size, from that member only).
+  std::vector<std::size_t> counts(static_cast<std::size_t>(group->size()), 0);
+  int last_owner = 0;
+  for (int r = 0; r < group->size(); ++r)
+    if (member_share(sets, r, group->size()).second == sets && member_share(sets, r, group->size()).first < sets)
+      last_owner = r;
+  counts[static_cast<std::size_t>(last_owner)] = 1;
+  if (group->rank() != last_owner) m_estimate.resize(m_target.rows(), m_target.cols());
+  group->all_gather(m_estimate.data(), m_estimate.data(), counts, static_cast<std::size_t>(m_target.size()));
+}
+
 ErrorEstimate CovarianceErrorTracker::observe(std::size_t sweep, double seconds, const GroupedMoments& gm,
                                               const Execution& execution) {
-  score({sweep}, {seconds}, {&gm}, execution.shared());
+  score({sweep}, {seconds}, {&gm}, execution.shared(), execution.thread_budget());
   return m_history.back();
 }
 
 void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
-                                   const std::vector<const GroupedMoments*>& gms, ChainGroup* group) {
+                                   const std::vector<const GroupedMoments*>& gms, ChainGroup* group, unsigned threads) {
   const Eigen::Index dim = m_node_variances.size();
   const std::size_t sets = gms.size();
   const std::size_t g = check_group_sums(*this, dim, seconds, gms);
@@ -319,7 +367,7 @@ void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const
   if (sets > 1 && !group) {
     const std::size_t before = m_history.size();
     try {
-      for (std::size_t b = 0; b < sets; ++b) score({sweeps[b]}, {seconds[b]}, {gms[b]}, nullptr);
+      for (std::size_t b = 0; b < sets; ++b) score({sweeps[b]}, {seconds[b]}, {gms[b]}, nullptr, threads);
     } catch (...) {
       m_history.resize(before);
       throw;
@@ -369,18 +417,25 @@ void CovarianceErrorTracker::score(const std::vector<std::size_t>& sweeps, const
   Eigen::VectorXd batch_jack;
   if (sets > 1) batch_jack.resize(static_cast<Eigen::Index>(2 * g * sets * unit));
   double* const jack = sets > 1 ? batch_jack.data() : m_jack.data();
+  // A replicate's columns are its own: they spread over the threads (each with its own scratch) with the same bits.
   shared_items(group, 2 * g, sets * unit, jack, [&](std::size_t lo, std::size_t hi) {
-    Eigen::VectorXd scratch;
-    m_jb.resize(D, 1);  // the pooled replicates are only needed through their norms
-    for (std::size_t j = lo; j < hi; ++j)
+    const double work = static_cast<double>(D) * static_cast<double>(sets) * static_cast<double>(hi - lo);
+    const unsigned workers = work < 1e5 ? 1u : static_cast<unsigned>(std::min<std::size_t>(threads, hi - lo));
+    std::vector<Eigen::VectorXd> scratch(std::max(1u, workers));
+    std::vector<Eigen::MatrixXd> pooled(std::max(1u, workers));  // the pooled replicates, needed through their norms
+    detail::run_worker_tasks(hi - lo, workers, [&](std::size_t i, unsigned w) {
+      const std::size_t j = lo + i;
+      pooled[w].resize(D, 1);
       for (std::size_t b = 0; b < sets; ++b) {
         const GroupedMoments& gm = *gms[b];
         double* q = jack + (j * sets + b) * unit;
-        deviation_into(m_kind, m_domain, j < g ? hv[b].h1 : hv[b].h2, &gm.group(j), m_node_variances, m_target, scratch,
-                       q);
-        deviation_into(m_kind, m_domain, gm.total(), &gm.group(j), m_node_variances, m_target, scratch, m_jb.data());
-        q[D] = m_jb.squaredNorm();
+        deviation_into(m_kind, m_domain, j < g ? hv[b].h1 : hv[b].h2, &gm.group(j), m_node_variances, m_target,
+                       scratch[w], q);
+        deviation_into(m_kind, m_domain, gm.total(), &gm.group(j), m_node_variances, m_target, scratch[w],
+                       pooled[w].data());
+        q[D] = pooled[w].squaredNorm();
       }
+    });
   });
 
   for (std::size_t b = 0; b < sets; ++b) {

@@ -219,26 +219,28 @@ void over_groups(std::size_t groups, ChainGroup* group, std::size_t unit, Eigen:
 // contiguous and vectorised, unlike Eigen's rowwise() reductions of a column-major matrix), then the groups' sums
 // in group order, so a member needs only its own groups' draws (`share_over`: gathered over that chain group, when
 // not null). Finiteness is checked on the way.
-std::vector<Eigen::VectorXd> common_centres(const DrawSets& d, ChainGroup* share_over) {
+std::vector<Eigen::VectorXd> common_centres(const DrawSets& d, ChainGroup* share_over, unsigned threads) {
   const bool share_centre = share_over != nullptr;
   const auto udim = static_cast<std::size_t>(d.dim);
   const std::size_t sets = d.sets, groups = d.groups;
   std::vector<Eigen::MatrixXd> column_sums(sets, Eigen::MatrixXd(d.dim, static_cast<Eigen::Index>(groups)));
   Eigen::VectorXd packed;
   over_groups(groups, share_over, sets * udim, packed, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t g = lo; g < hi; ++g)
-      for (std::size_t b = 0; b < sets; ++b) {
-        const auto block = d.columns(b, g);
-        double* sum = share_centre ? packed.data() + (g * sets + b) * udim
-                                   : column_sums[b].col(static_cast<Eigen::Index>(g)).data();
-        Eigen::Map<Eigen::VectorXd> acc(sum, d.dim);
-        acc.setZero();
-        for (Eigen::Index k = 0; k < block.cols(); ++k) acc += block.col(k);
-        // A NaN or an infinity among the draws makes their sum non-finite: the block is read once, not twice.
-        if (!acc.allFinite())
-          fail("GroupedMoments",
-               all_finite(block) ? "draws too large: their sum overflows" : "draws contain NaN or infinite values");
-      }
+    // A group's sum is its own: the groups spread over the threads with the same bits (run_tasks).
+    const double adds = static_cast<double>(d.dim) * static_cast<double>(d.held) * static_cast<double>(sets);
+    run_tasks((hi - lo) * sets, adds, threads, [&](std::size_t i) {
+      const std::size_t g = lo + i / sets, b = i % sets;
+      const auto block = d.columns(b, g);
+      double* sum = share_centre ? packed.data() + (g * sets + b) * udim
+                                 : column_sums[b].col(static_cast<Eigen::Index>(g)).data();
+      Eigen::Map<Eigen::VectorXd> acc(sum, d.dim);
+      acc.setZero();
+      for (Eigen::Index k = 0; k < block.cols(); ++k) acc += block.col(k);
+      // A NaN or an infinity among the draws makes their sum non-finite: the block is read once, not twice.
+      if (!acc.allFinite())
+        fail("GroupedMoments",
+             all_finite(block) ? "draws too large: their sum overflows" : "draws contain NaN or infinite values");
+    });
   });
   std::vector<Eigen::VectorXd> centres(sets);
   for (std::size_t b = 0; b < sets; ++b) {
@@ -402,7 +404,7 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
       to_owners ? member_share(d.sets, group->rank(), group->size()) : std::pair<std::size_t, std::size_t>{0, d.sets};
   if (out.size() != own_hi - own_lo) fail("GroupedMoments", "internal: objects for the wrong number of sets");
 
-  const std::vector<Eigen::VectorXd> centres = common_centres(d, holds_all ? nullptr : group);
+  const std::vector<Eigen::VectorXd> centres = common_centres(d, holds_all ? nullptr : group, threads);
   for (std::size_t b = own_lo; b < own_hi; ++b) out[b - own_lo]->m_center = centres[b];
 
   // Pass 2: each group's sums about the centre, groups spread over the threads (run_tasks: the bits do not depend on
@@ -423,6 +425,49 @@ void GroupedMoments::build_all(const std::vector<Eigen::Ref<const Eigen::MatrixX
   else
     sums_to_all(d, centres, kind == MomentKind::Full || !holds_all ? group : nullptr, flops, threads, sums);
   for (GroupedMoments* gm : out) gm->m_total = gm->range(0, d.groups);
+}
+
+GroupedMoments GroupedMoments::mapped(const Eigen::MatrixXd& map, const Execution& execution,
+                                      const std::function<void()>& alongside) const {
+  const Eigen::Index dim = dimension();
+  if (m_kind != MomentKind::Full)
+    fail("GroupedMoments::mapped",
+         std::string("the sums of mapped draws need the full scatter (these are ") + to_string(m_kind) + ")");
+  if (map.rows() != dim || map.cols() != dim)
+    fail("GroupedMoments::mapped", "map is " + std::to_string(map.rows()) + " x " + std::to_string(map.cols()) +
+                                       ", expected " + std::to_string(dim) + " x " + std::to_string(dim));
+  if (dim > std::numeric_limits<int>::max() / std::max<Eigen::Index>(dim, 1))
+    fail("GroupedMoments::mapped", "dimension " + std::to_string(dim) + " too large for the BLAS");
+  if (!map.allFinite()) fail("GroupedMoments::mapped", "map has a NaN or infinite entry");
+  GroupedMoments out(m_kind);
+  out.m_center = map * m_center;
+  out.m_groups.assign(m_groups.size(), MomentSums{});
+  const detail::ScopedBlasThreads single_threaded_blas(1);
+  const double flops = 4.0 * static_cast<double>(dim) * static_cast<double>(dim) * static_cast<double>(dim);
+  const int nd = static_cast<int>(dim);
+  const std::size_t extra = alongside ? 1 : 0;
+  run_tasks(m_groups.size() + extra, flops * static_cast<double>(m_groups.size()), execution.thread_budget(),
+            [&](std::size_t i) {
+              if (i < extra) return alongside();
+              const std::size_t g = i - extra;
+              const MomentSums& from = m_groups[g];
+              MomentSums& to = out.m_groups[g];
+              to.count = from.count;
+              to.sum = map * from.sum;
+              // map P, then (map P) map^T: only the lower triangle is kept, and mirrored.
+              Eigen::MatrixXd left(dim, dim);
+              cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nd, nd, nd, 1.0, map.data(), nd,
+                          from.scatter.data(), nd, 0.0, left.data(), nd);
+              to.scatter.resize(dim * dim);
+              cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, nd, nd, nd, 1.0, left.data(), nd, map.data(), nd,
+                          0.0, to.scatter.data(), nd);
+              mirror_lower(to.scatter.data(), dim);
+            });
+  for (const MomentSums& s : out.m_groups)
+    if (!s.sum.allFinite() || !s.scatter.allFinite())
+      fail("GroupedMoments::mapped", "the mapped sums overflow (a map or draws too large)");
+  out.m_total = out.range(0, out.m_groups.size());
+  return out;
 }
 
 const MomentSums& GroupedMoments::group(std::size_t g) const {

@@ -48,6 +48,36 @@ std::size_t deferred_batch(const ChainGroup& group, const std::vector<std::size_
   return batch >= k ? batch / k * k : batch;
 }
 
+// Whether the control variate's full sums are derived from the dual tracker's (GroupedMoments::mapped, with the dense
+// map: 4 dim^3 flops per group of chains) rather than built from its terms (per chain the degree-k residual map, about
+// 2 k nnz(Q) flops, then the rank-one update's dim^2): by the flops alone, though the sparse map's are the slower.
+bool derive_cv_sums(const Model& model, MomentKind kind, std::size_t groups, std::size_t chains, int degree,
+                    CvSums choice) {
+  if (choice != CvSums::Auto) return choice == CvSums::Mapped;
+  if (kind != MomentKind::Full) return false;
+  const auto dim = static_cast<double>(model.num_nodes());
+  const double nnz_q = dim + 2.0 * static_cast<double>(model.num_edges());
+  const double derived = 4.0 * dim * dim * dim * static_cast<double>(groups);
+  const double built = static_cast<double>(chains) * (2.0 * degree * nnz_q + dim * dim);
+  return derived < built;
+}
+
+// The control variate tracker's target: target + D_s - E, E the flow energies (their diagonal for marginal variances).
+Eigen::MatrixXd shifted_target(const FlowControlVariate& cv, const Eigen::MatrixXd& target, const Eigen::VectorXd& s2) {
+  Eigen::MatrixXd shifted = target;
+  if (target.cols() == 1)
+    shifted.col(0) += s2 - cv.flow_energy();
+  else
+    shifted += Eigen::MatrixXd(s2.asDiagonal()) - cv.energy_matrix();
+  return shifted;
+}
+
+// The control variate's terms w = D_s^-1 r_k(Q) D_s x~ as a dense map of the states x~: the terms of the identity.
+Eigen::MatrixXd dense_terms_map(const FlowControlVariate& cv, const Eigen::VectorXd& s2, const Execution& execution) {
+  const Index n = s2.size();
+  return s2.cwiseInverse().asDiagonal() * cv.dual_terms(Eigen::MatrixXd::Identity(n, n), execution.alone());
+}
+
 // The checks of measure_convergence(): enough chains for the split-half error, a sweep, a dual domain, a target of
 // the model's size.
 void check_convergence_input(const Model& model, const Eigen::MatrixXd& target, const ConvergenceSettings& settings) {
@@ -59,6 +89,10 @@ void check_convergence_input(const Model& model, const Eigen::MatrixXd& target, 
     throw std::invalid_argument("measure_convergence: the graph has no edges (no dual domain)");
   if (settings.control_variate) model.require_dual("measure_convergence's flow control variate (of the dual sampler)");
   const Index n = model.num_nodes();
+  if (settings.control_variate && settings.cv_sums == CvSums::Mapped && target.cols() == 1 && n > 1)
+    throw std::invalid_argument(
+        "measure_convergence: the control variate's sums can be mapped from the dual's only for a full covariance "
+        "target (this one is of marginal variances): use CvSums::Built or Auto");
   if (target.rows() != n || (target.cols() != n && target.cols() != 1))
     throw std::invalid_argument("measure_convergence: target is " + std::to_string(target.rows()) + " x " +
                                 std::to_string(target.cols()) + ", expected " + std::to_string(n) + " x " +
@@ -111,12 +145,7 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
   if (settings.control_variate) {
     cv.emplace(model, FlowCvOptions(), execution);  // the nodes split over the threads and a group's members
     out.cv_degree = cv->degree();
-    Eigen::MatrixXd shifted = target;
-    if (target.cols() == 1)
-      shifted.col(0) += s2 - cv->flow_energy();
-    else
-      shifted += Eigen::MatrixXd(s2.asDiagonal()) - cv->energy_matrix();
-    cv_tracker.emplace(Domain::Dual, s2, shifted, topt);
+    cv_tracker.emplace(Domain::Dual, s2, shifted_target(*cv, target, s2), topt);
   }
   for (Domain domain : {Domain::Primal, Domain::Dual}) {
     if (domain == Domain::Dual && !with_dual) break;
@@ -130,16 +159,24 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     const double lo = domain == Domain::Primal ? 0.0 : 0.5;
     const auto sweeps = static_cast<double>(settings.sweeps);
     const bool with_cv = cv_tracker && domain == Domain::Dual;
+    // The control variate's terms u are linear in the states, D_s^-1 r_k(Q) D_s x~: with full sums their sums can be
+    // mapped from the dual tracker's, as the dense map applied to the identity gives it.
+    const bool derive = with_cv && derive_cv_sums(model, tracker.kind(), o.local_cuts.size() - 1, chains, cv->degree(),
+                                                  settings.cv_sums);
+    out.cv_sums_mapped = out.cv_sums_mapped || derive;
+    const Eigen::MatrixXd map = derive ? dense_terms_map(*cv, s2, execution) : Eigen::MatrixXd();
+    std::optional<CovarianceErrorTracker::Mapped> mapped;
+    if (derive) mapped.emplace(CovarianceErrorTracker::Mapped{*cv_tracker, map});
     // Deferred scoring over the members of a chain group (docs/mpi.md section 5): the checkpoints are fixed in
     // advance and nothing here steers the run, so a member keeps its share of `batch` checkpoints and scores them
     // together, making the group's exchanges once per batch instead of at every checkpoint. Alone (or with a batch
     // of 1) every checkpoint is scored as it comes. Either way the same numbers in the same order.
     const ChainGroup* group = execution.shared();
     const std::size_t batch =
-        group ? deferred_batch(*group, o.local_cuts, model.num_nodes(), with_cv, settings.deferred_bytes) : 0;
+        group ? deferred_batch(*group, o.local_cuts, model.num_nodes(), with_cv && !derive, settings.deferred_bytes)
+              : 0;
     out.checkpoints_per_exchange = batch;
-    // The kept matrices are reused from batch to batch (assigned in place), so only the first batch touches new
-    // memory.
+    // The kept matrices are reused from batch to batch (assigned in place): only the first touches new memory.
     std::vector<std::size_t> kept_sweeps;
     std::vector<double> kept_seconds;
     std::vector<Eigen::MatrixXd> kept_states, kept_terms;
@@ -157,8 +194,11 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
         return std::vector<Eigen::Ref<const Eigen::MatrixXd>>(
             m.begin(), m.begin() + static_cast<std::ptrdiff_t>(kept_sweeps.size()));
       };
-      tracker.observe_batch(kept_sweeps, kept_seconds, refs(kept_states), kept_first, chains, execution);
-      if (with_cv)
+      if (mapped)
+        tracker.observe_batch(kept_sweeps, kept_seconds, refs(kept_states), kept_first, chains, execution, *mapped);
+      else
+        tracker.observe_batch(kept_sweeps, kept_seconds, refs(kept_states), kept_first, chains, execution);
+      if (with_cv && !derive)
         cv_tracker->observe_batch(kept_sweeps, kept_seconds, refs(kept_terms), kept_first, chains, execution);
       kept_sweeps.clear();
       kept_seconds.clear();
@@ -168,8 +208,8 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
         [&](const Checkpoint& cp) {
           Eigen::MatrixXd w;
           // The control variate's terms, into the next kept matrix when deferring.
-          Eigen::MatrixXd& terms = with_cv && batch > 1 ? next_kept(kept_terms) : w;
-          if (with_cv)  // the terms of this member's chains, column by column, here alone
+          Eigen::MatrixXd& terms = with_cv && !derive && batch > 1 ? next_kept(kept_terms) : w;
+          if (with_cv && !derive)  // the terms of this member's chains, column by column, here alone
             terms.noalias() = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states, execution.alone());
           if (batch > 1) {
             if (cp.states.data() != kept_states[kept_sweeps.size()].data())
@@ -177,6 +217,8 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
             kept_sweeps.push_back(cp.sweep);
             kept_seconds.push_back(cp.seconds);
             kept_first = cp.first_chain;
+          } else if (mapped) {
+            tracker.observe_batch({cp.sweep}, {cp.seconds}, {cp.states}, cp.first_chain, chains, execution, *mapped);
           } else {
             tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains, execution);
             if (with_cv) cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains, execution);
@@ -186,13 +228,8 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
         },
         domain == Domain::Primal ? settings.scheme_primal : settings.scheme_dual);
     score_kept();  // the last batch: collective, after every member's sweeps
-    if (domain == Domain::Primal) {
-      out.primal = tracker.history();
-      out.primal_stats = stats;
-    } else {
-      out.dual = tracker.history();
-      out.dual_stats = stats;
-    }
+    (domain == Domain::Primal ? out.primal : out.dual) = tracker.history();
+    (domain == Domain::Primal ? out.primal_stats : out.dual_stats) = stats;
     out.kind = tracker.kind();
   }
   if (cv_tracker) out.dual_cv = cv_tracker->history();

@@ -129,6 +129,32 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
                                            const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states,
                                            std::size_t first, std::size_t chains,
                                            const Execution& execution = Execution());
+  /// A second tracker that scores the same checkpoints from the states' image under a linear map (e.g. a control
+  /// variate's terms D_s^-1 r_k(Q) D_s x~, flow_cv.hpp), see observe_batch(..., mapped).
+  struct Mapped {
+    CovarianceErrorTracker& tracker;  ///< the second tracker: full kind, this tracker's dimension and jackknife groups
+    const Eigen::MatrixXd& map;       ///< the map, dim x dim
+  };
+  /// observe_batch(), and `mapped.tracker` scores the same checkpoints, appending to its own history, from the sums
+  /// of the mapped states derived from this tracker's sums (GroupedMoments::mapped) instead of built from the mapped
+  /// states: the same numbers as mapped.tracker.observe_batch() of the states `map` x in exact arithmetic, within
+  /// rounding in floating point, and bitwise the same for any thread count and over any chain group. Cheaper when
+  /// 4 dim^3 per group costs less than building the sums from the L mapped states (about L dim^2 plus the map).
+  /// Collective over a group of two or more.
+  /// \param sweeps the checkpoints' sweeps
+  /// \param seconds sampling wall-clock time at every checkpoint
+  /// \param states every checkpoint's states this process holds, one column per chain
+  /// \param first the chain index of the first column of the states
+  /// \param chains L, the number of chains in all
+  /// \param execution the threads, and the members sharing the work (collective over a group of two or more)
+  /// \param mapped the second tracker and the map
+  /// \return this tracker's estimates of the checkpoints, in order
+  /// \throws std::invalid_argument as observe_batch(), and if either tracker is not of the full kind, the dimensions
+  /// or the group offsets of L states differ, or the map is not dim x dim and finite.
+  std::vector<ErrorEstimate> observe_batch(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+                                           const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states,
+                                           std::size_t first, std::size_t chains, const Execution& execution,
+                                           const Mapped& mapped);
   /// The group boundaries observe() uses for L states: offsets[0] = 0 < ... < offsets.back() = L, the first half
   /// of the groups covering states [0, L/2).
   /// \param states L, the number of states
@@ -151,11 +177,19 @@ class DUALGIBBS_EXPORT CovarianceErrorTracker {
   std::vector<ErrorEstimate> m_history;
   Eigen::MatrixXd m_estimate;
   // Scores gms[b] as checkpoint (sweeps[b], seconds[b]), the jackknife replicates of all of them in one exchange
-  // over `group` (null: here).
+  // over `group` (null: here), a member's replicates over at most `threads` threads.
   void score(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
-             const std::vector<const GroupedMoments*>& gms, ChainGroup* group);
+             const std::vector<const GroupedMoments*>& gms, ChainGroup* group, unsigned threads);
+  // Scores a chunk of checkpoints whose sums `gms` are all of them (`split` false) or, over `group`, this member's
+  // share of them (`split` true: each member scores its share alone and the estimates are gathered).
+  void score_chunk(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+                   const std::vector<const GroupedMoments*>& gms, ChainGroup* group, bool split, unsigned threads);
+  std::vector<ErrorEstimate> observe_chunks(const std::vector<std::size_t>& sweeps, const std::vector<double>& seconds,
+                                            const std::vector<Eigen::Ref<const Eigen::MatrixXd>>& states,
+                                            std::size_t first, std::size_t chains, const Execution& execution,
+                                            const Mapped* mapped);
 
-  Eigen::MatrixXd m_jack, m_jb;  // jackknife deviations and scratch, reused between checkpoints
+  Eigen::MatrixXd m_jack;  // jackknife deviations, reused between checkpoints
 };
 
 }  // namespace dualgibbs

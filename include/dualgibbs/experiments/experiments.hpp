@@ -143,6 +143,13 @@ using ProgressFn = std::function<void(const std::string& stage, double fraction)
 
 // ---- the convergence measurement (`dualgibbs converge` and the paper's figures) ---------------------------
 
+/// How measure_convergence() makes the control variate's sums (ConvergenceSettings::cv_sums).
+enum class CvSums {
+  Auto,   ///< Mapped for a full covariance target when it costs fewer flops, else Built
+  Built,  ///< from the control variate's terms at every checkpoint
+  Mapped  ///< mapped from the dual tracker's full sums (full covariance targets only)
+};
+
 /// Settings of a primal-vs-dual convergence measurement.
 struct ConvergenceSettings {
   std::size_t chains = 10000;                  ///< chains per domain (at least kMinSplitHalfChains)
@@ -164,6 +171,12 @@ struct ConvergenceSettings {
   /// ConvergenceCurves::dual_cv and the table columns Eb_dual_cv, Eu_dual_cv, Eb_se_dual_cv, Eu_se_dual_cv. A full
   /// covariance target needs the dense energy matrix (at most 5000 nodes).
   bool control_variate = false;
+  /// How the control variate's sums are made for a full covariance target: from its terms u = r_k(Q) D_s x~ at every
+  /// checkpoint (Built: the sparse map per chain, then the rank-one updates), or mapped from the dual tracker's sums
+  /// by the dense map (Mapped: CovarianceErrorTracker::observe_batch's Mapped, 4 |V|^3 flops per group of chains);
+  /// Auto takes the one of fewer flops. The two agree within rounding, not bitwise; each is bitwise the same for any
+  /// thread count and over any chain group. Marginal variances are always Built (Mapped is then refused).
+  CvSums cv_sums = CvSums::Auto;
   /// The primal chains' sweep scheme (accelerated.hpp; default: Gibbs with `scan`). A sweep of ssor or cheby-ssor
   /// is one iteration (2n site updates); the rate table then predicts from ssor_rate / chebyshev_ssor_rate.
   SchemeOptions scheme_primal;
@@ -184,6 +197,7 @@ struct ConvergenceCurves {
   std::vector<ErrorEstimate> dual;     ///< the dual sampler's errors (through Woodbury), one per checkpoint
   std::vector<ErrorEstimate> dual_cv;  ///< the dual chains through the flow control variate (if requested)
   int cv_degree = 0;                   ///< its Chebyshev degree
+  bool cv_sums_mapped = false;         ///< its sums were mapped from the dual's (ConvergenceSettings::cv_sums)
   EnsembleStats primal_stats{};        ///< timing of the primal ensemble
   EnsembleStats dual_stats{};          ///< timing of the dual ensemble
   MomentKind kind = MomentKind::Full;  ///< full covariance or marginal variances, as the target
