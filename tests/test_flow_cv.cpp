@@ -311,6 +311,34 @@ BOOST_AUTO_TEST_CASE(the_thread_count_changes_no_bit) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(scaled_terms_into_a_kept_buffer_are_the_dual_terms_scaled) {
+  // scaled_dual_terms writes D_s^-1 dual_terms(x~) into a buffer it reuses (of another shape before the call): bitwise
+  // the scaled terms, for degrees 0 and 3, 1 and 2 threads, and columns that do not fill the last tile.
+  const Model model = heterogeneous(make_torus(7, 6));
+  boost::random::mt19937_64 rng(41);
+  boost::random::normal_distribution<double> normal;
+  Eigen::MatrixXd x(model.num_nodes(), 37);
+  for (Eigen::Index j = 0; j < x.cols(); ++j)
+    for (Eigen::Index i = 0; i < x.rows(); ++i) x(i, j) = normal(rng);
+  for (int degree : {0, 3}) {
+    FlowCvOptions o;
+    o.degree = degree;
+    const FlowControlVariate cv(model, o);
+    const Eigen::MatrixXd want = model.node_variances().cwiseInverse().asDiagonal() * cv.dual_terms(x);
+    for (unsigned threads : {1u, 2u}) {
+      Eigen::MatrixXd out = Eigen::MatrixXd::Constant(5, 90, 7.0);
+      cv.scaled_dual_terms(x, out, threads);
+      BOOST_TEST_CONTEXT("degree " << degree << ", " << threads << " threads") {
+        BOOST_REQUIRE_EQUAL(out.rows(), x.rows());
+        BOOST_REQUIRE_EQUAL(out.cols(), x.cols());
+        BOOST_TEST((out.array() == want.array()).all());
+      }
+    }
+    Eigen::MatrixXd out;
+    BOOST_CHECK_THROW(cv.scaled_dual_terms(x.topRows(5), out), std::invalid_argument);
+  }
+}
+
 // The ball numbering of the flows empties a ball by advancing a stamp, and restarts the stamps (clearing every entry)
 // before they could wrap: with a small limit the restart happens every few balls, and each ball must still see exactly
 // its own sites, however the earlier balls left the entries. Checked against a plain membership array.

@@ -638,21 +638,33 @@ void residual_block(const SparseMatrix& matrix, int k, const Chebyshev& c, Index
 // operations in the same order whatever the tile and the thread (residual_block), so the bits are those of one
 // block of every column.
 constexpr Index kResidualTile = 16;
-Eigen::MatrixXd tiled_residual(const SparseMatrix& q, int k, const Chebyshev& c,
-                               const Eigen::Ref<const Eigen::MatrixXd>& b, unsigned threads) {
+// r_k(Q) (in .* B) .* out_scale into `out` (resized, its memory reused), B's rows scaled by `in` and the result's
+// by `out_scale` where given, tile by tile: the same operations, element by element, as scaling B, mapping it and
+// scaling the map, without a temporary of B's size.
+void tiled_residual_into(const SparseMatrix& q, int k, const Chebyshev& c, const Eigen::Ref<const Eigen::MatrixXd>& b,
+                         unsigned threads, Eigen::MatrixXd& out, const Eigen::VectorXd* in = nullptr,
+                         const Eigen::VectorXd* out_scale = nullptr) {
   using RowBlock = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   SparseMatrix copy;
   const SparseMatrix& qc = compressed(q, copy);
-  Eigen::MatrixXd out(b.rows(), b.cols());
+  out.resize(b.rows(), b.cols());
   const auto tiles = static_cast<std::size_t>((b.cols() + kResidualTile - 1) / kResidualTile);
   const double flops = 2.0 * k * static_cast<double>(qc.nonZeros()) * static_cast<double>(b.cols());
   detail::run_tasks(tiles, flops, threads, [&](std::size_t t) {
     const Index first = static_cast<Index>(t) * kResidualTile;
     const Index width = std::min<Index>(kResidualTile, static_cast<Index>(b.cols()) - first);
     RowBlock res = b.middleCols(first, width), d(b.rows(), width), dn(b.rows(), width);
-    residual_block(qc, k, c, width, res.data(), d.data(), dn.data(), nullptr);
+    if (in) res.array().colwise() *= in->array();
+    if (k > 0) residual_block(qc, k, c, width, res.data(), d.data(), dn.data(), nullptr);
+    if (out_scale) res.array().colwise() *= out_scale->array();
     out.middleCols(first, width) = res;
   });
+}
+
+Eigen::MatrixXd tiled_residual(const SparseMatrix& q, int k, const Chebyshev& c,
+                               const Eigen::Ref<const Eigen::MatrixXd>& b, unsigned threads) {
+  Eigen::MatrixXd out;
+  tiled_residual_into(q, k, c, b, threads, out);
   return out;
 }
 
@@ -816,6 +828,17 @@ Eigen::MatrixXd FlowControlVariate::dual_terms(const Eigen::Ref<const Eigen::Mat
   if (!has_energy()) throw std::invalid_argument(kNeedsDs + std::string("dual_terms"));
   if (x_tilde.rows() != m_s2.size()) return residual(x_tilde, execution);  // residual() names the mismatch
   return residual(m_s2.asDiagonal() * x_tilde, execution);
+}
+
+void FlowControlVariate::scaled_dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde, Eigen::MatrixXd& out,
+                                           unsigned threads) const {
+  if (!has_energy()) throw std::invalid_argument(kNeedsDs + std::string("scaled_dual_terms"));
+  if (x_tilde.rows() != m_s2.size())
+    throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(x_tilde.rows()) +
+                                " rows, the model " + std::to_string(m_s2.size()) + " nodes");
+  const Eigen::VectorXd inverse = m_s2.cwiseInverse();
+  tiled_residual_into(m_q, m_degree, Chebyshev(m_alpha, m_beta), x_tilde, Execution{threads}.thread_budget(), out,
+                      &m_s2, &inverse);
 }
 
 Eigen::MatrixXd FlowControlVariate::primal_terms(const Eigen::Ref<const Eigen::MatrixXd>& x,

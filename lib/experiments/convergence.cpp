@@ -180,6 +180,7 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     std::vector<std::size_t> kept_sweeps;
     std::vector<double> kept_seconds;
     std::vector<Eigen::MatrixXd> kept_states, kept_terms;
+    Eigen::MatrixXd w;
     std::size_t kept_first = 0;
     // The next kept matrix of `kept` (reused, or a new one).
     auto next_kept = [&](std::vector<Eigen::MatrixXd>& kept) -> Eigen::MatrixXd& {
@@ -206,11 +207,11 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     const EnsembleStats stats = run_ensemble(
         model, domain, o,
         [&](const Checkpoint& cp) {
-          Eigen::MatrixXd w;
-          // The control variate's terms, into the next kept matrix when deferring.
+          // The control variate's terms, into the next kept matrix when deferring, else into w (kept: its memory is
+          // reused from checkpoint to checkpoint).
           Eigen::MatrixXd& terms = with_cv && !derive && batch > 1 ? next_kept(kept_terms) : w;
           if (with_cv && !derive)  // the terms of this member's chains, column by column, here alone
-            terms.noalias() = s2.cwiseInverse().asDiagonal() * cv->dual_terms(cp.states, execution.alone());
+            cv->scaled_dual_terms(cp.states, terms, execution.thread_budget());
           if (batch > 1) {
             if (cp.states.data() != kept_states[kept_sweeps.size()].data())
               throw std::logic_error("measure_convergence: the states were not gathered into the kept matrix");

@@ -124,6 +124,16 @@ class DUALGIBBS_EXPORT FlowControlVariate {
   /// \return u, one column per sample
   Eigen::MatrixXd dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde,
                              const Execution& execution = Execution()) const;
+  /// The dual terms scaled back, w = D_s^-1 u = D_s^-1 r_k(Q) D_s x~ (what a dual-domain covariance tracker scores
+  /// against the shifted target), into `out`, resized to the shape of x~ with its memory reused: no temporary of that
+  /// size (a checkpoint of 10^4 nodes and 600 chains is 48 MB, which the system would fault in anew at every call).
+  /// Bitwise D_s^-1 dual_terms(x~). In this process alone, over at most `threads` threads (the bits depend on none).
+  /// \param x_tilde the samples x~, one per column
+  /// \param out the terms w, one column per sample
+  /// \param threads the threads it may use, counting the caller (0: available_threads())
+  /// \throws std::invalid_argument for a wrong number of rows, or a model without a dual.
+  void scaled_dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde, Eigen::MatrixXd& out,
+                         unsigned threads = 0) const;
   /// The primal terms u = r_k(Q) x of samples x (columns; |V| rows): V_v = l_v + E[u_v^2]. Collective as residual().
   /// \param x the samples x, one per column
   /// \param execution the members sharing the columns (null group: this process alone)
