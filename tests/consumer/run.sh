@@ -4,7 +4,8 @@
 #  2. the installed libdualgibbs.so exports only the public interface: every strong symbol it defines is in
 #     namespace dualgibbs, and the library's other external symbols (present in the static twin) are hidden;
 #  3. tests/consumer configures with find_package(dualgibbs CONFIG) from that prefix, builds and runs (a program on
-#     dualgibbs::dualgibbs and one on dualgibbs::paper, the paper's figures);
+#     dualgibbs::dualgibbs, one on dualgibbs::paper, the paper's figures, and where the CPU has AVX2 one compiled with
+#     -mavx2 that frees the library's Eigen blocks);
 #  4. pkg-config --cflags --libs dualgibbs (PKG_CONFIG_PATH = the prefix) compiles and links the same program, and
 #     dualgibbs-paper the program on the paper's figures.
 # Usage: run.sh CMAKE BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX
@@ -54,6 +55,14 @@ grep -q "dualgibbs .* from $prefix/" "$work/configure.log" || { cat "$work/confi
 "$cmake_exe" --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "the consumer does not build"; }
 "$work/build/consumer" || fail "the consumer built with find_package does not run correctly"
 "$work/build/consumer_paper" || fail "the consumer of dualgibbs::paper built with find_package does not run correctly"
+# Code compiled for AVX2 (Eigen's heap alignment then differs from the library's) frees the library's Eigen blocks.
+avx2=0
+if grep -qw avx2 /proc/cpuinfo 2>/dev/null && [ -x "$work/build/consumer_vectorised" ]; then avx2=1; fi
+if [ "$avx2" = 1 ]; then
+  "$work/build/consumer_vectorised" || fail "a consumer compiled with -mavx2 does not run with the library's Eigen blocks"
+else
+  echo "consumer_vectorised: skipped (no AVX2 on this CPU or compiler)"
+fi
 
 # 4. pkg-config consumer.
 flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs dualgibbs) || fail "pkg-config --cflags --libs dualgibbs"
@@ -65,6 +74,11 @@ libdir=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --variable=libdir dualgib
 "$cxx" -std=c++17 -O1 "$src/main.cpp" -o "$work/consumer_pc" $flags -Wl,-rpath,"$libdir" >"$work/pc_build.log" 2>&1 \
   || { cat "$work/pc_build.log"; fail "the consumer does not build with pkg-config flags"; }
 "$work/consumer_pc" >/dev/null || fail "the consumer built with pkg-config flags does not run correctly"
+if [ "$avx2" = 1 ]; then
+  "$cxx" -std=c++17 -O1 -mavx2 -mfma "$src/vectorised.cpp" -o "$work/consumer_vectorised_pc" $flags -Wl,-rpath,"$libdir" \
+    >"$work/pc_build.log" 2>&1 || { cat "$work/pc_build.log"; fail "the AVX2 consumer does not build with pkg-config flags"; }
+  "$work/consumer_vectorised_pc" >/dev/null || fail "the AVX2 consumer built with pkg-config flags does not run"
+fi
 flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs dualgibbs-paper) || fail "pkg-config dualgibbs-paper"
 # shellcheck disable=SC2086
 "$cxx" -std=c++17 -O1 "$src/paper.cpp" -o "$work/consumer_paper_pc" $flags -Wl,-rpath,"$libdir" >"$work/pc_build.log" 2>&1 \
