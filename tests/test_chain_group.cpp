@@ -238,6 +238,19 @@ BOOST_AUTO_TEST_CASE(local_observation_over_members_matches_one_process) {
 namespace {
 
 // Every field of two error curves but the wall-clock seconds, bit for bit.
+// measure_convergence over k members (threads), sharing `cs`: every member's curves, in rank order.
+std::vector<dualgibbs::ConvergenceCurves> curves_over_members(int k, const dualgibbs::Model& model,
+                                                              const Eigen::MatrixXd& target,
+                                                              const dualgibbs::ConvergenceSettings& cs) {
+  std::vector<dualgibbs::ConvergenceCurves> got(static_cast<std::size_t>(k));
+  on_members(k, [&](ThreadMember& m) {
+    dualgibbs::ConvergenceSettings shared = cs;
+    shared.group = &m;
+    got[static_cast<std::size_t>(m.rank())] = dualgibbs::measure_convergence(model, target, shared);
+  });
+  return got;
+}
+
 void check_same_curve(const std::vector<dualgibbs::ErrorEstimate>& got,
                       const std::vector<dualgibbs::ErrorEstimate>& want) {
   BOOST_REQUIRE_EQUAL(got.size(), want.size());
@@ -284,14 +297,7 @@ BOOST_AUTO_TEST_CASE(deferred_convergence_over_members_matches_one_process) {
         ConvergenceSettings probe = cs;
         probe.sweeps = 1;
         probe.deferred_bytes = memory;
-        std::size_t b = 0;
-        on_members(k, [&](ThreadMember& m) {
-          ConvergenceSettings shared = probe;
-          shared.group = &m;
-          const std::size_t mine = measure_convergence(model, target, shared).checkpoints_per_exchange;
-          if (m.rank() == 0) b = mine;
-        });
-        return b;
+        return curves_over_members(k, model, target, probe).front().checkpoints_per_exchange;
       };
       // The smallest memory that holds two checkpoints (bisection): batches of 2, the last of 1.
       std::size_t lo = 0, hi = std::size_t{1} << 40;
@@ -305,12 +311,7 @@ BOOST_AUTO_TEST_CASE(deferred_convergence_over_members_matches_one_process) {
       const std::size_t memories[] = {cs.deferred_bytes, middle, 0};
       for (const std::size_t memory : memories) {
         cs.deferred_bytes = memory;
-        std::vector<ConvergenceCurves> got(static_cast<std::size_t>(k));
-        on_members(k, [&](ThreadMember& m) {
-          ConvergenceSettings shared = cs;
-          shared.group = &m;
-          got[static_cast<std::size_t>(m.rank())] = measure_convergence(model, target, shared);
-        });
+        const std::vector<ConvergenceCurves> got = curves_over_members(k, model, target, cs);
         for (int r = 0; r < k; ++r) {
           const ConvergenceCurves& c = got[static_cast<std::size_t>(r)];
           BOOST_TEST_CONTEXT((full ? "full" : "diagonal") << ", member " << r << " of " << k << ", memory " << memory) {
@@ -367,12 +368,7 @@ BOOST_AUTO_TEST_CASE(mapped_control_variate_sums_match_built_and_one_process) {
     for (int k : {2, 3})
       for (std::size_t memory : {ConvergenceSettings{}.deferred_bytes, std::size_t{0}}) {
         cs.deferred_bytes = memory;
-        std::vector<ConvergenceCurves> got(static_cast<std::size_t>(k));
-        on_members(k, [&](ThreadMember& m) {
-          ConvergenceSettings shared = cs;
-          shared.group = &m;
-          got[static_cast<std::size_t>(m.rank())] = measure_convergence(model, target, shared);
-        });
+        const std::vector<ConvergenceCurves> got = curves_over_members(k, model, target, cs);
         for (int r = 0; r < k; ++r)
           BOOST_TEST_CONTEXT("threads " << threads << ", member " << r << " of " << k << ", memory " << memory) {
             check_same_curve(got[static_cast<std::size_t>(r)].dual_cv, one.dual_cv);

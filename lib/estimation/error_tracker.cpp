@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -295,12 +296,11 @@ std::vector<ErrorEstimate> CovarianceErrorTracker::observe_chunks(
     // mapping calls the BLAS); over a group, first, so that the exchanges come in the same order on every member.
     const bool alongside = !group && threads > 1;
     if (!alongside) score_chunk(chunk_sweeps, chunk_seconds, list, group, split, threads);
+    const std::function<void()> own_scores = [&] { score_chunk(chunk_sweeps, chunk_seconds, list, nullptr, false, 1); };
     std::vector<GroupedMoments> images;
     images.reserve(gms.size());
     for (std::size_t b = 0; b < gms.size(); ++b)
-      images.push_back(gms[b].mapped(mapped->map, execution.alone(), [&] {
-        if (alongside && b == 0) score_chunk(chunk_sweeps, chunk_seconds, list, nullptr, false, 1);
-      }));
+      images.push_back(gms[b].mapped(mapped->map, execution.alone(), alongside && b == 0 ? own_scores : nullptr));
     std::vector<const GroupedMoments*> image_list;
     for (const GroupedMoments& gm : images) image_list.push_back(&gm);
     mapped->tracker.score_chunk(chunk_sweeps, chunk_seconds, image_list, group, split, threads);

@@ -668,6 +668,13 @@ Eigen::MatrixXd tiled_residual(const SparseMatrix& q, int k, const Chebyshev& c,
   return out;
 }
 
+// Samples of the control variate's maps have one row per node.
+void check_sample_rows(Index rows, Index nodes) {
+  if (rows != nodes)
+    throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(rows) + " rows, the model " +
+                                std::to_string(nodes) + " nodes");
+}
+
 }  // namespace
 
 FlowControlVariate::FlowControlVariate(const Model& model, const FlowCvOptions& o, const Execution& execution)
@@ -750,9 +757,7 @@ Eigen::MatrixXd FlowControlVariate::energy_matrix() const {
 
 Eigen::MatrixXd FlowControlVariate::residual(const Eigen::Ref<const Eigen::MatrixXd>& b,
                                              const Execution& execution) const {
-  if (b.rows() != m_q.rows())
-    throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(b.rows()) + " rows, the model " +
-                                std::to_string(m_q.rows()) + " nodes");
+  check_sample_rows(b.rows(), m_q.rows());
   // Column by column the same arithmetic whatever the number of columns, so over a chain group the members split
   // the columns (one per chain) and gather them in order (chain_group.hpp): the same bits.
   ChainGroup* const group = execution.shared();
@@ -833,9 +838,7 @@ Eigen::MatrixXd FlowControlVariate::dual_terms(const Eigen::Ref<const Eigen::Mat
 void FlowControlVariate::scaled_dual_terms(const Eigen::Ref<const Eigen::MatrixXd>& x_tilde, Eigen::MatrixXd& out,
                                            unsigned threads) const {
   if (!has_energy()) throw std::invalid_argument(kNeedsDs + std::string("scaled_dual_terms"));
-  if (x_tilde.rows() != m_s2.size())
-    throw std::invalid_argument("FlowControlVariate: samples have " + std::to_string(x_tilde.rows()) +
-                                " rows, the model " + std::to_string(m_s2.size()) + " nodes");
+  check_sample_rows(x_tilde.rows(), m_s2.size());
   const Eigen::VectorXd inverse = m_s2.cwiseInverse();
   tiled_residual_into(m_q, m_degree, Chebyshev(m_alpha, m_beta), x_tilde, Execution{threads}.thread_budget(), out,
                       &m_s2, &inverse);

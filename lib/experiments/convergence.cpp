@@ -73,9 +73,10 @@ Eigen::MatrixXd shifted_target(const FlowControlVariate& cv, const Eigen::Matrix
 }
 
 // The control variate's terms w = D_s^-1 r_k(Q) D_s x~ as a dense map of the states x~: the terms of the identity.
-Eigen::MatrixXd dense_terms_map(const FlowControlVariate& cv, const Eigen::VectorXd& s2, const Execution& execution) {
-  const Index n = s2.size();
-  return s2.cwiseInverse().asDiagonal() * cv.dual_terms(Eigen::MatrixXd::Identity(n, n), execution.alone());
+Eigen::MatrixXd dense_terms_map(const FlowControlVariate& cv, Index nodes, unsigned threads) {
+  Eigen::MatrixXd map;
+  cv.scaled_dual_terms(Eigen::MatrixXd::Identity(nodes, nodes), map, threads);
+  return map;
 }
 
 // The checks of measure_convergence(): enough chains for the split-half error, a sweep, a dual domain, a target of
@@ -164,7 +165,8 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
     const bool derive = with_cv && derive_cv_sums(model, tracker.kind(), o.local_cuts.size() - 1, chains, cv->degree(),
                                                   settings.cv_sums);
     out.cv_sums_mapped = out.cv_sums_mapped || derive;
-    const Eigen::MatrixXd map = derive ? dense_terms_map(*cv, s2, execution) : Eigen::MatrixXd();
+    const Eigen::MatrixXd map =
+        derive ? dense_terms_map(*cv, model.num_nodes(), execution.thread_budget()) : Eigen::MatrixXd();
     std::optional<CovarianceErrorTracker::Mapped> mapped;
     if (derive) mapped.emplace(CovarianceErrorTracker::Mapped{*cv_tracker, map});
     // Deferred scoring over the members of a chain group (docs/mpi.md section 5): the checkpoints are fixed in
