@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -537,46 +538,85 @@ struct CsrView {
   Index rows;
 };
 
+// A fixed-width row (W a multiple of 8) works on GCC vectors of eight doubles: left to loops over arrays of W doubles,
+// GCC kept the accumulator in W scalar registers (one vmulsd and one vaddsd per column and non-zero). Lane by lane a
+// vector performs the same multiplies and adds in the same order, so the bits are those of the scalar loops.
+typedef double Lanes8 __attribute__((vector_size(8 * sizeof(double))));
+
 // One row of a step: acc = (Q d)_i over the row's non-zeros, then res_i -= acc and either dn_i = keep d_i + step res_i
-// or sums_i += res_i^2 (last step). W > 0: the width at compile time (the accumulator stays in registers).
+// or sums_i += res_i^2 (last step). W > 0: the width at compile time, in vectors held in registers; W = 0: `w`
+// columns, the accumulator in `scratch`.
 template <int W>
-inline void residual_row(const CsrView& q, std::size_t i, std::size_t w, const double* __restrict d,
-                         double* __restrict res, double* __restrict dn, double* __restrict sums, double keep,
-                         double step, double* __restrict scratch) {
-  constexpr bool fixed = W > 0;
-  double local[fixed ? W : 1];
-  double* __restrict acc = fixed ? local : scratch;
-  const std::size_t width = fixed ? static_cast<std::size_t>(W) : w;
-  for (std::size_t t = 0; t < width; ++t) acc[t] = 0.0;
-  for (int p = q.outer[i]; p < q.outer[i + 1]; ++p) {
-    const double a = q.value[p];
-    const double* __restrict dj = d + static_cast<std::size_t>(q.inner[p]) * width;
-    for (std::size_t t = 0; t < width; ++t) acc[t] += a * dj[t];
-  }
-  double* __restrict ri = res + i * width;
-  const double* __restrict di = d + i * width;
-  if (dn) {
-    double* __restrict ni = dn + i * width;
-    for (std::size_t t = 0; t < width; ++t) {
-      ri[t] -= acc[t];
-      ni[t] = keep * di[t] + step * ri[t];
+[[gnu::always_inline]] inline void residual_row(const CsrView& q, std::size_t i, std::size_t w,
+                                                const double* __restrict d, double* __restrict res,
+                                                double* __restrict dn, double* __restrict sums, double keep,
+                                                double step, double* __restrict scratch) {
+  if constexpr (W > 0) {
+    static_assert(W % 8 == 0, "residual_row: a fixed width of whole vectors");
+    constexpr int V = W / 8;
+    constexpr std::size_t bytes = sizeof(Lanes8);
+    Lanes8 acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = Lanes8{};
+    for (int p = q.outer[i]; p < q.outer[i + 1]; ++p) {
+      const double a = q.value[p];
+      const double* dj = d + static_cast<std::size_t>(q.inner[p]) * W;
+      for (int v = 0; v < V; ++v) {
+        Lanes8 x;
+        std::memcpy(&x, dj + 8 * v, bytes);
+        acc[v] += a * x;
+      }
     }
-  } else if (sums) {
-    double* __restrict si = sums + i * width;
-    for (std::size_t t = 0; t < width; ++t) {
-      ri[t] -= acc[t];
-      si[t] += ri[t] * ri[t];
+    for (int v = 0; v < V; ++v) {
+      const std::size_t at = i * W + 8 * static_cast<std::size_t>(v);
+      Lanes8 r;
+      std::memcpy(&r, res + at, bytes);
+      r -= acc[v];
+      std::memcpy(res + at, &r, bytes);
+      if (dn) {
+        Lanes8 x;
+        std::memcpy(&x, d + at, bytes);
+        const Lanes8 next = keep * x + step * r;
+        std::memcpy(dn + at, &next, bytes);
+      } else if (sums) {
+        Lanes8 sq;
+        std::memcpy(&sq, sums + at, bytes);
+        sq += r * r;
+        std::memcpy(sums + at, &sq, bytes);
+      }
     }
   } else {
-    for (std::size_t t = 0; t < width; ++t) ri[t] -= acc[t];
+    double* __restrict acc = scratch;
+    for (std::size_t t = 0; t < w; ++t) acc[t] = 0.0;
+    for (int p = q.outer[i]; p < q.outer[i + 1]; ++p) {
+      const double a = q.value[p];
+      const double* __restrict dj = d + static_cast<std::size_t>(q.inner[p]) * w;
+      for (std::size_t t = 0; t < w; ++t) acc[t] += a * dj[t];
+    }
+    double* __restrict ri = res + i * w;
+    const double* __restrict di = d + i * w;
+    if (dn) {
+      double* __restrict ni = dn + i * w;
+      for (std::size_t t = 0; t < w; ++t) {
+        ri[t] -= acc[t];
+        ni[t] = keep * di[t] + step * ri[t];
+      }
+    } else if (sums) {
+      double* __restrict si = sums + i * w;
+      for (std::size_t t = 0; t < w; ++t) {
+        ri[t] -= acc[t];
+        si[t] += ri[t] * ri[t];
+      }
+    } else {
+      for (std::size_t t = 0; t < w; ++t) ri[t] -= acc[t];
+    }
   }
 }
 
 constexpr std::size_t kAhead = 4;  // rows of prefetch distance in residual_block_impl
 
 template <int W>
-inline void residual_block_impl(const CsrView& q, int k, const Chebyshev& c, Index width, double* res, double* d,
-                                double* dn, double* sums) {
+[[gnu::always_inline]] inline void residual_block_impl(const CsrView& q, int k, const Chebyshev& c, Index width,
+                                                       double* res, double* d, double* dn, double* sums) {
   const auto w = static_cast<std::size_t>(width);
   const auto n = static_cast<std::size_t>(q.rows);
   std::vector<double> scratch(W > 0 ? 0 : w);
@@ -609,6 +649,12 @@ __attribute__((target("avx2"))) void residual_block_avx2(const CsrView& q, int k
 }
 
 template <int W>
+__attribute__((target("avx512f"))) void residual_block_avx512(const CsrView& q, int k, const Chebyshev& c, Index width,
+                                                              double* res, double* d, double* dn, double* sums) {
+  residual_block_impl<W>(q, k, c, width, res, d, dn, sums);
+}
+
+template <int W>
 void residual_block_plain(const CsrView& q, int k, const Chebyshev& c, Index width, double* res, double* d, double* dn,
                           double* sums) {
   residual_block_impl<W>(q, k, c, width, res, d, dn, sums);
@@ -623,11 +669,15 @@ void residual_block(const SparseMatrix& matrix, int k, const Chebyshev& c, Index
   const CsrView q{qm.outerIndexPtr(), qm.innerIndexPtr(), qm.valuePtr(), static_cast<Index>(qm.rows())};
   const std::size_t size = static_cast<std::size_t>(q.rows) * static_cast<std::size_t>(width);
   for (std::size_t e = 0; e < size; ++e) d[e] = res[e] / c.theta;
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 = __builtin_cpu_supports("avx2"), avx512 = __builtin_cpu_supports("avx512f");
   if (width == 16)
-    (avx2 ? residual_block_avx2<16> : residual_block_plain<16>)(q, k, c, width, res, d, dn, sums);
+    (avx512 ? residual_block_avx512<16>
+     : avx2 ? residual_block_avx2<16>
+            : residual_block_plain<16>)(q, k, c, width, res, d, dn, sums);
   else if (width == 8)
-    (avx2 ? residual_block_avx2<8> : residual_block_plain<8>)(q, k, c, width, res, d, dn, sums);
+    (avx512 ? residual_block_avx512<8>
+     : avx2 ? residual_block_avx2<8>
+            : residual_block_plain<8>)(q, k, c, width, res, d, dn, sums);
   else
     (avx2 ? residual_block_avx2<0> : residual_block_plain<0>)(q, k, c, width, res, d, dn, sums);
 }
