@@ -315,14 +315,16 @@ std::vector<Index> reference_indices(ChainEngine& rng, std::uint32_t n, std::siz
 }
 
 BOOST_AUTO_TEST_CASE(uniform_indices_follow_their_definition_on_every_path) {
-  // Bit for bit the definition, on every path this CPU has, for counts that are not multiples of 16 and for n whose
-  // rejection is frequent (n = 3 2^30 + 1: a quarter of the 32-bit values are redrawn) or never needed. Deterministic.
+  // Bit for bit the definition, on every path this CPU has, for counts of at most 16 (one word of each used
+  // sub-stream), counts that are not multiples of 16, and for n whose rejection is frequent (n = 3 2^30 + 1: a quarter
+  // of the 32-bit values are redrawn) or never needed. Deterministic.
   for (const char* path : {"scalar", "avx2", "avx512"}) {
     if (!detail::select_normal_path(path)) continue;
     for (std::uint32_t n : {1u, 7u, 10000u, 2000000u, 3u * (1u << 30) + 1u}) {
       ChainEngine a = make_stream(3, n, StreamPurpose::Schedule), b = a;
       for (std::size_t count :
-           {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{2048}, std::size_t{1001}}) {
+           {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{8}, std::size_t{9}, std::size_t{10},
+            std::size_t{15}, std::size_t{16}, std::size_t{17}, std::size_t{2048}, std::size_t{1001}}) {
         std::vector<Index> got(count);
         detail::fill_uniform_indices(a, n, count, got.data());
         BOOST_TEST((got == reference_indices(b, n, count)), path << ": n " << n << " count " << count);

@@ -487,6 +487,30 @@ inline void indices_from_words(const std::uint64_t* words, std::uint32_t n, Chai
   }
 }
 
+// At most 16 indices, on every path: they take the first word of sub-streams 0 .. min(count, 8) - 1, and xoshiro256++'s
+// first word rotl(s0 + s3, 23) + s0 reads only state words 0 and 3, so only those two words of the used sub-streams
+// are mixed (4 of the 32 mix64 when a chain of 5 sites draws its 5 indices); the caller's stream still gives its 32
+// seeding words. The same words, hence the same indices, as seeding all eight sub-streams.
+void fill_few_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept {
+  const auto used = static_cast<int>(std::min<std::size_t>(count, kWays));
+  std::uint64_t words[kWays] = {};
+  ChainEngine e = rng;  // a copy whose address does not escape, so that its state stays in registers
+  for (int k = 0; k < kWays; ++k) {
+    if (k >= used) {  // an unused sub-stream's four seeding words: the stream advances, the outputs are not needed
+      for (int w = 0; w < 4; ++w) e();
+      continue;
+    }
+    const std::uint64_t w0 = e(), w1 = e(), w2 = e(), w3 = e();
+    std::uint64_t s0 = mix64(w0);
+    const std::uint64_t s3 = mix64(w3);
+    if ((s0 | s3) == 0 && (mix64(w1) | mix64(w2)) == 0) s0 = 1;  // the forbidden state, as seed_index_substreams
+    const std::uint64_t sum = s0 + s3;
+    words[k] = ((sum << 23) | (sum >> 41)) + s0;
+  }
+  rng = e;
+  indices_from_words(words, n, rng, 0, count, out);
+}
+
 void fill_indices_scalar(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept {
   std::uint64_t s[4][kWays];
   seed_index_substreams(rng, s);
@@ -723,7 +747,10 @@ namespace detail {
 void fill_uniform_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept {
   if (count == 0) return;
   ChainEngine local = rng;
-  fill_indices(local, n, count, out);
+  if (count <= 2 * kWays)
+    fill_few_indices(local, n, count, out);
+  else
+    fill_indices(local, n, count, out);
   rng = local;
 }
 
