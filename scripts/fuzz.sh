@@ -3,6 +3,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]          time-boxed run (CI uses 60)
 #   FUZZ_RUNS=1000000 scripts/fuzz.sh              a fixed number of executions per target
 #   FUZZ_PARALLEL=1 ...                            run the targets at the same time (one process each)
+#   FUZZ_JOBS=N ...                                at most N targets at a time (CI: one per core)
 #   FUZZ_TARGETS="graph_spec" ...                  only these targets
 #   FUZZ_TIMEOUT=10                                seconds of wall time one input may take (a hang is a finding)
 # The seed corpus in fuzz/corpus/ is copied to a scratch directory, so runs never modify the repository.
@@ -15,7 +16,7 @@ mkdir -p "$build"
 CXX=clang++-14 CC=clang-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDUALGIBBS_BUILD_FUZZERS=ON \
   -DDUALGIBBS_BUILD_TESTS=OFF -DDUALGIBBS_BUILD_APPS=OFF -DDUALGIBBS_BUILD_BENCH=OFF > "$build/configure.log"
 read -r -a targets <<< "${FUZZ_TARGETS:-edge_list node_file matrix_market graph_spec}"
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+cmake --build "$build" -j "$(nproc)" --target dualgibbs_fuzzers  # one target: its parts compile in parallel
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ -n "${FUZZ_RUNS:-}" ]; then limit=(-runs="$FUZZ_RUNS"); else limit=(-max_total_time="$seconds"); fi
@@ -44,9 +45,16 @@ report() {  # report NAME: prints the outcome; returns non-zero on a finding
 }
 
 status=0
-if [ -n "${FUZZ_PARALLEL:-}" ]; then
-  echo "== ${targets[*]} in parallel (${limit[*]})"
-  for t in "${targets[@]}"; do run_target "$t" & done
+jobs=${FUZZ_JOBS:-1}
+if [ -n "${FUZZ_PARALLEL:-}" ]; then jobs=${#targets[@]}; fi
+if [ "$jobs" -gt 1 ]; then
+  echo "== ${targets[*]}, $jobs at a time (${limit[*]})"
+  running=0
+  for t in "${targets[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+    run_target "$t" &
+    running=$((running + 1))
+  done
   wait
   for t in "${targets[@]}"; do echo "== fuzz_$t"; report "$t" || status=1; done
 else

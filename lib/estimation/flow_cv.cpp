@@ -528,9 +528,9 @@ double best_kappa(FlowPool& pool, const std::vector<Index>& tune, int k, double 
 // of that row (d is read by the later rows of the same step, so the new direction goes to a second buffer). The last
 // step instead adds res^2 to `sums` (when given) and keeps res. Each entry gets the same operations in the same order
 // whatever the width and the instruction set (-ffp-contract=off: no fused multiply-adds), so the bits do not depend
-// on either: the avx2 instance only runs four lanes at a time. Against Eigen's sparse-times-dense product followed by
-// a separate update of d (two more passes over the block), this took about half the CPU time on kregular:10000,4 with
-// 16 chains at k = 5 (docs/accuracy.md).
+// on either: the AVX2 and AVX-512F instances only run four or eight lanes at a time. Against Eigen's sparse-times-dense
+// product followed by a separate update of d (two more passes over the block), this took about half the CPU time on
+// kregular:10000,4 with 16 chains at k = 5 (docs/accuracy.md).
 struct CsrView {
   const int* outer;
   const int* inner;
