@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -53,7 +54,13 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     const Model model(c.graph, 1.0, 0.25);
     const SparseMatrix& q = model.primal_precision();
-    const double beta = 1.0 + 2.0 * 16.0 * 4.0, alpha = beta / 64.0;  // an interval past the spectrum (Gershgorin)
+    double beta = 0;  // Gershgorin: the largest absolute row sum of Q bounds its spectrum
+    for (Eigen::Index i = 0; i < q.outerSize(); ++i) {
+      double row = 0;
+      for (SparseMatrix::InnerIterator it(q, i); it; ++it) row += std::abs(it.value());
+      beta = std::max(beta, row);
+    }
+    const double alpha = beta / 64.0;
     const Eigen::MatrixXd b = Eigen::MatrixXd::Random(q.rows(), chains);
     for (int k : {5, 8}) {
       Eigen::MatrixXd block, columns(q.rows(), chains);

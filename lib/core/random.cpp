@@ -489,7 +489,7 @@ inline void indices_from_words(const std::uint64_t* words, std::uint32_t n, Chai
 
 // At most 16 indices, on every path: they take the first word of sub-streams 0 .. min(count, 8) - 1, and xoshiro256++'s
 // first word rotl(s0 + s3, 23) + s0 reads only state words 0 and 3, so only those two words of the used sub-streams
-// are mixed (4 of the 32 mix64 when a chain of 5 sites draws its 5 indices); the caller's stream still gives its 32
+// are mixed (10 of the 32 mix64 when a chain of 5 sites draws its 5 indices); the caller's stream still gives its 32
 // seeding words. The same words, hence the same indices, as seeding all eight sub-streams.
 void fill_few_indices(ChainEngine& rng, std::uint32_t n, std::size_t count, Index* out) noexcept {
   const auto used = static_cast<int>(std::min<std::size_t>(count, kWays));
