@@ -179,6 +179,11 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
             "see docs/sampler.md)")
       ->capture_default_str();
   add_scheme_options(app, opt.run.scheme);
+  app.add_option("--distribute", opt.run.distribute,
+                 "under mpirun: chains (each rank a share of the chains, the whole graph on every rank) or graph\n"
+                 "(every chain's graph cut over the ranks by METIS, each rank its part and a ghost layer;\n"
+                 "--domain primal --scan colored, one thread per rank); the draws are the same either way")
+      ->capture_default_str();
   app.add_option("--init", opt.run.init, "initial state: constant (every coordinate = --init-value) or random")
       ->capture_default_str();
   app.add_option("--init-value", opt.run.init_value, "the constant of --init constant")->capture_default_str();

@@ -5,7 +5,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake g++ pkg-config git
-  libeigen3-dev libsuitesparse-dev libspectra-dev
+  libeigen3-dev libsuitesparse-dev libspectra-dev libmetis-dev
   libboost-test-dev libboost-random-dev libboost-math-dev
   libcli11-dev nlohmann-json3-dev
   libopenblas0-pthread

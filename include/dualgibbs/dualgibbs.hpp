@@ -22,6 +22,7 @@
 #include <dualgibbs/sampling/accelerated.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
 #include <dualgibbs/sampling/kernels.hpp>
+#include <dualgibbs/sampling/partition.hpp>
 #include <dualgibbs/sampling/sampler.hpp>
 #include <dualgibbs/sampling/scheme.hpp>
 // truth/: exact solves and selected inversion (CHOLMOD), spectra and rates (Spectra), the paper's closed forms

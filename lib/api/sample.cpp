@@ -1,6 +1,9 @@
 // The sample use case (api/sample.hpp).
 #include <dualgibbs/api/sample.hpp>
 
+#include <dualgibbs/core/chain_group.hpp>
+#include <dualgibbs/sampling/partition.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -43,6 +46,16 @@ SamplePlan plan_sample(const Model& model, const SampleOptions& so, const Execut
     throw std::invalid_argument("sample: --draws y (the edge variables y~) applies to the dual domain only");
   o.observe_edges = p.domain == Domain::Dual && so.draws == "y";
   o.checkpoint_every = so.every == 0 ? std::max<std::size_t>(1, so.sweeps) : so.every;
+  if (so.distribute != "chains" && so.distribute != "graph")
+    throw std::invalid_argument("sample: unknown --distribute '" + so.distribute + "' (expected 'chains' or 'graph')");
+  if (so.distribute == "graph") {
+    if (p.domain != Domain::Primal)
+      throw std::invalid_argument("sample: --distribute graph splits the primal domain only (add --domain primal)");
+    if (so.scheme.scheme != "gibbs" || so.scheme.scan != "colored")
+      throw std::invalid_argument("sample: --distribute graph runs the colour-ordered sweep (add --scan colored)");
+    if (o.init == InitialState::Random)
+      throw std::invalid_argument("sample: --distribute graph starts from a constant or given state, not random");
+  }
   p.dim = o.observe_edges ? model.num_edges() : model.num_nodes();
   p.checkpoints = sample_checkpoints(so);
   return p;
@@ -67,6 +80,12 @@ Record sample_record(const Model& model, const SampleOptions& so, const SamplePl
   j["init_scale"] = o.init_scale;
   j["noise"] = o.noise;
   add_scheme_record(j, r.scheme);  // after "scan": the colored scan names itself there
+  if (so.distribute == "graph") {
+    j["distribute"] = "graph";
+    j["parts"] = r.parts;
+    j["ghosts_max"] = r.ghosts_max;
+    j["cut_fraction"] = r.cut_fraction;
+  }
   j["seconds"] = r.stats.seconds;
   j["ns_per_update"] = r.stats.ns_per_update;
   if (model.has_mean()) {
@@ -75,6 +94,40 @@ Record sample_record(const Model& model, const SampleOptions& so, const SamplePl
     add_posterior_mean_record(j, r.mean, observed_nodes(model, so.observed_nodes));
   }
   return j;
+}
+
+// The chains with every chain's graph cut over the execution's group (one process: the colour-ordered sweep itself,
+// the same bits), and what the cut left each member: its ghost layer and its cut neighbour pairs.
+void run_split(const Model& model, const EnsembleOptions& o, const Observer& write, const Execution& execution,
+               SampleResult& r) {
+  ChainGroup* group = execution.group && execution.group->size() > 1 ? execution.group : nullptr;
+  if (!group) {
+    r.stats = run_ensemble(model, Domain::Primal, o, write, r.scheme);
+    return;
+  }
+  GraphShare share;
+  r.stats = run_partitioned(model, Domain::Primal, o, write, *group, {}, &share);
+  // Per member: ghosts, cut pairs and all pairs of its own rows (a local column outside `owned` is a ghost).
+  std::vector<char> own(share.global.size(), 0);
+  for (Index l : share.owned) own[static_cast<std::size_t>(l)] = 1;
+  double mine[3] = {static_cast<double>(share.ghosts()), 0.0, 0.0};
+  for (Index l : share.owned)
+    for (SparseMatrix::InnerIterator it(share.precision, l); it; ++it) {
+      if (it.col() == l) continue;
+      mine[1] += own[static_cast<std::size_t>(it.col())] ? 0.0 : 1.0;
+      mine[2] += 1.0;
+    }
+  const auto k = static_cast<std::size_t>(group->size());
+  std::vector<double> all(3 * k);
+  group->all_gather(mine, all.data(), std::vector<std::size_t>(k, 1), 3);
+  double cut = 0.0, pairs = 0.0;
+  for (std::size_t m = 0; m < k; ++m) {
+    r.ghosts_max = std::max(r.ghosts_max, static_cast<std::size_t>(all[3 * m]));
+    cut += all[3 * m + 1];
+    pairs += all[3 * m + 2];
+  }
+  r.parts = group->size();
+  r.cut_fraction = pairs > 0 ? cut / pairs : 0.0;
 }
 
 }  // namespace
@@ -91,22 +144,24 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
   // The posterior mean before the run, so a solver failure writes nothing.
   if (model.has_mean()) r.mean = solve_posterior_mean(model, options.mean);
   r.scheme = make_scheme(options.scheme, resolved_threads(execution), model, plan.domain, "sample");
+  if (options.distribute == "graph") r.scheme.threads = 1;  // one thread per member
   r.dim = plan.dim;
   sink.begin(plan.dim, o.chains, plan.checkpoints);
-  r.stats = run_ensemble(
-      model, plan.domain, o,
-      [&](const Checkpoint& cp) {
-        if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
-        if (options.every == 0 && cp.sweep != o.sweeps) return;
-        if (r.checkpoints == plan.checkpoints || cp.states.rows() != plan.dim)
-          throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
-        if (!cp.states.allFinite())
-          throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
-                                 " (the model is numerically degenerate)");
-        sink.write(cp.sweep, cp.states);
-        ++r.checkpoints;
-      },
-      r.scheme);
+  const Observer write = [&](const Checkpoint& cp) {
+    if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
+    if (options.every == 0 && cp.sweep != o.sweeps) return;
+    if (r.checkpoints == plan.checkpoints || cp.states.rows() != plan.dim)
+      throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
+    if (!cp.states.allFinite())
+      throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
+                             " (the model is numerically degenerate)");
+    sink.write(cp.sweep, cp.states);
+    ++r.checkpoints;
+  };
+  if (options.distribute == "graph")
+    run_split(model, o, write, execution, r);
+  else
+    r.stats = run_ensemble(model, plan.domain, o, write, r.scheme);
   if (r.checkpoints != plan.checkpoints)
     throw std::logic_error("sample: " + std::to_string(r.checkpoints) + " checkpoints written, " +
                            std::to_string(plan.checkpoints) + " announced");

@@ -94,6 +94,49 @@ void ChainGroup::exchange_items(const double* send, double* recv, const std::vec
   }
 }
 
+void ChainGroup::set_halo_neighbors(const std::vector<int>& neighbors) {
+  for (std::size_t j = 0; j < neighbors.size(); ++j) {
+    const int r = neighbors[j];
+    if (r < 0 || r >= size() || r == rank() || (j > 0 && r <= neighbors[j - 1]))
+      throw std::invalid_argument("ChainGroup::set_halo_neighbors: neighbour " + std::to_string(r) + " of member " +
+                                  std::to_string(rank()) + " of " + std::to_string(size()) +
+                                  " (expected other members in increasing order)");
+  }
+  m_halo = neighbors;
+  declare_halo(m_halo);
+}
+
+void ChainGroup::declare_halo(const std::vector<int>&) {}
+
+void ChainGroup::halo_exchange(const double* send, const std::vector<std::size_t>& send_counts, double* recv,
+                               const std::vector<std::size_t>& recv_counts, std::size_t unit) {
+  if (send_counts.size() != m_halo.size() || recv_counts.size() != m_halo.size())
+    throw std::invalid_argument("ChainGroup::halo_exchange: " + std::to_string(send_counts.size()) + " send and " +
+                                std::to_string(recv_counts.size()) + " receive counts for " +
+                                std::to_string(m_halo.size()) + " neighbours");
+  exchange_halo(send, send_counts, recv, recv_counts, unit);
+}
+
+void ChainGroup::exchange_halo(const double* send, const std::vector<std::size_t>& send_counts, double* recv,
+                               const std::vector<std::size_t>& recv_counts, std::size_t unit) {
+  // Every member's row of the count matrix, then the whole-group exchange: the neighbours' blocks are in
+  // increasing rank order on both sides, as exchange_items() orders them.
+  const auto k = static_cast<std::size_t>(size()), me = static_cast<std::size_t>(rank());
+  std::vector<double> row(k, 0.0), matrix(k * k, 0.0);
+  for (std::size_t j = 0; j < m_halo.size(); ++j)
+    row[static_cast<std::size_t>(m_halo[j])] = static_cast<double>(send_counts[j]);
+  gather_items(row.data(), matrix.data(), std::vector<std::size_t>(k, 1), k);
+  std::vector<std::size_t> counts(k * k);
+  for (std::size_t i = 0; i < k * k; ++i) counts[i] = static_cast<std::size_t>(matrix[i]);
+  for (std::size_t j = 0; j < m_halo.size(); ++j)
+    if (counts[static_cast<std::size_t>(m_halo[j]) * k + me] != recv_counts[j])
+      throw std::invalid_argument("ChainGroup::halo_exchange: member " + std::to_string(m_halo[j]) + " sends " +
+                                  std::to_string(counts[static_cast<std::size_t>(m_halo[j]) * k + me]) +
+                                  " items to member " + std::to_string(me) + ", which expects " +
+                                  std::to_string(recv_counts[j]));
+  exchange_items(send, recv, counts, unit);
+}
+
 void ChainGroup::run(const std::function<void()>& work) {
   std::exception_ptr error;
   m_unwinding = false;

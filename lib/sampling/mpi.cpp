@@ -89,6 +89,7 @@ Group::Group(MPI_Comm comm) {
 Group::~Group() {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized && m_halo_comm != MPI_COMM_NULL) MPI_Comm_free(&m_halo_comm);
   if (!finalized && m_comm != MPI_COMM_NULL) MPI_Comm_free(&m_comm);
 }
 
@@ -156,12 +157,54 @@ void Group::exchange_items(const double* send, double* recv, const std::vector<s
   complete(request, "Ialltoallv");
 }
 
+void Group::declare_halo(const std::vector<int>& neighbors) {
+  // A neighbourhood collective moves the halo only and lets MPI see the fixed exchange pattern once; the relation
+  // is symmetric, so the sources are the destinations. Kept in rank order (reorder = 0): the ranks keep their parts.
+  if (m_halo_comm != MPI_COMM_NULL) MPI_Comm_free(&m_halo_comm);
+  const int degree = static_cast<int>(neighbors.size());
+  check(MPI_Dist_graph_create_adjacent(m_comm, degree, neighbors.data(), MPI_UNWEIGHTED, degree, neighbors.data(),
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &m_halo_comm),
+        "Dist_graph_create_adjacent");
+  MPI_Comm_set_errhandler(m_halo_comm, MPI_ERRORS_RETURN);
+}
+
+void Group::exchange_halo(const double* send, const std::vector<std::size_t>& send_counts, double* recv,
+                          const std::vector<std::size_t>& recv_counts, std::size_t unit) {
+  if (m_halo_comm == MPI_COMM_NULL)
+    throw std::logic_error("dualgibbs::mpi::Group: halo_exchange before set_halo_neighbors");
+  const std::size_t k = send_counts.size();
+  std::vector<int> send_count(k), send_at(k), recv_count(k), recv_at(k);
+  std::size_t send_offset = 0, recv_offset = 0;
+  for (std::size_t j = 0; j < k; ++j) {
+    if (send_counts[j] > INT_MAX || recv_counts[j] > INT_MAX || send_offset > INT_MAX || recv_offset > INT_MAX)
+      throw std::invalid_argument("dualgibbs::mpi: more than 2^31 items in one halo exchange");
+    send_count[j] = static_cast<int>(send_counts[j]);
+    send_at[j] = static_cast<int>(send_offset);
+    recv_count[j] = static_cast<int>(recv_counts[j]);
+    recv_at[j] = static_cast<int>(recv_offset);
+    send_offset += send_counts[j];
+    recv_offset += recv_counts[j];
+  }
+  const ItemType item(std::max<std::size_t>(unit, 1));
+  MPI_Request request;
+  check(MPI_Ineighbor_alltoallv(send, send_count.data(), send_at.data(), item.get(), recv, recv_count.data(),
+                                recv_at.data(), item.get(), m_halo_comm, &request),
+        "Ineighbor_alltoallv");
+  complete(request, "Ineighbor_alltoallv");
+}
+
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
                            const Observer& observe, const SchemeOptions& scheme) {
   Group group(comm);
   EnsembleOptions shared = options;
   shared.group = &group;
   return dualgibbs::run_ensemble(model, domain, shared, observe, scheme);
+}
+
+EnsembleStats run_partitioned(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
+                              const Observer& observe, GraphShare* share) {
+  Group group(comm);
+  return dualgibbs::run_partitioned(model, domain, options, observe, group, {}, share);
 }
 
 }  // namespace dualgibbs::mpi

@@ -48,6 +48,11 @@ struct SampleOptions {
   SchemeChoice scheme;                  ///< the sweep scheme and the scan (random, permutation, fixed, colored)
   MeanChoice mean;                      ///< how the posterior mean is solved (models with a mean)
   std::optional<Index> observed_nodes;  ///< for the record (default: observed_nodes())
+  /// How a group of processes (Execution::group) shares the work: "chains" (each member a share of the chains,
+  /// every member holding the whole graph) or "graph" (every chain's graph cut over the members, each holding its
+  /// part and a ghost layer: sampling/partition.hpp; the primal domain and the colored scan, one thread per member).
+  /// The draws are the same bits either way as one process's with the same scan.
+  std::string distribute = "chains";
 };
 
 /// What a sampling run returns beside the draws it handed to the sink.
@@ -57,10 +62,14 @@ struct SampleResult {
   PosteriorMean mean;             ///< mu for a model with a mean (empty vector otherwise)
   Eigen::Index dim = 0;           ///< coordinates per draw
   std::uint64_t checkpoints = 0;  ///< checkpoints written
+  int parts = 1;                  ///< distribute "graph": the parts the graph was cut into (the members)
+  std::size_t ghosts_max = 0;     ///< distribute "graph": the largest ghost layer of a member (coordinates)
+  double cut_fraction = 0.0;      ///< distribute "graph": neighbour pairs cut by the partition, over all pairs
   /// The run's fields of the sidecar: nodes, edges, domain, draws, dim, scan, chains, sweeps, every, checkpoints,
   /// lockstep, init, init_value, init_scale, noise, the scheme's fields (add_scheme_record()), seconds,
   /// ns_per_update, and with a mean draws_mean ("posterior" for primal draws, "zero" for dual ones) and the mean's
-  /// fields (add_posterior_mean_record()).
+  /// fields (add_posterior_mean_record()); with distribute "graph" also distribute, parts (the members), ghosts_max
+  /// (the largest ghost layer of a member) and cut_fraction (the neighbour pairs cut by the partition).
   Record record;
 };
 

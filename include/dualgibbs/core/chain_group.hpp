@@ -86,6 +86,27 @@ class DUALGIBBS_EXPORT ChainGroup {
   /// \throws std::invalid_argument if counts.size() != size() * size(); whatever settle() throws.
   void all_to_all(const std::exception_ptr& error, const double* send, double* recv,
                   const std::vector<std::size_t>& counts, std::size_t unit);
+  /// Collective: declares the members this one exchanges halos with (halo_exchange()), in increasing rank order,
+  /// each different from rank(). The relation must be symmetric (s lists r iff r lists s). A transport may build a
+  /// communicator of its own for it (dualgibbs::mpi::Group: an MPI distributed-graph topology). Empty by default.
+  /// \param neighbors the neighbour members, increasing
+  /// \throws std::invalid_argument for a list that is not increasing, names this member or a rank out of range.
+  void set_halo_neighbors(const std::vector<int>& neighbors);
+  /// The members given to set_halo_neighbors().
+  /// \return the neighbour members, increasing
+  const std::vector<int>& halo_neighbors() const noexcept { return m_halo; }
+  /// Collective over all members: each sends send_counts[j] items of `unit` doubles to halo_neighbors()[j] (from
+  /// `send`, neighbour by neighbour) and receives recv_counts[j] items from it (into `recv`, likewise): a partitioned
+  /// graph's ghost update (sampling/partition.hpp). Every member must call it, with or without neighbours, and the
+  /// counts of a pair must agree (what r sends s is what s receives from r). No settlement: the caller settles.
+  /// \param send the items to send, grouped by neighbour
+  /// \param send_counts the items for each neighbour (halo_neighbors().size() entries)
+  /// \param recv where the received items go, grouped by neighbour
+  /// \param recv_counts the items from each neighbour
+  /// \param unit doubles per item
+  /// \throws std::invalid_argument for count lists of another length than the neighbours.
+  void halo_exchange(const double* send, const std::vector<std::size_t>& send_counts, double* recv,
+                     const std::vector<std::size_t>& recv_counts, std::size_t unit);
   /// Collective: `error` is this member's outcome (null = success). Returns if no member failed. Otherwise a
   /// failed member rethrows its own exception and every other member throws the message of the lowest-numbered
   /// failed member, as std::invalid_argument if that member's exception was one, else as std::runtime_error.
@@ -130,9 +151,23 @@ class DUALGIBBS_EXPORT ChainGroup {
   /// \param unit doubles per item
   virtual void exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts,
                               std::size_t unit);
+  /// Collective: set_halo_neighbors() after its checks. The default keeps nothing more.
+  /// \param neighbors the neighbour members, increasing
+  virtual void declare_halo(const std::vector<int>& neighbors);
+  /// Collective: halo_exchange() after its checks. The default gathers every member's send counts and runs
+  /// exchange_items() with the whole count matrix (correct for any transport); dualgibbs::mpi::Group overrides it
+  /// with a neighbourhood all-to-all that moves the halo only.
+  /// \param send the items to send, grouped by neighbour
+  /// \param send_counts the items for each neighbour
+  /// \param recv where the received items go, grouped by neighbour
+  /// \param recv_counts the items from each neighbour
+  /// \param unit doubles per item
+  virtual void exchange_halo(const double* send, const std::vector<std::size_t>& send_counts, double* recv,
+                             const std::vector<std::size_t>& recv_counts, std::size_t unit);
 
  private:
   bool m_unwinding = false;  // an exception settled by the last collective is propagating
+  std::vector<int> m_halo;   // the halo neighbours (set_halo_neighbors)
 };
 
 /// Member `rank`'s contiguous share [first, last) of `count` items split over `size` members, as evenly as

@@ -28,6 +28,7 @@
 
 #include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/partition.hpp>
 
 #include <mpi.h>
 
@@ -55,9 +56,21 @@ class Group final : public ChainGroup {
   void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts, std::size_t unit) override;
   void exchange_items(const double* send, double* recv, const std::vector<std::size_t>& counts,
                       std::size_t unit) override;
+  /// An MPI distributed-graph communicator over the halo neighbours (MPI_Dist_graph_create_adjacent, no reordering).
+  /// \param neighbors the neighbour ranks, increasing
+  void declare_halo(const std::vector<int>& neighbors) override;
+  /// One MPI_Ineighbor_alltoallv on the halo communicator: only the neighbours' items move.
+  /// \param send the items to send, grouped by neighbour
+  /// \param send_counts the items for each neighbour
+  /// \param recv where the received items go, grouped by neighbour
+  /// \param recv_counts the items from each neighbour
+  /// \param unit doubles per item
+  void exchange_halo(const double* send, const std::vector<std::size_t>& send_counts, double* recv,
+                     const std::vector<std::size_t>& recv_counts, std::size_t unit) override;
 
  private:
   MPI_Comm m_comm = MPI_COMM_NULL;
+  MPI_Comm m_halo_comm = MPI_COMM_NULL;  // the halo neighbours' topology (declare_halo)
   int m_rank = 0;
   int m_size = 1;
   int m_local_size = 1;
@@ -78,5 +91,20 @@ class Group final : public ChainGroup {
 /// \return the run's totals over all ranks
 EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
                            const Observer& observe, const SchemeOptions& scheme = SchemeOptions());
+
+/// run_partitioned(model, domain, options, observe, group) over the ranks of `comm` (collective): every chain's graph
+/// cut by METIS over the ranks (rank r holds part r and its ghost layer), the colour-ordered sweep with one
+/// neighbourhood all-to-all per colour class (MPI_Ineighbor_alltoallv on a distributed-graph communicator), and the
+/// observer called on every rank with the states of a one-process colour-ordered run, bitwise (sampling/partition.hpp).
+/// \param comm the communicator whose ranks share the graph
+/// \param model the model (held whole by every rank)
+/// \param domain Domain::Primal
+/// \param options chains, sweeps, seed, checkpoints, start (constant or given), noise, lockstep
+/// \param observe called on every rank at every checkpoint (may be empty)
+/// \param share if not null, receives this rank's share
+/// \return the run's totals over all ranks
+/// \throws what run_partitioned() throws, on every rank.
+EnsembleStats run_partitioned(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
+                              const Observer& observe, GraphShare* share = nullptr);
 
 }  // namespace dualgibbs::mpi

@@ -1,0 +1,420 @@
+// One chain's graph over the members of a chain group: METIS partition, the parts' shares with their ghost layers,
+// the colour-ordered sweep of one part with its halo exchanges, and the ensemble over it.
+#include <dualgibbs/sampling/partition.hpp>
+
+#include <dualgibbs/core/chain_group.hpp>
+
+#include <metis.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace dualgibbs {
+
+std::vector<int> partition_graph(const SparseMatrix& pattern, int parts) {
+  const Index n = static_cast<Index>(pattern.rows());
+  if (pattern.cols() != n)
+    throw std::invalid_argument("partition_graph: the pattern is " + std::to_string(pattern.rows()) + " x " +
+                                std::to_string(pattern.cols()) + ", not square");
+  if (parts < 1 || parts > n)
+    throw std::invalid_argument("partition_graph: " + std::to_string(parts) + " parts of " + std::to_string(n) +
+                                " coordinates (expected 1 to the number of coordinates)");
+  std::vector<int> part(static_cast<std::size_t>(n), 0);
+  if (parts == 1) return part;
+  // METIS's graph: the off-diagonal pattern, CSR without the diagonal.
+  std::vector<idx_t> xadj(static_cast<std::size_t>(n) + 1, 0), adjncy;
+  adjncy.reserve(static_cast<std::size_t>(pattern.nonZeros()));
+  for (Index i = 0; i < n; ++i) {
+    for (SparseMatrix::InnerIterator it(pattern, i); it; ++it)
+      if (it.col() != i) adjncy.push_back(static_cast<idx_t>(it.col()));
+    xadj[static_cast<std::size_t>(i) + 1] = static_cast<idx_t>(adjncy.size());
+  }
+  // GKlib's random generator, which METIS draws from, is one global state: calls from two threads at once would
+  // mix their draws (and their partitions).
+  static std::mutex metis_lock;
+  const std::lock_guard<std::mutex> hold(metis_lock);
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_SEED] = 1;  // the same partition on every member
+  options[METIS_OPTION_NUMBERING] = 0;
+  idx_t nvtxs = n, ncon = 1, nparts = parts, edgecut = 0;
+  std::vector<idx_t> where(static_cast<std::size_t>(n), 0);
+  const int status = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.empty() ? nullptr : adjncy.data(), nullptr,
+                                         nullptr, nullptr, &nparts, nullptr, nullptr, options, &edgecut, where.data());
+  if (status != METIS_OK)
+    throw std::runtime_error("partition_graph: METIS_PartGraphKway failed (status " + std::to_string(status) +
+                             (status == METIS_ERROR_MEMORY ? ": out of memory)" : ")"));
+  for (std::size_t i = 0; i < where.size(); ++i) part[i] = static_cast<int>(where[i]);
+  return part;
+}
+
+double cut_fraction(const SparseMatrix& pattern, const std::vector<int>& part) {
+  if (part.size() != static_cast<std::size_t>(pattern.rows()))
+    throw std::invalid_argument("cut_fraction: " + std::to_string(part.size()) + " parts for " +
+                                std::to_string(pattern.rows()) + " coordinates");
+  double pairs = 0, cut = 0;
+  for (Index i = 0; i < pattern.rows(); ++i)
+    for (SparseMatrix::InnerIterator it(pattern, i); it; ++it) {
+      if (it.col() == i) continue;
+      pairs += 1;
+      cut += part[static_cast<std::size_t>(i)] != part[static_cast<std::size_t>(it.col())];
+    }
+  return pairs > 0 ? cut / pairs : 0.0;
+}
+
+namespace {
+
+void check_share_input(const SparseMatrix& m, const Eigen::VectorXd& rhs,
+                       const std::vector<std::vector<Index>>& classes, const std::vector<int>& part, int me,
+                       int parts) {
+  const std::string where = "make_share: ";
+  const Index n = static_cast<Index>(m.rows());
+  if (m.cols() != n) throw std::invalid_argument(where + "the precision is not square");
+  if (rhs.size() != 0 && rhs.size() != n)
+    throw std::invalid_argument(where + "a right-hand side of length " + std::to_string(rhs.size()) + " for " +
+                                std::to_string(n) + " coordinates");
+  if (part.size() != static_cast<std::size_t>(n))
+    throw std::invalid_argument(where + std::to_string(part.size()) + " parts given for " + std::to_string(n) +
+                                " coordinates");
+  if (parts < 1 || me < 0 || me >= parts)
+    throw std::invalid_argument(where + "part " + std::to_string(me) + " of " + std::to_string(parts));
+  for (std::size_t i = 0; i < part.size(); ++i)
+    if (part[i] < 0 || part[i] >= parts)
+      throw std::invalid_argument(where + "coordinate " + std::to_string(i) + " is in part " + std::to_string(part[i]) +
+                                  ", outside 0.." + std::to_string(parts - 1));
+  std::size_t sites = 0;
+  for (const auto& c : classes) sites += c.size();
+  if (sites != static_cast<std::size_t>(n))
+    throw std::invalid_argument(where + "the colour classes hold " + std::to_string(sites) + " sites for " +
+                                std::to_string(n) + " coordinates");
+}
+
+// The class of every coordinate. \throws std::invalid_argument unless the classes partition 0..n-1.
+std::vector<Index> class_of(const std::vector<std::vector<Index>>& classes, Index n) {
+  std::vector<Index> cls(static_cast<std::size_t>(n), -1);
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    for (Index i : classes[k]) {
+      if (i < 0 || i >= n || cls[static_cast<std::size_t>(i)] >= 0)
+        throw std::invalid_argument("make_share: site " + std::to_string(i) + " of colour class " + std::to_string(k) +
+                                    " is outside 0.." + std::to_string(n - 1) + " or in two classes");
+      cls[static_cast<std::size_t>(i)] = static_cast<Index>(k);
+    }
+  return cls;
+}
+
+// The local coordinates (owned and their neighbours, increasing) and the local index of each global one (-1 if none).
+std::vector<Index> local_coordinates(const SparseMatrix& m, const std::vector<int>& part, int me,
+                                     std::vector<Index>& local_of) {
+  const Index n = static_cast<Index>(m.rows());
+  std::vector<char> keep(static_cast<std::size_t>(n), 0);
+  for (Index i = 0; i < n; ++i) {
+    if (part[static_cast<std::size_t>(i)] != me) continue;
+    for (SparseMatrix::InnerIterator it(m, i); it; ++it) keep[static_cast<std::size_t>(it.col())] = 1;
+    keep[static_cast<std::size_t>(i)] = 1;
+  }
+  std::vector<Index> global;
+  local_of.assign(static_cast<std::size_t>(n), -1);
+  for (Index i = 0; i < n; ++i)
+    if (keep[static_cast<std::size_t>(i)]) {
+      local_of[static_cast<std::size_t>(i)] = static_cast<Index>(global.size());
+      global.push_back(i);
+    }
+  return global;
+}
+
+// M[global, global]: row by row in local order, the entries whose column is local (all of them for an owned row).
+SparseMatrix local_matrix(const SparseMatrix& m, const std::vector<Index>& global, const std::vector<Index>& local_of) {
+  const Index nl = static_cast<Index>(global.size());
+  SparseMatrix local(nl, nl);
+  std::size_t nnz = 0;
+  for (Index g : global) nnz += static_cast<std::size_t>(m.outerIndexPtr()[g + 1] - m.outerIndexPtr()[g]);
+  local.reserve(static_cast<Eigen::Index>(nnz));
+  for (Index r = 0; r < nl; ++r) {
+    local.startVec(r);
+    for (SparseMatrix::InnerIterator it(m, global[static_cast<std::size_t>(r)]); it; ++it) {
+      const Index c = local_of[static_cast<std::size_t>(it.col())];
+      if (c >= 0) local.insertBack(r, c) = it.value();
+    }
+  }
+  local.finalize();
+  return local;
+}
+
+// The halo lists of share s (neighbors, send and receive sites per class), from the global structure.
+void halo_lists(const SparseMatrix& m, const std::vector<int>& part, const std::vector<Index>& cls,
+                const std::vector<Index>& local_of, std::size_t classes, GraphShare& s) {
+  const int me = s.part;
+  std::vector<char> is_neighbor(static_cast<std::size_t>(s.parts), 0);
+  for (Index g : s.global)
+    if (part[static_cast<std::size_t>(g)] != me)
+      is_neighbor[static_cast<std::size_t>(part[static_cast<std::size_t>(g)])] = 1;
+  std::vector<int> slot(static_cast<std::size_t>(s.parts), -1);
+  for (int q = 0; q < s.parts; ++q)
+    if (is_neighbor[static_cast<std::size_t>(q)]) {
+      slot[static_cast<std::size_t>(q)] = static_cast<int>(s.neighbors.size());
+      s.neighbors.push_back(q);
+    }
+  const std::size_t nb = s.neighbors.size();
+  // Per class and neighbour, in increasing global order: owned sites a neighbour holds as ghosts (send), and the
+  // neighbour's sites held here as ghosts (receive).
+  std::vector<std::vector<std::vector<Index>>> send(classes, std::vector<std::vector<Index>>(nb)), recv = send;
+  std::vector<int> seen(static_cast<std::size_t>(s.parts), -1);
+  for (Index g : s.global) {
+    const int owner = part[static_cast<std::size_t>(g)];
+    const auto k = static_cast<std::size_t>(cls[static_cast<std::size_t>(g)]);
+    const Index l = local_of[static_cast<std::size_t>(g)];
+    if (owner != me) {
+      recv[k][static_cast<std::size_t>(slot[static_cast<std::size_t>(owner)])].push_back(l);
+      continue;
+    }
+    for (SparseMatrix::InnerIterator it(m, g); it; ++it) {
+      const int q = part[static_cast<std::size_t>(it.col())];
+      if (q == me || seen[static_cast<std::size_t>(q)] == g) continue;
+      seen[static_cast<std::size_t>(q)] = g;
+      send[k][static_cast<std::size_t>(slot[static_cast<std::size_t>(q)])].push_back(l);
+    }
+  }
+  auto flatten = [nb](const std::vector<std::vector<Index>>& groups, std::vector<Index>& sites,
+                      std::vector<std::size_t>& counts) {
+    counts.assign(nb, 0);
+    for (std::size_t j = 0; j < nb; ++j) {
+      counts[j] = groups[j].size();
+      sites.insert(sites.end(), groups[j].begin(), groups[j].end());
+    }
+  };
+  s.send_sites.assign(classes, {});
+  s.send_counts.assign(classes, {});
+  s.recv_sites.assign(classes, {});
+  s.recv_counts.assign(classes, {});
+  for (std::size_t k = 0; k < classes; ++k) {
+    flatten(send[k], s.send_sites[k], s.send_counts[k]);
+    flatten(recv[k], s.recv_sites[k], s.recv_counts[k]);
+  }
+}
+
+}  // namespace
+
+GraphShare make_share(const SparseMatrix& precision, const Eigen::VectorXd& rhs,
+                      const std::vector<std::vector<Index>>& classes, const std::vector<int>& part, int me, int parts) {
+  check_share_input(precision, rhs, classes, part, me, parts);
+  const Index n = static_cast<Index>(precision.rows());
+  const std::vector<Index> cls = class_of(classes, n);
+  GraphShare s;
+  s.part = me;
+  s.parts = parts;
+  s.global_dimension = n;
+  std::vector<Index> local_of;
+  s.global = local_coordinates(precision, part, me, local_of);
+  for (std::size_t l = 0; l < s.global.size(); ++l)
+    if (part[static_cast<std::size_t>(s.global[l])] == me) s.owned.push_back(static_cast<Index>(l));
+  s.precision = local_matrix(precision, s.global, local_of);
+  if (rhs.size() != 0) {
+    s.rhs.resize(static_cast<Eigen::Index>(s.global.size()));
+    for (std::size_t l = 0; l < s.global.size(); ++l) s.rhs[static_cast<Eigen::Index>(l)] = rhs[s.global[l]];
+  }
+  s.class_sites.assign(classes.size(), {});
+  s.class_places.assign(classes.size(), {});
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    for (std::size_t p = 0; p < classes[k].size(); ++p) {
+      const Index g = classes[k][p];
+      if (part[static_cast<std::size_t>(g)] != me) continue;
+      s.class_sites[k].push_back(local_of[static_cast<std::size_t>(g)]);
+      s.class_places[k].push_back(p);
+    }
+  halo_lists(precision, part, cls, local_of, classes.size(), s);
+  return s;
+}
+
+// ---- the sweep of one part -----------------------------------------------------------------------------
+
+PartitionedColoredSweep::PartitionedColoredSweep(const GraphShare& share, ChainGroup& group)
+    : m_share(&share), m_group(&group) {}
+
+void PartitionedColoredSweep::prepare(Index n, int width) {
+  if (static_cast<std::size_t>(n) != m_share->global.size())
+    throw std::invalid_argument("PartitionedColoredSweep: a kernel of " + std::to_string(n) +
+                                " coordinates for a share of " + std::to_string(m_share->global.size()));
+  const auto w = static_cast<std::size_t>(width);
+  m_block_eps.assign(ColoredSweep::kBlock * w, 0.0);
+  m_eps.assign(ColoredSweep::kBlock * w, 0.0);
+  m_streams.reserve(w);
+  std::size_t send = 0, recv = 0;
+  for (std::size_t k = 0; k < m_share->send_sites.size(); ++k) {
+    send = std::max(send, m_share->send_sites[k].size());
+    recv = std::max(recv, m_share->recv_sites[k].size());
+  }
+  m_send.assign(send * w, 0.0);
+  m_recv.assign(recv * w, 0.0);
+}
+
+void PartitionedColoredSweep::exchange(std::size_t k, double* z, int width) {
+  if (m_group->size() < 2) return;
+  const auto w = static_cast<std::size_t>(width);
+  const std::vector<Index>& send = m_share->send_sites[k];
+  for (std::size_t t = 0; t < send.size(); ++t)
+    std::copy_n(z + static_cast<std::size_t>(send[t]) * w, w, m_send.data() + t * w);
+  m_group->halo_exchange(m_send.data(), m_share->send_counts[k], m_recv.data(), m_share->recv_counts[k], w);
+  const std::vector<Index>& recv = m_share->recv_sites[k];
+  for (std::size_t t = 0; t < recv.size(); ++t)
+    std::copy_n(m_recv.data() + t * w, w, z + static_cast<std::size_t>(recv[t]) * w);
+}
+
+// ---- the ensemble over a partitioned graph --------------------------------------------------------------
+
+namespace {
+
+void check_partitioned_options(const Model& model, Domain domain, const EnsembleOptions& o) {
+  const std::string where = "run_partitioned: ";
+  if (domain != Domain::Primal)
+    throw std::invalid_argument(where +
+                                "only the primal domain is split over the group (a dual edge update changes "
+                                "the tallies of both end nodes, which other parts may hold)");
+  if (o.observe_edges) throw std::invalid_argument(where + "observe_edges applies only to the dual domain");
+  if (o.init == InitialState::Random)
+    throw std::invalid_argument(where + "the random start is not available on a split graph (use constant or given)");
+  if (o.init == InitialState::Given && o.given_state.size() != model.num_nodes())
+    throw std::invalid_argument(where + "given_state has length " + std::to_string(o.given_state.size()) +
+                                " but the primal domain has " + std::to_string(model.num_nodes()) + " coordinates");
+}
+
+// The observer of one member's local run: its owned rows of every chain gathered from all members into the global
+// order, then the caller's observer; a failure of any member's observer ends the call on every member.
+class GatheringObserver {
+ public:
+  GatheringObserver(const Observer& observe, ChainGroup& group, const GraphShare& share, const std::vector<int>& part,
+                    std::size_t chains)
+      : m_observe(observe), m_group(group), m_share(share), m_chains(chains) {
+    m_counts.assign(static_cast<std::size_t>(group.size()), 0);
+    for (int p : part) ++m_counts[static_cast<std::size_t>(p)];
+    // The global coordinate of each gathered row: member by member, each member's own coordinates increasing.
+    std::vector<std::size_t> at(m_counts.size(), 0);
+    for (std::size_t r = 1; r < at.size(); ++r) at[r] = at[r - 1] + m_counts[r - 1];
+    m_row_of.resize(part.size());
+    for (std::size_t g = 0; g < part.size(); ++g) m_row_of[at[static_cast<std::size_t>(part[g])]++] = g;
+  }
+
+  void operator()(const Checkpoint& cp) {
+    const std::size_t owned = m_share.owned.size();
+    m_mine.resize(owned * m_chains);
+    for (std::size_t t = 0; t < owned; ++t)
+      for (std::size_t c = 0; c < m_chains; ++c)
+        m_mine[t * m_chains + c] = cp.states(m_share.owned[t], static_cast<Eigen::Index>(c));
+    m_all.resize(m_row_of.size() * m_chains);
+    m_group.all_gather(m_mine.data(), m_all.data(), m_counts, m_chains);
+    m_states.resize(static_cast<Eigen::Index>(m_row_of.size()), static_cast<Eigen::Index>(m_chains));
+    for (std::size_t row = 0; row < m_row_of.size(); ++row)
+      for (std::size_t c = 0; c < m_chains; ++c)
+        m_states(static_cast<Eigen::Index>(m_row_of[row]), static_cast<Eigen::Index>(c)) = m_all[row * m_chains + c];
+    std::exception_ptr error;
+    try {
+      m_observe(Checkpoint{cp.sweep, cp.seconds, Eigen::Ref<const Eigen::MatrixXd>(m_states), 0});
+    } catch (...) {
+      error = std::current_exception();
+    }
+    m_group.settle(error);
+  }
+
+ private:
+  const Observer& m_observe;
+  ChainGroup& m_group;
+  const GraphShare& m_share;
+  std::size_t m_chains;
+  std::vector<std::size_t> m_counts;  // coordinates per member
+  std::vector<std::size_t> m_row_of;  // gathered row -> global coordinate
+  std::vector<double> m_mine, m_all;
+  Eigen::MatrixXd m_states;
+};
+
+std::vector<double> group_values(ChainGroup& group, double mine) {
+  std::vector<double> all(static_cast<std::size_t>(group.size()));
+  group.all_gather(&mine, all.data(), std::vector<std::size_t>(all.size(), 1), 1);
+  return all;
+}
+
+double group_max(ChainGroup& group, double mine) {
+  const std::vector<double> all = group_values(group, mine);
+  return *std::max_element(all.begin(), all.end());
+}
+
+double group_sum(ChainGroup& group, double mine) {
+  double sum = 0.0;
+  for (double v : group_values(group, mine)) sum += v;  // rank order
+  return sum;
+}
+
+}  // namespace
+
+EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
+                              const Observer& observe, ChainGroup& group, const std::vector<int>& partition,
+                              GraphShare* share_out) {
+  check_partitioned_options(model, domain, options);
+  // The set-up may fail on one member alone (memory): settled, so every member ends with its message.
+  GraphShare share;
+  std::vector<int> part;
+  std::exception_ptr error;
+  const SparseMatrix& q = model.primal_precision();
+  try {
+    // Member 0 cuts the graph and the others receive its cut: one partition, whatever METIS does elsewhere.
+    if (partition.empty() && group.rank() == 0) part = partition_graph(q, group.size());
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (partition.empty()) {
+    std::vector<double> cut(static_cast<std::size_t>(q.rows()));
+    for (std::size_t i = 0; i < part.size(); ++i) cut[i] = part[i];
+    std::vector<std::size_t> counts(static_cast<std::size_t>(group.size()), 0);
+    counts[0] = cut.size();
+    group.all_gather(error, cut.data(), cut.data(), counts, 1);
+    part.assign(cut.begin(), cut.end());
+  } else {
+    part = partition;
+  }
+  try {
+    share = make_share(q, model.has_mean() ? model.canonical_vector() : Eigen::VectorXd(),
+                       domain_coloring(model, Domain::Primal), part, group.rank(), group.size());
+  } catch (...) {
+    error = std::current_exception();
+  }
+  group.settle(error);
+  group.set_halo_neighbors(share.neighbors);
+
+  EnsembleOptions local = options;
+  local.threads = 1;  // the blocks one after another: every member makes the same exchanges in the same order
+  local.group = nullptr;
+  local.local_cuts.clear();
+  local.states_buffer = nullptr;
+  if (options.init == InitialState::Given) {
+    local.given_state.resize(static_cast<Eigen::Index>(share.global.size()));
+    for (std::size_t l = 0; l < share.global.size(); ++l)
+      local.given_state[static_cast<Eigen::Index>(l)] = options.given_state[share.global[l]];
+  }
+  GatheringObserver gather(observe, group, share, part, options.chains);
+  Observer local_observe;
+  if (observe) local_observe = [&gather](const Checkpoint& cp) { gather(cp); };
+  const PartitionedColoredSweep scheme(share, group);
+  EnsembleStats st{};
+  error = nullptr;
+  try {
+    const CsrKernel kernel = model.has_mean() ? CsrKernel(share.precision, share.rhs, SpdCheck::Cheap)
+                                              : CsrKernel(share.precision, SpdCheck::Cheap);
+    st = run_ensemble(kernel, local, local_observe, scheme);
+  } catch (...) {
+    if (group.failure_settled()) throw;
+    error = std::current_exception();
+  }
+  group.settle(error);
+  st.seconds = group_max(group, st.seconds);
+  st.cpu_seconds = group_sum(group, st.cpu_seconds);
+  st.updates =
+      static_cast<std::uint64_t>(options.chains) * options.sweeps * static_cast<std::uint64_t>(model.num_nodes());
+  st.ns_per_update = st.updates ? st.seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
+  if (share_out) *share_out = std::move(share);
+  return st;
+}
+
+}  // namespace dualgibbs

@@ -1,0 +1,272 @@
+// One chain's graph over the members of a chain group (sampling/partition.hpp), the members threads of this process
+// (tests/support/thread_group.hpp: the protocol of MPI ranks, in every build): the METIS partition, the shares'
+// ghost layers and halo lists against their definitions, and the split sweep bitwise equal to one process's
+// colour-ordered sweep for 1, 2 and 3 members, under METIS's partition and under a scattered one.
+#define BOOST_TEST_MODULE partition
+#include <boost/test/unit_test.hpp>
+
+#include <dualgibbs/model/generators.hpp>
+#include <dualgibbs/model/model.hpp>
+#include <dualgibbs/sampling/accelerated.hpp>
+#include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/partition.hpp>
+
+#include "support/models.hpp"
+#include "support/thread_group.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace dualgibbs;
+using dualgibbs::testing::on_members;
+using dualgibbs::testing::ThreadMember;
+
+bool same_bits(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
+}
+
+// A precision with signed off-diagonal entries on a random 4-regular graph, strictly diagonally dominant: a user's
+// own matrix (Model::from_precision), not a thin-membrane model.
+Model general_precision_model() {
+  const Graph g = make_random_regular(40, 4, 7);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.2, 1.0);
+  std::vector<Eigen::Triplet<double>> t;
+  Eigen::VectorXd diag = Eigen::VectorXd::Constant(g.num_nodes(), 0.5);
+  for (Index e = 0; e < g.num_edges(); ++e) {
+    const double v = (e % 3 == 0 ? 1.0 : -1.0) * u(rng);
+    const Index a = g.edge(e).head, b = g.edge(e).tail;
+    t.emplace_back(a, b, v);
+    t.emplace_back(b, a, v);
+    diag[a] += std::abs(v);
+    diag[b] += std::abs(v);
+  }
+  for (Index i = 0; i < g.num_nodes(); ++i) t.emplace_back(i, i, diag[i]);
+  SparseMatrix q(g.num_nodes(), g.num_nodes());
+  q.setFromTriplets(t.begin(), t.end());
+  return Model::from_precision(q);
+}
+
+// The checkpoints of one process's colour-ordered sweep.
+std::vector<Eigen::MatrixXd> one_process(const Model& model, const EnsembleOptions& o) {
+  std::vector<Eigen::MatrixXd> states;
+  SchemeOptions scheme;
+  scheme.kind = SchemeKind::Colored;
+  scheme.threads = 1;
+  run_ensemble(
+      model, Domain::Primal, o, [&](const Checkpoint& cp) { states.emplace_back(cp.states); }, scheme);
+  return states;
+}
+
+// The checkpoints every member of a k-member group observes in run_partitioned (all must agree), and the totals.
+std::vector<Eigen::MatrixXd> split(const Model& model, const EnsembleOptions& o, int k,
+                                   const std::vector<int>& partition = {}) {
+  std::vector<std::vector<Eigen::MatrixXd>> seen(static_cast<std::size_t>(k));
+  std::vector<std::string> errors(static_cast<std::size_t>(k));
+  on_members(k, [&](ThreadMember& member) {
+    auto& mine = seen[static_cast<std::size_t>(member.rank())];
+    try {
+      run_partitioned(
+          model, Domain::Primal, o, [&](const Checkpoint& cp) { mine.emplace_back(cp.states); }, member, partition);
+    } catch (const std::exception& e) {
+      errors[static_cast<std::size_t>(member.rank())] = e.what();
+    }
+  });
+  for (int r = 0; r < k; ++r) {
+    BOOST_TEST_INFO("member " << r);
+    BOOST_TEST(errors[static_cast<std::size_t>(r)] == "");
+    BOOST_TEST(seen[static_cast<std::size_t>(r)].size() == seen[0].size());
+    for (std::size_t c = 0; c < seen[0].size() && r > 0; ++c)
+      BOOST_TEST(same_bits(seen[static_cast<std::size_t>(r)][c], seen[0][c]));
+  }
+  return seen[0];
+}
+
+void check_bitwise(const Model& model, const EnsembleOptions& o, const std::string& name) {
+  const std::vector<Eigen::MatrixXd> reference = one_process(model, o);
+  const Index n = model.num_nodes();
+  for (int k = 1; k <= 3; ++k) {
+    // METIS's partition, then a scattered one (node i in part (7 i mod 11) mod k: most neighbours are ghosts).
+    std::vector<int> scattered(static_cast<std::size_t>(n));
+    for (Index i = 0; i < n; ++i) scattered[static_cast<std::size_t>(i)] = static_cast<int>((7 * i % 11) % k);
+    for (const auto& partition : {std::vector<int>{}, scattered}) {
+      BOOST_TEST_INFO(name << ", " << k << " members, " << (partition.empty() ? "METIS" : "scattered"));
+      const std::vector<Eigen::MatrixXd> got = split(model, o, k, partition);
+      BOOST_TEST_REQUIRE(got.size() == reference.size());
+      for (std::size_t c = 0; c < got.size(); ++c) {
+        BOOST_TEST_INFO("checkpoint " << c);
+        BOOST_TEST(same_bits(got[c], reference[c]));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(metis_partition_covers_every_part_and_cuts_a_lattice_along_few_pairs) {
+  const Model model(make_torus(30, 30), 1.0, 0.1);
+  const SparseMatrix& q = model.primal_precision();
+  for (int k : {1, 2, 3, 4}) {
+    const std::vector<int> part = partition_graph(q, k);
+    BOOST_TEST(part == partition_graph(q, k));  // the same on every call (every member computes it)
+    std::vector<int> sizes(static_cast<std::size_t>(k), 0);
+    for (int p : part) {
+      BOOST_TEST_REQUIRE((p >= 0 && p < k));
+      ++sizes[static_cast<std::size_t>(p)];
+    }
+    BOOST_TEST(*std::min_element(sizes.begin(), sizes.end()) >= static_cast<int>(0.9 * 900 / k));
+    // A 30 x 30 torus cut into k strips crosses 2 x 30 x ... pairs: far below the 1 - 1/k of a random split.
+    if (k > 1) BOOST_TEST(cut_fraction(q, part) < 0.1);
+  }
+  BOOST_CHECK_THROW(partition_graph(q, 0), std::invalid_argument);
+  BOOST_CHECK_THROW(partition_graph(q, 901), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(a_share_holds_its_rows_whole_its_ghosts_and_matching_halo_lists) {
+  const Model model = dualgibbs::testing::heterogeneous_torus(9, 3);
+  const SparseMatrix& q = model.primal_precision();
+  const auto classes = greedy_coloring(q);
+  const int k = 3;
+  std::vector<int> part(static_cast<std::size_t>(q.rows()));
+  for (std::size_t i = 0; i < part.size(); ++i) part[i] = static_cast<int>((5 * i) % 7 % k);
+  std::vector<GraphShare> shares;
+  for (int r = 0; r < k; ++r) shares.push_back(make_share(q, Eigen::VectorXd(), classes, part, r, k));
+  std::size_t owned_total = 0;
+  for (const GraphShare& s : shares) {
+    owned_total += s.owned.size();
+    BOOST_TEST(std::is_sorted(s.global.begin(), s.global.end()));
+    std::set<Index> local(s.global.begin(), s.global.end());
+    for (Index l : s.owned) {
+      const Index g = s.global[static_cast<std::size_t>(l)];
+      BOOST_TEST(part[static_cast<std::size_t>(g)] == s.part);
+      // The owned row is the global row: same values at the same global columns, in the same order.
+      std::vector<std::pair<Index, double>> mine, whole;
+      for (SparseMatrix::InnerIterator it(s.precision, l); it; ++it)
+        mine.emplace_back(s.global[static_cast<std::size_t>(it.col())], it.value());
+      for (SparseMatrix::InnerIterator it(q, g); it; ++it) whole.emplace_back(it.col(), it.value());
+      BOOST_TEST((mine == whole));
+    }
+    // Every local coordinate is owned or a neighbour of an owned one.
+    for (Index g : s.global) {
+      bool near = part[static_cast<std::size_t>(g)] == s.part;
+      for (SparseMatrix::InnerIterator it(q, g); it && !near; ++it)
+        near = part[static_cast<std::size_t>(it.col())] == s.part;
+      BOOST_TEST(near);
+    }
+  }
+  BOOST_TEST(owned_total == static_cast<std::size_t>(q.rows()));
+  // What r sends s in class c is, in global ids and order, what s receives from r.
+  for (const GraphShare& a : shares)
+    for (std::size_t j = 0; j < a.neighbors.size(); ++j) {
+      const GraphShare& b = shares[static_cast<std::size_t>(a.neighbors[j])];
+      const auto back = std::find(b.neighbors.begin(), b.neighbors.end(), a.part);
+      BOOST_TEST_REQUIRE((back != b.neighbors.end()));  // the neighbour relation is symmetric
+      const auto jb = static_cast<std::size_t>(back - b.neighbors.begin());
+      for (std::size_t c = 0; c < classes.size(); ++c) {
+        auto slice = [](const GraphShare& s, const std::vector<Index>& sites, const std::vector<std::size_t>& counts,
+                        std::size_t at) {
+          std::size_t first = 0;
+          for (std::size_t i = 0; i < at; ++i) first += counts[i];
+          std::vector<Index> g;
+          for (std::size_t i = first; i < first + counts[at]; ++i)
+            g.push_back(s.global[static_cast<std::size_t>(sites[i])]);
+          return g;
+        };
+        BOOST_TEST(slice(a, a.send_sites[c], a.send_counts[c], j) == slice(b, b.recv_sites[c], b.recv_counts[c], jb));
+      }
+    }
+  BOOST_CHECK_THROW(make_share(q, Eigen::VectorXd(), classes, part, 3, k), std::invalid_argument);
+  std::vector<int> bad = part;
+  bad[4] = k;
+  BOOST_CHECK_THROW(make_share(q, Eigen::VectorXd(), classes, bad, 0, k), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(split_sweeps_give_one_process_colored_bits_on_lattices_expanders_and_general_precisions) {
+  EnsembleOptions o;
+  o.chains = 5;  // lock-step blocks of 2 and 1 (lockstep 2), or five single chains
+  o.sweeps = 7;
+  o.checkpoint_every = 3;
+  o.seed = 2024;
+  check_bitwise(Model(make_torus(10, 12), 1.0, 0.1), o, "torus 10 x 12");
+  check_bitwise(Model(make_torus3(4, 5, 6), 1.0, 0.3), o, "3-D torus 4 x 5 x 6");
+  check_bitwise(Model(make_random_regular(50, 3, 5), 1.0, 0.5), o, "random 3-regular, 50 nodes");
+  check_bitwise(general_precision_model(), o, "general precision");
+  o.lockstep = 2;
+  o.init = InitialState::Given;
+  Eigen::VectorXd start = Eigen::VectorXd::LinSpaced(81, -2.0, 3.0);
+  o.given_state = start;
+  Model posterior = dualgibbs::testing::heterogeneous_torus(9, 5);
+  posterior.set_observations(Eigen::VectorXd::LinSpaced(81, 1.0, -1.0));
+  check_bitwise(posterior, o, "a posterior (a mean), lock-step pairs, given start");
+  o.noise = false;
+  check_bitwise(posterior, o, "Gauss-Seidel (no noise)");
+}
+
+BOOST_AUTO_TEST_CASE(classes_of_several_deviate_blocks_keep_their_places) {
+  // 110 x 110 torus: two classes of 6050 sites, each two blocks of ColoredSweep::kBlock = 4096 deviates.
+  EnsembleOptions o;
+  o.chains = 2;
+  o.sweeps = 2;
+  o.checkpoint_every = 2;
+  o.lockstep = 2;
+  check_bitwise(Model(make_torus(110, 110), 1.0, 0.2), o, "torus 110 x 110");
+}
+
+BOOST_AUTO_TEST_CASE(a_failure_on_one_member_ends_every_member_with_its_message) {
+  const Model model(make_torus(8, 8), 1.0, 0.1);
+  EnsembleOptions o;
+  o.chains = 2;
+  o.sweeps = 4;
+  std::mutex lock;
+  std::vector<std::string> messages;
+  on_members(3, [&](ThreadMember& member) {
+    try {
+      run_partitioned(
+          model, Domain::Primal, o,
+          [&](const Checkpoint& cp) {
+            if (member.rank() == 1 && cp.sweep == 2) throw std::runtime_error("observer of member 1 failed");
+          },
+          member);
+    } catch (const std::exception& e) {
+      const std::lock_guard<std::mutex> g(lock);
+      messages.emplace_back(e.what());
+    }
+  });
+  BOOST_TEST(messages.size() == 3u);
+  // Member 1 rethrows its own exception, the others its message with its rank.
+  std::sort(messages.begin(), messages.end());
+  BOOST_TEST(
+      messages == std::vector<std::string>({"observer of member 1 failed", "observer of member 1 failed (on rank 1)",
+                                            "observer of member 1 failed (on rank 1)"}),
+      boost::test_tools::per_element());
+  // Input errors are the same on every member (Boost.Test's checks stay on this thread: the members record).
+  std::vector<int> refused(2, 0);
+  on_members(2, [&](ThreadMember& member) {
+    EnsembleOptions random = o;
+    random.init = InitialState::Random;
+    auto refuses = [&](const std::function<void()>& call) {
+      try {
+        call();
+      } catch (const std::invalid_argument&) {
+        return 1;
+      }
+      return 0;
+    };
+    refused[static_cast<std::size_t>(member.rank())] =
+        refuses([&] { run_partitioned(model, Domain::Dual, o, {}, member); }) +
+        refuses([&] { run_partitioned(model, Domain::Primal, random, {}, member); }) +
+        refuses([&] { run_partitioned(model, Domain::Primal, o, {}, member, std::vector<int>(64, 2)); });
+  });
+  BOOST_TEST(refused == std::vector<int>({3, 3}), boost::test_tools::per_element());
+}
