@@ -184,6 +184,11 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
                  "(every chain's graph cut over the ranks by METIS, each rank its part and a ghost layer;\n"
                  "--domain primal --scan colored, one thread per rank); the draws are the same either way")
       ->capture_default_str();
+  app.add_option(
+         "--partition", opt.run.partition,
+         "with --distribute graph: ranges (contiguous node ids: slabs of a lattice) or metis (METIS's\n"
+         "k-way cut: fewer cut pairs, more deviates drawn per rank; docs/mpi.md); the draws do not depend on it")
+      ->capture_default_str();
   app.add_option("--init", opt.run.init, "initial state: constant (every coordinate = --init-value) or random")
       ->capture_default_str();
   app.add_option("--init-value", opt.run.init_value, "the constant of --init constant")->capture_default_str();

@@ -221,6 +221,7 @@ expect_error "unknown domain 'both'" sample --graph torus:3 --domain both -o "$t
 expect_error "chains = 0" sample --graph torus:3 --chains 0 -o "$tmp/x.csv"
 expect_error "lockstep = 3" sample --graph torus:3 --lockstep 3 -o "$tmp/x.csv"
 expect_error "unknown --distribute 'ranks'" sample --graph torus:3 --distribute ranks -o "$tmp/x.csv"
+expect_error "unknown --partition 'scotch'" sample --graph torus:3 --partition scotch -o "$tmp/x.csv"
 expect_error "primal domain only" sample --graph torus:3 --scan colored --distribute graph -o "$tmp/x.csv"
 expect_error "add --scan colored" sample --graph torus:3 --domain primal --distribute graph -o "$tmp/x.csv"
 expect_error "not random" sample --graph torus:3 --domain primal --scan colored --init random --distribute graph -o "$tmp/x.csv"

@@ -56,10 +56,12 @@ for graph in torus3:9x8x7 kregular:300,5,4; do
               --sweeps 7 --every 3 --lockstep 2)
   "$exe" "${split_args[@]}" --output "$tmp/split-plain.csv" 2>"$tmp/err" || bad "plain colored sample: $(head -c 300 "$tmp/err")"
   for k in 1 2 3; do
-    run_np $k "$exe" "${split_args[@]}" --distribute graph --output "$tmp/split$k.csv" >/dev/null 2>"$tmp/err" \
-      || bad "sample --distribute graph $graph -np $k exit $?: $(head -c 300 "$tmp/err")"
-    cmp -s "$tmp/split-plain.csv" "$tmp/split$k.csv" && ok \
-      || bad "sample --distribute graph $graph -np $k: draws differ from the plain colored run"
+    for cut in ranges metis; do
+      run_np $k "$exe" "${split_args[@]}" --distribute graph --partition $cut --output "$tmp/split$k.csv" >/dev/null \
+        2>"$tmp/err" || bad "sample --distribute graph --partition $cut $graph -np $k exit $?: $(head -c 300 "$tmp/err")"
+      cmp -s "$tmp/split-plain.csv" "$tmp/split$k.csv" && ok \
+        || bad "sample --distribute graph --partition $cut $graph -np $k: draws differ from the plain colored run"
+    done
   done
   grep -q '"parts": 3' "$tmp/split3.csv.json" && ok || bad "sample --distribute graph: no parts in the sidecar"
 done

@@ -97,11 +97,15 @@ void check_bitwise(const Model& model, const EnsembleOptions& o, const std::stri
   const std::vector<Eigen::MatrixXd> reference = one_process(model, o);
   const Index n = model.num_nodes();
   for (int k = 1; k <= 3; ++k) {
-    // METIS's partition, then a scattered one (node i in part (7 i mod 11) mod k: most neighbours are ghosts).
+    // METIS's partition, contiguous ranges, and a scattered one (node i in part (7 i mod 11) mod k: most
+    // neighbours are ghosts).
     std::vector<int> scattered(static_cast<std::size_t>(n));
     for (Index i = 0; i < n; ++i) scattered[static_cast<std::size_t>(i)] = static_cast<int>((7 * i % 11) % k);
-    for (const auto& partition : {std::vector<int>{}, scattered}) {
-      BOOST_TEST_INFO(name << ", " << k << " members, " << (partition.empty() ? "METIS" : "scattered"));
+    const char* names[] = {"METIS", "ranges", "scattered"};
+    const std::vector<int> partitions[] = {{}, partition_ranges(n, k), scattered};
+    for (int p = 0; p < 3; ++p) {
+      const std::vector<int>& partition = partitions[p];
+      BOOST_TEST_INFO(name << ", " << k << " members, " << names[p]);
       const std::vector<Eigen::MatrixXd> got = split(model, o, k, partition);
       BOOST_TEST_REQUIRE(got.size() == reference.size());
       for (std::size_t c = 0; c < got.size(); ++c) {
@@ -129,6 +133,9 @@ BOOST_AUTO_TEST_CASE(metis_partition_covers_every_part_and_cuts_a_lattice_along_
     // A 30 x 30 torus cut into k strips crosses 2 x 30 x ... pairs: far below the 1 - 1/k of a random split.
     if (k > 1) BOOST_TEST(cut_fraction(q, part) < 0.1);
   }
+  const std::vector<int> ranges = partition_ranges(10, 3);
+  BOOST_TEST(ranges == std::vector<int>({0, 0, 0, 0, 1, 1, 1, 2, 2, 2}), boost::test_tools::per_element());
+  BOOST_CHECK_THROW(partition_ranges(10, 11), std::invalid_argument);
   BOOST_CHECK_THROW(partition_graph(q, 0), std::invalid_argument);
   BOOST_CHECK_THROW(partition_graph(q, 901), std::invalid_argument);
 }

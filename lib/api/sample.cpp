@@ -48,6 +48,8 @@ SamplePlan plan_sample(const Model& model, const SampleOptions& so, const Execut
   o.checkpoint_every = so.every == 0 ? std::max<std::size_t>(1, so.sweeps) : so.every;
   if (so.distribute != "chains" && so.distribute != "graph")
     throw std::invalid_argument("sample: unknown --distribute '" + so.distribute + "' (expected 'chains' or 'graph')");
+  if (so.partition != "ranges" && so.partition != "metis")
+    throw std::invalid_argument("sample: unknown --partition '" + so.partition + "' (expected 'ranges' or 'metis')");
   if (so.distribute == "graph") {
     if (p.domain != Domain::Primal)
       throw std::invalid_argument("sample: --distribute graph splits the primal domain only (add --domain primal)");
@@ -82,6 +84,7 @@ Record sample_record(const Model& model, const SampleOptions& so, const SamplePl
   add_scheme_record(j, r.scheme);  // after "scan": the colored scan names itself there
   if (so.distribute == "graph") {
     j["distribute"] = "graph";
+    j["partition"] = so.partition;
     j["parts"] = r.parts;
     j["ghosts_max"] = r.ghosts_max;
     j["cut_fraction"] = r.cut_fraction;
@@ -98,15 +101,17 @@ Record sample_record(const Model& model, const SampleOptions& so, const SamplePl
 
 // The chains with every chain's graph cut over the execution's group (one process: the colour-ordered sweep itself,
 // the same bits), and what the cut left each member: its ghost layer and its cut neighbour pairs.
-void run_split(const Model& model, const EnsembleOptions& o, const Observer& write, const Execution& execution,
-               SampleResult& r) {
+void run_split(const Model& model, const EnsembleOptions& o, const std::string& partition, const Observer& write,
+               const Execution& execution, SampleResult& r) {
   ChainGroup* group = execution.group && execution.group->size() > 1 ? execution.group : nullptr;
   if (!group) {
     r.stats = run_ensemble(model, Domain::Primal, o, write, r.scheme);
     return;
   }
   GraphShare share;
-  r.stats = run_partitioned(model, Domain::Primal, o, write, *group, {}, &share);
+  const std::vector<int> part =
+      partition == "ranges" ? partition_ranges(model.num_nodes(), group->size()) : std::vector<int>();
+  r.stats = run_partitioned(model, Domain::Primal, o, write, *group, part, &share);
   // Per member: ghosts, cut pairs and all pairs of its own rows (a local column outside `owned` is a ghost).
   std::vector<char> own(share.global.size(), 0);
   for (Index l : share.owned) own[static_cast<std::size_t>(l)] = 1;
@@ -159,7 +164,7 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
     ++r.checkpoints;
   };
   if (options.distribute == "graph")
-    run_split(model, o, write, execution, r);
+    run_split(model, o, options.partition, write, execution, r);
   else
     r.stats = run_ensemble(model, plan.domain, o, write, r.scheme);
   if (r.checkpoints != plan.checkpoints)

@@ -202,9 +202,9 @@ EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, con
 }
 
 EnsembleStats run_partitioned(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
-                              const Observer& observe, GraphShare* share) {
+                              const Observer& observe, const std::vector<int>& partition, GraphShare* share) {
   Group group(comm);
-  return dualgibbs::run_partitioned(model, domain, options, observe, group, {}, share);
+  return dualgibbs::run_partitioned(model, domain, options, observe, group, partition, share);
 }
 
 }  // namespace dualgibbs::mpi

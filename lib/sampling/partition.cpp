@@ -53,6 +53,18 @@ std::vector<int> partition_graph(const SparseMatrix& pattern, int parts) {
   return part;
 }
 
+std::vector<int> partition_ranges(Index n, int parts) {
+  if (parts < 1 || parts > n)
+    throw std::invalid_argument("partition_ranges: " + std::to_string(parts) + " parts of " + std::to_string(n) +
+                                " coordinates (expected 1 to the number of coordinates)");
+  std::vector<int> part(static_cast<std::size_t>(n), 0);
+  for (int r = 0; r < parts; ++r) {
+    const auto [first, last] = member_share(static_cast<std::size_t>(n), r, parts);
+    std::fill(part.begin() + static_cast<std::ptrdiff_t>(first), part.begin() + static_cast<std::ptrdiff_t>(last), r);
+  }
+  return part;
+}
+
 double cut_fraction(const SparseMatrix& pattern, const std::vector<int>& part) {
   if (part.size() != static_cast<std::size_t>(pattern.rows()))
     throw std::invalid_argument("cut_fraction: " + std::to_string(part.size()) + " parts for " +

@@ -60,7 +60,8 @@ SUBCOMMANDS = {
                   not_applicable={**{o: "a file: Python returns the draws (and with return_stats=True the posterior "
                                         "mean in stats['mean'] and the sidecar's fields in stats['record'])"
                                      for o in ("--output", "--sidecar", "--format", "--mean-output")},
-                                  "--distribute": "how MPI ranks share the work: Python runs in one process"}),
+                                  "--distribute": "how MPI ranks share the work: Python runs in one process",
+                                  "--partition": "how MPI ranks cut the graph: Python runs in one process"}),
     "exact": Row("exact", not_applicable={
         "--seed": "exact draws nothing; the seed of a random graph is Model.from_spec's",
         "--marginals": "a file: Python returns the variances (and the mean) as arrays",

@@ -53,6 +53,10 @@ struct SampleOptions {
   /// part and a ghost layer: sampling/partition.hpp; the primal domain and the colored scan, one thread per member).
   /// The draws are the same bits either way as one process's with the same scan.
   std::string distribute = "chains";
+  /// distribute "graph": how the graph is cut, "ranges" (contiguous ranges of node ids: slabs of a lattice, few
+  /// unused deviates) or "metis" (METIS's k-way partition: the fewest cut pairs, but every rank draws the deviates of
+  /// nearly every block; docs/mpi.md). The draws do not depend on it.
+  std::string partition = "ranges";
 };
 
 /// What a sampling run returns beside the draws it handed to the sink.
@@ -68,7 +72,8 @@ struct SampleResult {
   /// The run's fields of the sidecar: nodes, edges, domain, draws, dim, scan, chains, sweeps, every, checkpoints,
   /// lockstep, init, init_value, init_scale, noise, the scheme's fields (add_scheme_record()), seconds,
   /// ns_per_update, and with a mean draws_mean ("posterior" for primal draws, "zero" for dual ones) and the mean's
-  /// fields (add_posterior_mean_record()); with distribute "graph" also distribute, parts (the members), ghosts_max
+  /// fields (add_posterior_mean_record()); with distribute "graph" also distribute, partition, parts (the members),
+  /// ghosts_max
   /// (the largest ghost layer of a member) and cut_fraction (the neighbour pairs cut by the partition).
   Record record;
 };

@@ -95,16 +95,19 @@ EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, con
 /// run_partitioned(model, domain, options, observe, group) over the ranks of `comm` (collective): every chain's graph
 /// cut by METIS over the ranks (rank r holds part r and its ghost layer), the colour-ordered sweep with one
 /// neighbourhood all-to-all per colour class (MPI_Ineighbor_alltoallv on a distributed-graph communicator), and the
-/// observer called on every rank with the states of a one-process colour-ordered run, bitwise (sampling/partition.hpp).
+/// observer called on every rank with the states of a one-process colour-ordered run, bitwise, for any partition
+/// (sampling/partition.hpp).
 /// \param comm the communicator whose ranks share the graph
 /// \param model the model (held whole by every rank)
 /// \param domain Domain::Primal
 /// \param options chains, sweeps, seed, checkpoints, start (constant or given), noise, lockstep
 /// \param observe called on every rank at every checkpoint (may be empty)
+/// \param partition the rank of every node, the same on every rank (empty: partition_graph())
 /// \param share if not null, receives this rank's share
 /// \return the run's totals over all ranks
 /// \throws what run_partitioned() throws, on every rank.
 EnsembleStats run_partitioned(MPI_Comm comm, const Model& model, Domain domain, const EnsembleOptions& options,
-                              const Observer& observe, GraphShare* share = nullptr);
+                              const Observer& observe, const std::vector<int>& partition = {},
+                              GraphShare* share = nullptr);
 
 }  // namespace dualgibbs::mpi

@@ -47,6 +47,16 @@ class ChainGroup;
 /// \throws std::invalid_argument for a non-square pattern or parts outside [1, n]; std::runtime_error if METIS fails.
 DUALGIBBS_EXPORT std::vector<int> partition_graph(const SparseMatrix& pattern, int parts);
 
+/// The coordinates cut into `parts` contiguous ranges of nearly equal size (member_share(), core/chain_group.hpp):
+/// slabs of a lattice in its natural order. Each colour class then falls into contiguous runs of places per part, so a
+/// part draws few deviates it does not use (PartitionedColoredSweep draws whole blocks of ColoredSweep::kBlock places
+/// up to its last place in a block), where a METIS partition cuts every block and each part draws nearly all of them.
+/// \param n the number of coordinates
+/// \param parts the number of parts, 1 <= parts <= n
+/// \return the part of each coordinate, in [0, parts)
+/// \throws std::invalid_argument for parts outside [1, n].
+DUALGIBBS_EXPORT std::vector<int> partition_ranges(Index n, int parts);
+
 /// The neighbour pairs of a pattern that cross parts, over all neighbour pairs (the edge cut as a fraction).
 /// \param pattern the symmetric pattern
 /// \param part the part of each coordinate
