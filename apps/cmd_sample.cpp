@@ -97,9 +97,11 @@ void check_mean_output(const SampleCliOptions& so, const Model& model, const std
     throw std::invalid_argument("sample: --mean-output - and another output would both write to standard output");
 }
 
-api::SampleResult run_chains(const Model& model, api::SampleOptions o, FileSink& sink, const api::Execution& exec) {
+// The chains on the model, or on the lattice given by its shape when it is set.
+api::SampleResult run_chains(const Model* model, const std::optional<LatticeShape>& lattice, api::SampleOptions o,
+                             FileSink& sink, const api::Execution& exec) {
   try {
-    return api::sample(model, o, sink, exec);
+    return lattice ? api::sample(*lattice, o, sink, exec) : api::sample(*model, o, sink, exec);
   } catch (const api::NumericalFailure& e) {
     throw std::runtime_error(std::string(e.what()) + "; nothing was written");
   }
@@ -108,25 +110,33 @@ api::SampleResult run_chains(const Model& model, api::SampleOptions o, FileSink&
 int run_sample(const CommonOptions& common, const SampleCliOptions& so) {
   const std::string sidecar = check_destinations(so);
   const std::string format = format_of(so);
-  Index observed = 0;
-  const Model model = common.posterior_model(&observed);
-  check_mean_output(so, model, sidecar);
   api::SampleOptions o = so.run;
   o.seed = common.seed;
   o.noise = !so.noise_free;
-  o.observed_nodes = observed;
   api::Execution exec;
   exec.threads = so.threads;
   exec.group = common.group;
   FileSink sink(so.output, format);
-  const api::SampleResult r = run_chains(model, o, sink, exec);
+  // A lattice split over the ranks by its shape: no rank builds the whole graph (docs/mpi.md, section 9).
+  const std::optional<LatticeShape> lattice =
+      o.distribute == "graph" && o.partition == "ranges" ? api::lattice_shape(common) : std::nullopt;
+  std::optional<Model> model;
+  if (lattice && !so.mean_output.empty())
+    throw std::invalid_argument("sample: --mean-output needs --obs-file (without observations the mean is zero)");
+  if (!lattice) {
+    Index observed = 0;
+    model.emplace(common.posterior_model(&observed));
+    check_mean_output(so, *model, sidecar);
+    o.observed_nodes = observed;
+  }
+  const api::SampleResult r = run_chains(model ? &*model : nullptr, lattice, o, sink, exec);
 
   nlohmann::json j = api::provenance("sample", common, exec);
   j.update(r.record);
   j["format"] = format;
   j["output"] = so.output;
   j["file"] = so.output;
-  if (model.has_mean() && !so.mean_output.empty()) j["mean_output"] = so.mean_output;
+  if (model && model->has_mean() && !so.mean_output.empty()) j["mean_output"] = so.mean_output;
   // Every file is complete and flushed before any is renamed into place: a failure (a full disk, a device that
   // refuses the sidecar) leaves none of them behind. The sidecar records the draws' digest, so that a reader can tell
   // them from another run's that replaced them (two runs writing the same names at once). Rank 0 alone writes.
@@ -136,7 +146,7 @@ int run_sample(const CommonOptions& common, const SampleCliOptions& so) {
   if (!so.mean_output.empty() && is_root()) {
     mean_file.emplace(so.mean_output);
     mean_file->stream() << std::setprecision(17) << "node,mean\n";
-    for (Index v = 0; v < model.num_nodes(); ++v) mean_file->stream() << v << ',' << r.mean.mean[v] << '\n';
+    for (Index v = 0; v < model->num_nodes(); ++v) mean_file->stream() << v << ',' << r.mean.mean[v] << '\n';
   }
   if (!sidecar.empty() && is_root()) {
     side.emplace(sidecar);

@@ -225,6 +225,8 @@ expect_error "unknown --partition 'scotch'" sample --graph torus:3 --partition s
 expect_error "primal domain only" sample --graph torus:3 --scan colored --distribute graph -o "$tmp/x.csv"
 expect_error "add --scan colored" sample --graph torus:3 --domain primal --distribute graph -o "$tmp/x.csv"
 expect_error "not random" sample --graph torus:3 --domain primal --scan colored --init random --distribute graph -o "$tmp/x.csv"
+expect_error "needs --obs-file" sample --graph torus:3 --domain primal --scan colored --distribute graph --mean-output "$tmp/m.csv" -o "$tmp/x.csv"
+expect_error "a periodic side needs at least 3 nodes" sample --graph torus:2x5 --domain primal --scan colored --distribute graph -o "$tmp/x.csv"
 expect_error "--output FILE is required" sample --graph torus:3
 expect_error "applies to the dual domain only" sample --graph torus:3 --domain primal --draws y -o "$tmp/x.csv"
 expect_error "no edges" sample --graph path:1 --domain dual -o "$tmp/x.csv"

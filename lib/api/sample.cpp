@@ -5,6 +5,9 @@
 #include <dualgibbs/sampling/partition.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -19,10 +22,12 @@ struct SamplePlan {
   std::uint64_t checkpoints = 0;
 };
 
-SamplePlan plan_sample(const Model& model, const SampleOptions& so, const Execution& execution) {
+// The plan of a run on `model`, or (model null) on a lattice of `nodes` and `edges` split by its shape.
+SamplePlan plan_sample(const Model* model, Index nodes, Index edges, const SampleOptions& so,
+                       const Execution& execution) {
   SamplePlan p;
   p.domain = parse_domain(so.domain);
-  if (p.domain == Domain::Dual) model.require_dual("sample --domain dual");
+  if (p.domain == Domain::Dual && model) model->require_dual("sample --domain dual");
   EnsembleOptions& o = p.ensemble;
   o.chains = so.chains;
   o.sweeps = so.sweeps;
@@ -58,16 +63,17 @@ SamplePlan plan_sample(const Model& model, const SampleOptions& so, const Execut
     if (o.init == InitialState::Random)
       throw std::invalid_argument("sample: --distribute graph starts from a constant or given state, not random");
   }
-  p.dim = o.observe_edges ? model.num_edges() : model.num_nodes();
+  p.dim = o.observe_edges ? edges : nodes;
   p.checkpoints = sample_checkpoints(so);
   return p;
 }
 
-Record sample_record(const Model& model, const SampleOptions& so, const SamplePlan& p, const SampleResult& r) {
+Record sample_record(const Model* model, Index nodes, Index edges, const SampleOptions& so, const SamplePlan& p,
+                     const SampleResult& r) {
   const EnsembleOptions& o = p.ensemble;
   Record j;
-  j["nodes"] = model.num_nodes();
-  j["edges"] = model.num_edges();
+  j["nodes"] = nodes;
+  j["edges"] = edges;
   j["domain"] = to_string(p.domain);
   j["draws"] = p.domain == Domain::Dual ? (so.draws == "y" ? "y_tilde" : "x_tilde") : "x";
   j["dim"] = p.dim;
@@ -91,12 +97,74 @@ Record sample_record(const Model& model, const SampleOptions& so, const SamplePl
   }
   j["seconds"] = r.stats.seconds;
   j["ns_per_update"] = r.stats.ns_per_update;
-  if (model.has_mean()) {
+  if (model && model->has_mean()) {
     // primal draws are of N(mu, Q^-1); dual draws are of the zero-mean fluctuation (add mu for the posterior)
     j["draws_mean"] = p.domain == Domain::Primal ? "posterior" : "zero";
-    add_posterior_mean_record(j, r.mean, observed_nodes(model, so.observed_nodes));
+    add_posterior_mean_record(j, r.mean, observed_nodes(*model, so.observed_nodes));
   }
   return j;
+}
+
+// What the cut left the members: the largest ghost layer, and the neighbour pairs cut over all pairs (collective).
+void record_cut(ChainGroup& group, const GraphShare& share, SampleResult& r) {
+  // Per member: ghosts, cut pairs and all pairs of its own rows (a local column outside `owned` is a ghost).
+  std::vector<char> own(share.global.size(), 0);
+  for (Index l : share.owned) own[static_cast<std::size_t>(l)] = 1;
+  double mine[3] = {static_cast<double>(share.ghosts()), 0.0, 0.0};
+  for (Index l : share.owned)
+    for (SparseMatrix::InnerIterator it(share.precision, l); it; ++it) {
+      if (it.col() == l) continue;
+      mine[1] += own[static_cast<std::size_t>(it.col())] ? 0.0 : 1.0;
+      mine[2] += 1.0;
+    }
+  const auto k = static_cast<std::size_t>(group.size());
+  std::vector<double> all(3 * k);
+  group.all_gather(mine, all.data(), std::vector<std::size_t>(k, 1), 3);
+  double cut = 0.0, pairs = 0.0;
+  for (std::size_t m = 0; m < k; ++m) {
+    r.ghosts_max = std::max(r.ghosts_max, static_cast<std::size_t>(all[3 * m]));
+    cut += all[3 * m + 1];
+    pairs += all[3 * m + 2];
+  }
+  r.parts = group.size();
+  r.cut_fraction = pairs > 0 ? cut / pairs : 0.0;
+}
+
+// A group of this process alone: the split sweep of a lattice given by its shape, run without MPI.
+class SoloGroup final : public ChainGroup {
+ public:
+  int rank() const noexcept override { return 0; }
+  int size() const noexcept override { return 1; }
+
+ protected:
+  int lowest_failure(bool failed) override { return failed ? 0 : 1; }
+  void broadcast(int, int&, std::string&) override {}
+  void gather_items(const double* mine, double* all, const std::vector<std::size_t>& counts,
+                    std::size_t unit) override {
+    if (mine != all) std::copy(mine, mine + counts[0] * unit, all);
+  }
+};
+
+// The observer that hands the written checkpoints to the sink (and counts them in r).
+Observer draws_writer(const SampleOptions& options, const SamplePlan& plan, DrawsSink& sink, SampleResult& r) {
+  return [&options, &plan, &sink, &r](const Checkpoint& cp) {
+    const EnsembleOptions& o = plan.ensemble;
+    if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
+    if (options.every == 0 && cp.sweep != o.sweeps) return;
+    if (r.checkpoints == plan.checkpoints || cp.states.rows() != plan.dim)
+      throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
+    if (!cp.states.allFinite())
+      throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
+                             " (the model is numerically degenerate)");
+    sink.write(cp.sweep, cp.states);
+    ++r.checkpoints;
+  };
+}
+
+void check_written(const SamplePlan& plan, const SampleResult& r) {
+  if (r.checkpoints != plan.checkpoints)
+    throw std::logic_error("sample: " + std::to_string(r.checkpoints) + " checkpoints written, " +
+                           std::to_string(plan.checkpoints) + " announced");
 }
 
 // The chains with every chain's graph cut over the execution's group (one process: the colour-ordered sweep itself,
@@ -112,27 +180,7 @@ void run_split(const Model& model, const EnsembleOptions& o, const std::string& 
   const std::vector<int> part =
       partition == "ranges" ? partition_ranges(model.num_nodes(), group->size()) : std::vector<int>();
   r.stats = run_partitioned(model, Domain::Primal, o, write, *group, part, &share);
-  // Per member: ghosts, cut pairs and all pairs of its own rows (a local column outside `owned` is a ghost).
-  std::vector<char> own(share.global.size(), 0);
-  for (Index l : share.owned) own[static_cast<std::size_t>(l)] = 1;
-  double mine[3] = {static_cast<double>(share.ghosts()), 0.0, 0.0};
-  for (Index l : share.owned)
-    for (SparseMatrix::InnerIterator it(share.precision, l); it; ++it) {
-      if (it.col() == l) continue;
-      mine[1] += own[static_cast<std::size_t>(it.col())] ? 0.0 : 1.0;
-      mine[2] += 1.0;
-    }
-  const auto k = static_cast<std::size_t>(group->size());
-  std::vector<double> all(3 * k);
-  group->all_gather(mine, all.data(), std::vector<std::size_t>(k, 1), 3);
-  double cut = 0.0, pairs = 0.0;
-  for (std::size_t m = 0; m < k; ++m) {
-    r.ghosts_max = std::max(r.ghosts_max, static_cast<std::size_t>(all[3 * m]));
-    cut += all[3 * m + 1];
-    pairs += all[3 * m + 2];
-  }
-  r.parts = group->size();
-  r.cut_fraction = pairs > 0 ? cut / pairs : 0.0;
+  record_cut(*group, share, r);
 }
 
 }  // namespace
@@ -143,7 +191,7 @@ std::uint64_t sample_checkpoints(const SampleOptions& so) noexcept {
 }
 
 SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink& sink, const Execution& execution) {
-  const SamplePlan plan = plan_sample(model, options, execution);
+  const SamplePlan plan = plan_sample(&model, model.num_nodes(), model.num_edges(), options, execution);
   const EnsembleOptions& o = plan.ensemble;
   SampleResult r;
   // The posterior mean before the run, so a solver failure writes nothing.
@@ -152,26 +200,72 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
   if (options.distribute == "graph") r.scheme.threads = 1;  // one thread per member
   r.dim = plan.dim;
   sink.begin(plan.dim, o.chains, plan.checkpoints);
-  const Observer write = [&](const Checkpoint& cp) {
-    if (cp.sweep == 0 && o.sweeps > 0) return;  // the initial state: not a draw
-    if (options.every == 0 && cp.sweep != o.sweeps) return;
-    if (r.checkpoints == plan.checkpoints || cp.states.rows() != plan.dim)
-      throw std::logic_error("sample: a checkpoint of unexpected count or dimension");
-    if (!cp.states.allFinite())
-      throw NumericalFailure("sample: a chain reached a non-finite value at sweep " + std::to_string(cp.sweep) +
-                             " (the model is numerically degenerate)");
-    sink.write(cp.sweep, cp.states);
-    ++r.checkpoints;
-  };
+  const Observer write = draws_writer(options, plan, sink, r);
   if (options.distribute == "graph")
     run_split(model, o, options.partition, write, execution, r);
   else
     r.stats = run_ensemble(model, plan.domain, o, write, r.scheme);
-  if (r.checkpoints != plan.checkpoints)
-    throw std::logic_error("sample: " + std::to_string(r.checkpoints) + " checkpoints written, " +
-                           std::to_string(plan.checkpoints) + " announced");
+  check_written(plan, r);
   sink.end();
-  r.record = sample_record(model, options, plan, r);
+  r.record = sample_record(&model, model.num_nodes(), model.num_edges(), options, plan, r);
+  return r;
+}
+
+std::optional<LatticeShape> lattice_shape(const ModelSource& source) {
+  if (source.node_file || source.obs_file || source.precision_file || source.canonical_file) return std::nullopt;
+  const GraphSpec spec = parse_graph_spec(source.graph);
+  LatticeShape shape;
+  shape.s = source.s;
+  shape.sigma = source.sigma;
+  shape.sides = spec.sizes;
+  switch (spec.family) {
+    case GraphFamily::Path:
+    case GraphFamily::Grid:
+      shape.periodic = false;
+      return shape;
+    case GraphFamily::Cycle:
+    case GraphFamily::Torus:
+    case GraphFamily::Torus3:
+      shape.periodic = true;
+      return shape;
+    default:
+      return std::nullopt;
+  }
+}
+
+SampleResult sample(const LatticeShape& shape, const SampleOptions& options, DrawsSink& sink,
+                    const Execution& execution) {
+  if (options.distribute != "graph")
+    throw std::invalid_argument("sample: a lattice given by its shape is sampled split (distribute 'graph')");
+  if (options.partition != "ranges")
+    throw std::invalid_argument("sample: a lattice split by its shape is cut into id ranges (partition 'ranges')");
+  if (options.scheme.omega || options.scheme.lambda_min || options.scheme.lambda_max)
+    throw std::invalid_argument(
+        "sample: --omega, --lambda-min and --lambda-max apply to --scheme ssor and "
+        "cheby-ssor, not gibbs");
+  // The nodes, and the edges: along each side, n / side lines of side - 1 links (side links when periodic).
+  std::int64_t nodes = 1, edges = 0;
+  for (Index side : shape.sides) nodes *= std::max<Index>(side, 1);
+  for (Index side : shape.sides)
+    edges += nodes / std::max<Index>(side, 1) * (shape.periodic ? side : std::max<Index>(side - 1, 0));
+  if (shape.sides.empty() || nodes > std::numeric_limits<Index>::max() || edges > std::numeric_limits<Index>::max())
+    throw std::invalid_argument("sample: a lattice of " + std::to_string(nodes) + " nodes and " +
+                                std::to_string(edges) + " edges (1 to 3 sides, within 32-bit ids)");
+  const SamplePlan plan =
+      plan_sample(nullptr, static_cast<Index>(nodes), static_cast<Index>(edges), options, execution);
+  SampleResult r;
+  r.scheme.kind = SchemeKind::Colored;
+  r.scheme.threads = 1;
+  r.dim = plan.dim;
+  SoloGroup solo;
+  ChainGroup& group = execution.group && execution.group->size() > 1 ? *execution.group : solo;
+  sink.begin(plan.dim, plan.ensemble.chains, plan.checkpoints);
+  GraphShare share;
+  r.stats = run_partitioned(shape, plan.ensemble, draws_writer(options, plan, sink, r), group, &share);
+  record_cut(group, share, r);
+  check_written(plan, r);
+  sink.end();
+  r.record = sample_record(nullptr, static_cast<Index>(nodes), static_cast<Index>(edges), options, plan, r);
   return r;
 }
 

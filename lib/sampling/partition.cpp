@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -242,6 +244,187 @@ GraphShare make_share(const SparseMatrix& precision, const Eigen::VectorXd& rhs,
   return s;
 }
 
+// ---- a lattice's share, without its graph ------------------------------------------------------------------
+
+namespace {
+
+// The nodes of a lattice by their ids (row-major, the last side fastest) and their neighbours, as the generators
+// number them (make_path, make_cycle, make_torus, make_grid, make_torus3).
+class Lattice {
+ public:
+  explicit Lattice(const LatticeShape& shape) : m_sides(shape.sides), m_periodic(shape.periodic) {
+    const std::string where = "lattice_share: ";
+    if (m_sides.empty() || m_sides.size() > 3)
+      throw std::invalid_argument(where + std::to_string(m_sides.size()) + " sides (expected 1, 2 or 3)");
+    std::int64_t n = 1;
+    for (Index side : m_sides) {
+      if (side < (m_periodic ? 3 : 1))
+        throw std::invalid_argument(where + "a side of " + std::to_string(side) +
+                                    (m_periodic ? " (a periodic side needs at least 3 nodes)" : " (at least 1)"));
+      n *= side;
+      if (n > std::numeric_limits<Index>::max())
+        throw std::invalid_argument(where + "more nodes than a 32-bit index holds");
+    }
+    if (!(std::isfinite(shape.s) && shape.s != 0 && std::isfinite(shape.sigma) && shape.sigma != 0))
+      throw std::invalid_argument(where + "s and sigma must be finite and non-zero");
+    m_n = static_cast<Index>(n);
+    m_stride.assign(m_sides.size(), 1);
+    for (std::size_t k = m_sides.size() - 1; k > 0; --k) m_stride[k - 1] = m_stride[k] * m_sides[k];
+  }
+  Index size() const noexcept { return m_n; }
+  // The neighbours of v, increasing (at most 6).
+  void neighbors(Index v, std::vector<Index>& out) const {
+    out.clear();
+    for (std::size_t k = 0; k < m_sides.size(); ++k) {
+      const Index c = (v / m_stride[k]) % m_sides[k], base = v - c * m_stride[k];
+      if (c > 0 || m_periodic) out.push_back(base + ((c + m_sides[k] - 1) % m_sides[k]) * m_stride[k]);
+      if (c + 1 < m_sides[k] || m_periodic) out.push_back(base + ((c + 1) % m_sides[k]) * m_stride[k]);
+    }
+    std::sort(out.begin(), out.end());
+  }
+
+ private:
+  std::vector<Index> m_sides, m_stride;
+  bool m_periodic;
+  Index m_n = 0;
+};
+
+// greedy_coloring() of the lattice's Q, from the formula of its neighbours: one byte per node.
+std::vector<std::uint8_t> lattice_colors(const Lattice& lat) {
+  std::vector<std::uint8_t> color(static_cast<std::size_t>(lat.size()), 0);
+  std::vector<Index> nb;
+  for (Index v = 0; v < lat.size(); ++v) {
+    lat.neighbors(v, nb);
+    unsigned used = 0;  // bit c: an earlier neighbour has colour c (at most 6 neighbours: colours < 7)
+    for (Index u : nb)
+      if (u < v) used |= 1u << color[static_cast<std::size_t>(u)];
+    std::uint8_t c = 0;
+    while (used & (1u << c)) ++c;
+    color[static_cast<std::size_t>(v)] = c;
+  }
+  return color;
+}
+
+// The halo lists of a lattice's share s (own nodes lo..hi-1, `ghosts` increasing): neighbours, and per class the own
+// sites each neighbour holds as ghosts and the ghosts each neighbour sends, in increasing id.
+template <class Owner, class LocalOf>
+void lattice_halo(const Lattice& lat, const std::vector<std::uint8_t>& color, std::size_t classes, const Owner& owner,
+                  const LocalOf& local_of, Index lo, Index hi, const std::vector<Index>& ghosts, GraphShare& s) {
+  for (Index g : ghosts) s.neighbors.push_back(owner(g));
+  std::sort(s.neighbors.begin(), s.neighbors.end());
+  s.neighbors.erase(std::unique(s.neighbors.begin(), s.neighbors.end()), s.neighbors.end());
+  const std::size_t nb_count = s.neighbors.size();
+  const auto slot = [&](int q) {
+    return static_cast<std::size_t>(std::lower_bound(s.neighbors.begin(), s.neighbors.end(), q) - s.neighbors.begin());
+  };
+  std::vector<std::vector<std::vector<Index>>> send(classes, std::vector<std::vector<Index>>(nb_count)), recv = send;
+  std::vector<Index> nb;
+  std::vector<int> seen;
+  for (Index v = lo; v < hi; ++v) {
+    lat.neighbors(v, nb);
+    seen.clear();
+    for (Index u : nb) {
+      if (u >= lo && u < hi) continue;
+      const int q = owner(u);
+      if (std::find(seen.begin(), seen.end(), q) != seen.end()) continue;
+      seen.push_back(q);
+      send[color[static_cast<std::size_t>(v)]][slot(q)].push_back(local_of(v));
+    }
+  }
+  for (Index g : ghosts) recv[color[static_cast<std::size_t>(g)]][slot(owner(g))].push_back(local_of(g));
+  s.send_sites.assign(classes, {});
+  s.send_counts.assign(classes, std::vector<std::size_t>(nb_count, 0));
+  s.recv_sites.assign(classes, {});
+  s.recv_counts.assign(classes, std::vector<std::size_t>(nb_count, 0));
+  for (std::size_t k = 0; k < classes; ++k)
+    for (std::size_t j = 0; j < nb_count; ++j) {
+      s.send_counts[k][j] = send[k][j].size();
+      s.send_sites[k].insert(s.send_sites[k].end(), send[k][j].begin(), send[k][j].end());
+      s.recv_counts[k][j] = recv[k][j].size();
+      s.recv_sites[k].insert(s.recv_sites[k].end(), recv[k][j].begin(), recv[k][j].end());
+    }
+}
+
+}  // namespace
+
+GraphShare lattice_share(const LatticeShape& shape, int me, int parts) {
+  const Lattice lat(shape);
+  const Index n = lat.size();
+  if (parts < 1 || parts > n || me < 0 || me >= parts)
+    throw std::invalid_argument("lattice_share: part " + std::to_string(me) + " of " + std::to_string(parts) + " for " +
+                                std::to_string(n) + " nodes");
+  // Model's arithmetic: Q_vv = 1/s^2 + w + ... + w (one w = 1/sigma^2 per edge), Q_uv = (1 x -1) w [eqn:QPNH].
+  const double s2 = shape.s * shape.s, w = 1.0 / (shape.sigma * shape.sigma), off = 1.0 * -1.0 * w;
+  const std::vector<std::uint8_t> color = lattice_colors(lat);
+  std::size_t classes = 0;
+  for (std::uint8_t c : color) classes = std::max<std::size_t>(classes, c + 1u);
+  std::vector<std::size_t> bounds(static_cast<std::size_t>(parts) + 1, 0);
+  for (int r = 0; r < parts; ++r) bounds[static_cast<std::size_t>(r) + 1] = member_share(n, r, parts).second;
+  const auto owner = [&](Index v) {
+    return static_cast<int>(std::upper_bound(bounds.begin(), bounds.end(), static_cast<std::size_t>(v)) -
+                            bounds.begin()) -
+           1;
+  };
+  const auto lo = static_cast<Index>(bounds[static_cast<std::size_t>(me)]);
+  const auto hi = static_cast<Index>(bounds[static_cast<std::size_t>(me) + 1]);
+  GraphShare s;
+  s.part = me;
+  s.parts = parts;
+  s.global_dimension = n;
+  std::vector<Index> nb, ghosts;
+  for (Index v = lo; v < hi; ++v) {
+    lat.neighbors(v, nb);
+    for (Index u : nb)
+      if (u < lo || u >= hi) ghosts.push_back(u);
+  }
+  std::sort(ghosts.begin(), ghosts.end());
+  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+  const auto split = std::lower_bound(ghosts.begin(), ghosts.end(), lo);
+  s.global.assign(ghosts.begin(), split);
+  for (Index v = lo; v < hi; ++v) s.global.push_back(v);
+  s.global.insert(s.global.end(), split, ghosts.end());
+  const auto local_of = [&](Index v) {
+    const auto it = std::lower_bound(s.global.begin(), s.global.end(), v);
+    return it != s.global.end() && *it == v ? static_cast<Index>(it - s.global.begin()) : Index{-1};
+  };
+  const auto first_own = static_cast<Index>(split - ghosts.begin());
+  for (Index l = first_own; l < first_own + (hi - lo); ++l) s.owned.push_back(l);
+  // The rows of Q over the local nodes, restricted to local columns (the own rows whole).
+  const auto nl = static_cast<Index>(s.global.size());
+  s.precision.resize(nl, nl);
+  s.precision.reserve(static_cast<Eigen::Index>(s.global.size()) * 7);
+  for (Index r = 0; r < nl; ++r) {
+    const Index v = s.global[static_cast<std::size_t>(r)];
+    lat.neighbors(v, nb);
+    double diag = 1.0 / s2;
+    for (std::size_t t = 0; t < nb.size(); ++t) diag += w;
+    s.precision.startVec(r);
+    bool diag_done = false;
+    for (Index u : nb) {
+      if (!diag_done && u > v) {
+        s.precision.insertBack(r, r) = diag;
+        diag_done = true;
+      }
+      const Index c = local_of(u);
+      if (c >= 0) s.precision.insertBack(r, c) = off;
+    }
+    if (!diag_done) s.precision.insertBack(r, r) = diag;
+  }
+  s.precision.finalize();
+  // Own sites per class in increasing id (their places: the class's sites below `lo` come first).
+  std::vector<std::size_t> place(classes, 0);
+  for (Index v = 0; v < lo; ++v) ++place[color[static_cast<std::size_t>(v)]];
+  s.class_sites.assign(classes, {});
+  s.class_places.assign(classes, {});
+  for (Index v = lo; v < hi; ++v) {
+    const std::size_t k = color[static_cast<std::size_t>(v)];
+    s.class_sites[k].push_back(first_own + (v - lo));
+    s.class_places[k].push_back(place[k]++);
+  }
+  lattice_halo(lat, color, classes, owner, local_of, lo, hi, ghosts, s);
+  return s;
+}
+
 // ---- the sweep of one part -----------------------------------------------------------------------------
 
 PartitionedColoredSweep::PartitionedColoredSweep(const GraphShare& share, ChainGroup& group)
@@ -280,7 +463,7 @@ void PartitionedColoredSweep::exchange(std::size_t k, double* z, int width) {
 
 namespace {
 
-void check_partitioned_options(const Model& model, Domain domain, const EnsembleOptions& o) {
+void check_partitioned_options(Index n, Domain domain, const EnsembleOptions& o) {
   const std::string where = "run_partitioned: ";
   if (domain != Domain::Primal)
     throw std::invalid_argument(where +
@@ -289,25 +472,35 @@ void check_partitioned_options(const Model& model, Domain domain, const Ensemble
   if (o.observe_edges) throw std::invalid_argument(where + "observe_edges applies only to the dual domain");
   if (o.init == InitialState::Random)
     throw std::invalid_argument(where + "the random start is not available on a split graph (use constant or given)");
-  if (o.init == InitialState::Given && o.given_state.size() != model.num_nodes())
+  if (o.init == InitialState::Given && o.given_state.size() != n)
     throw std::invalid_argument(where + "given_state has length " + std::to_string(o.given_state.size()) +
-                                " but the primal domain has " + std::to_string(model.num_nodes()) + " coordinates");
+                                " but the primal domain has " + std::to_string(n) + " coordinates");
 }
 
 // The observer of one member's local run: its owned rows of every chain gathered from all members into the global
 // order, then the caller's observer; a failure of any member's observer ends the call on every member.
 class GatheringObserver {
  public:
+  // `part`: the part of every coordinate, or empty for contiguous ranges (partition_ranges() of n), whose gathered
+  // rows are already in the global order.
   GatheringObserver(const Observer& observe, ChainGroup& group, const GraphShare& share, const std::vector<int>& part,
                     std::size_t chains)
       : m_observe(observe), m_group(group), m_share(share), m_chains(chains) {
+    const auto n = static_cast<std::size_t>(share.global_dimension);
     m_counts.assign(static_cast<std::size_t>(group.size()), 0);
+    if (part.empty()) {
+      for (int r = 0; r < group.size(); ++r) {
+        const auto [first, last] = member_share(n, r, group.size());
+        m_counts[static_cast<std::size_t>(r)] = last - first;
+      }
+      return;
+    }
     for (int p : part) ++m_counts[static_cast<std::size_t>(p)];
     // The global coordinate of each gathered row: member by member, each member's own coordinates increasing.
     std::vector<std::size_t> at(m_counts.size(), 0);
     for (std::size_t r = 1; r < at.size(); ++r) at[r] = at[r - 1] + m_counts[r - 1];
-    m_row_of.resize(part.size());
-    for (std::size_t g = 0; g < part.size(); ++g) m_row_of[at[static_cast<std::size_t>(part[g])]++] = g;
+    m_row_of.resize(n);
+    for (std::size_t g = 0; g < n; ++g) m_row_of[at[static_cast<std::size_t>(part[g])]++] = g;
   }
 
   void operator()(const Checkpoint& cp) {
@@ -316,12 +509,15 @@ class GatheringObserver {
     for (std::size_t t = 0; t < owned; ++t)
       for (std::size_t c = 0; c < m_chains; ++c)
         m_mine[t * m_chains + c] = cp.states(m_share.owned[t], static_cast<Eigen::Index>(c));
-    m_all.resize(m_row_of.size() * m_chains);
+    const auto n = static_cast<std::size_t>(m_share.global_dimension);
+    m_all.resize(n * m_chains);
     m_group.all_gather(m_mine.data(), m_all.data(), m_counts, m_chains);
-    m_states.resize(static_cast<Eigen::Index>(m_row_of.size()), static_cast<Eigen::Index>(m_chains));
-    for (std::size_t row = 0; row < m_row_of.size(); ++row)
+    m_states.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(m_chains));
+    for (std::size_t row = 0; row < n; ++row) {
+      const std::size_t g = m_row_of.empty() ? row : m_row_of[row];
       for (std::size_t c = 0; c < m_chains; ++c)
-        m_states(static_cast<Eigen::Index>(m_row_of[row]), static_cast<Eigen::Index>(c)) = m_all[row * m_chains + c];
+        m_states(static_cast<Eigen::Index>(g), static_cast<Eigen::Index>(c)) = m_all[row * m_chains + c];
+    }
     std::exception_ptr error;
     try {
       m_observe(Checkpoint{cp.sweep, cp.seconds, Eigen::Ref<const Eigen::MatrixXd>(m_states), 0});
@@ -337,7 +533,7 @@ class GatheringObserver {
   const GraphShare& m_share;
   std::size_t m_chains;
   std::vector<std::size_t> m_counts;  // coordinates per member
-  std::vector<std::size_t> m_row_of;  // gathered row -> global coordinate
+  std::vector<std::size_t> m_row_of;  // gathered row -> global coordinate (empty: the same)
   std::vector<double> m_mine, m_all;
   Eigen::MatrixXd m_states;
 };
@@ -359,12 +555,58 @@ double group_sum(ChainGroup& group, double mine) {
   return sum;
 }
 
+// Runs the chains on this member's share (cut by `part`, or by contiguous ranges when it is empty), after settling
+// the set-up's outcome `error`; the totals are the whole group's.
+EnsembleStats run_share(GraphShare& share, const std::vector<int>& part, const EnsembleOptions& options,
+                        const Observer& observe, ChainGroup& group, std::exception_ptr error, GraphShare* share_out) {
+  group.settle(error);
+  group.set_halo_neighbors(share.neighbors);
+  EnsembleOptions local = options;
+  local.threads = 1;  // the blocks one after another: every member makes the same exchanges in the same order
+  local.group = nullptr;
+  local.local_cuts.clear();
+  local.states_buffer = nullptr;
+  if (options.init == InitialState::Given) {
+    local.given_state.resize(static_cast<Eigen::Index>(share.global.size()));
+    for (std::size_t l = 0; l < share.global.size(); ++l)
+      local.given_state[static_cast<Eigen::Index>(l)] = options.given_state[share.global[l]];
+  }
+  GatheringObserver gather(observe, group, share, part, options.chains);
+  // Every checkpoint settles, with or without the caller's observer: a member that failed to build its kernel or
+  // its blocks (memory) ends the call on every member at checkpoint 0, before any exchange could wait for it.
+  const Observer local_observe = [&](const Checkpoint& cp) {
+    if (observe)
+      gather(cp);
+    else
+      group.settle(nullptr);
+  };
+  const PartitionedColoredSweep scheme(share, group);
+  EnsembleStats st{};
+  error = nullptr;
+  try {
+    const CsrKernel kernel = share.rhs.size() != 0 ? CsrKernel(share.precision, share.rhs, SpdCheck::Cheap)
+                                                   : CsrKernel(share.precision, SpdCheck::Cheap);
+    st = run_ensemble(kernel, local, local_observe, scheme);
+  } catch (...) {
+    if (group.failure_settled()) throw;
+    error = std::current_exception();
+  }
+  group.settle(error);
+  st.seconds = group_max(group, st.seconds);
+  st.cpu_seconds = group_sum(group, st.cpu_seconds);
+  st.updates =
+      static_cast<std::uint64_t>(options.chains) * options.sweeps * static_cast<std::uint64_t>(share.global_dimension);
+  st.ns_per_update = st.updates ? st.seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
+  if (share_out) *share_out = std::move(share);
+  return st;
+}
+
 }  // namespace
 
 EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
                               const Observer& observe, ChainGroup& group, const std::vector<int>& partition,
                               GraphShare* share_out) {
-  check_partitioned_options(model, domain, options);
+  check_partitioned_options(model.num_nodes(), domain, options);
   // The set-up may fail on one member alone (memory): settled, so every member ends with its message.
   GraphShare share;
   std::vector<int> part;
@@ -392,41 +634,20 @@ EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleO
   } catch (...) {
     error = std::current_exception();
   }
-  group.settle(error);
-  group.set_halo_neighbors(share.neighbors);
+  return run_share(share, part, options, observe, group, error, share_out);
+}
 
-  EnsembleOptions local = options;
-  local.threads = 1;  // the blocks one after another: every member makes the same exchanges in the same order
-  local.group = nullptr;
-  local.local_cuts.clear();
-  local.states_buffer = nullptr;
-  if (options.init == InitialState::Given) {
-    local.given_state.resize(static_cast<Eigen::Index>(share.global.size()));
-    for (std::size_t l = 0; l < share.global.size(); ++l)
-      local.given_state[static_cast<Eigen::Index>(l)] = options.given_state[share.global[l]];
-  }
-  GatheringObserver gather(observe, group, share, part, options.chains);
-  Observer local_observe;
-  if (observe) local_observe = [&gather](const Checkpoint& cp) { gather(cp); };
-  const PartitionedColoredSweep scheme(share, group);
-  EnsembleStats st{};
-  error = nullptr;
+EnsembleStats run_partitioned(const LatticeShape& shape, const EnsembleOptions& options, const Observer& observe,
+                              ChainGroup& group, GraphShare* share_out) {
+  GraphShare share;
+  std::exception_ptr error;
   try {
-    const CsrKernel kernel = model.has_mean() ? CsrKernel(share.precision, share.rhs, SpdCheck::Cheap)
-                                              : CsrKernel(share.precision, SpdCheck::Cheap);
-    st = run_ensemble(kernel, local, local_observe, scheme);
+    share = lattice_share(shape, group.rank(), group.size());
+    check_partitioned_options(share.global_dimension, Domain::Primal, options);
   } catch (...) {
-    if (group.failure_settled()) throw;
     error = std::current_exception();
   }
-  group.settle(error);
-  st.seconds = group_max(group, st.seconds);
-  st.cpu_seconds = group_sum(group, st.cpu_seconds);
-  st.updates =
-      static_cast<std::uint64_t>(options.chains) * options.sweeps * static_cast<std::uint64_t>(model.num_nodes());
-  st.ns_per_update = st.updates ? st.seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
-  if (share_out) *share_out = std::move(share);
-  return st;
+  return run_share(share, {}, options, observe, group, error, share_out);
 }
 
 }  // namespace dualgibbs

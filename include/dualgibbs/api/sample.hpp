@@ -23,6 +23,7 @@
 #include <dualgibbs/api/scheme.hpp>
 #include <dualgibbs/export.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/partition.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -82,6 +83,27 @@ struct SampleResult {
 /// \param options the run's options
 /// \return the checkpoint count, >= 1
 DUALGIBBS_EXPORT std::uint64_t sample_checkpoints(const SampleOptions& options) noexcept;
+
+/// The lattice a model source stands for when it can be split without building its graph: a `path`, `cycle`,
+/// `grid`, `torus` or `torus3` spec with one `s` and one `sigma` (no node, observation, precision or canonical file).
+/// \param source the model's source
+/// \return the lattice's shape, or empty for any other source
+/// \throws std::invalid_argument for a bad graph spec.
+DUALGIBBS_EXPORT std::optional<LatticeShape> lattice_shape(const ModelSource& source);
+
+/// sample() of a lattice given by its shape, split over execution.group (distribute "graph", partition "ranges",
+/// the primal domain and the colored scan): every member builds only its share (lattice_share()), never the whole
+/// graph, and the draws are bitwise those of sample() on the lattice's Model with the colored scan. Without a group
+/// of two or more members the one process runs the same split sweep alone.
+/// \param shape the lattice (lattice_shape())
+/// \param options the run's options
+/// \param sink where the draws go
+/// \param execution the members (group) sharing the graph
+/// \return the run's statistics and record, as sample()
+/// \throws std::invalid_argument for options sample() refuses with distribute "graph", another distribute or
+///         partition, or a shape lattice_share() refuses; the failure of any member, on every member.
+DUALGIBBS_EXPORT SampleResult sample(const LatticeShape& shape, const SampleOptions& options, DrawsSink& sink,
+                                     const Execution& execution = {});
 
 /// Runs the chains and hands every written checkpoint to `sink` (begin(), write() per checkpoint, end()).
 /// \param model the model sampled

@@ -110,6 +110,26 @@ DUALGIBBS_EXPORT GraphShare make_share(const SparseMatrix& precision, const Eige
                                        const std::vector<std::vector<Index>>& classes, const std::vector<int>& part,
                                        int me, int parts);
 
+/// A lattice model given by its shape: what `path:`, `cycle:`, `grid:`, `torus:` and `torus3:` load with one `s` and
+/// one `sigma` (Model(make_torus3(...), s, sigma) and the like), without building its graph.
+struct DUALGIBBS_EXPORT LatticeShape {
+  std::vector<Index> sides;  ///< 1 to 3 sides; node ids row-major, the last side fastest (as the generators number)
+  bool periodic = true;      ///< wrap around (cycle, torus, torus3; sides >= 3) or not (path, grid)
+  double s = 1.0;            ///< every node's standard deviation
+  double sigma = 0.1;        ///< every edge's standard deviation
+};
+
+/// Part `me`'s share of a lattice cut into contiguous id ranges (partition_ranges()), built from the shape alone: the
+/// same share as make_share() of the lattice's Model (its Q, greedy_coloring(Q)) gives, bit for bit, in memory of one
+/// byte per node (each node's colour, for the places of the part's sites in their classes) plus the part's rows.
+/// \param shape the lattice
+/// \param me the part, in [0, parts)
+/// \param parts the number of parts, 1 to the number of nodes
+/// \return the share
+/// \throws std::invalid_argument for no or more than 3 sides, a side below 1 (3 when periodic), more nodes than a
+///         32-bit index, s or sigma not finite and non-zero, or a part out of range.
+DUALGIBBS_EXPORT GraphShare lattice_share(const LatticeShape& shape, int me, int parts);
+
 /// The colour-ordered Gibbs sweep of one part (a scheme, sampler.hpp) on the kernel of its local precision: class by
 /// class, the part's own sites of the class with the deviates ColoredSweep gives them in one process (block
 /// p / kBlock of the class, place p % kBlock within it: the block's lane streams are drawn up to the last owned
@@ -206,5 +226,20 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
 DUALGIBBS_EXPORT EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
                                                const Observer& observe, ChainGroup& group,
                                                const std::vector<int>& partition = {}, GraphShare* share = nullptr);
+
+/// run_partitioned() of a lattice given by its shape (collective): member r builds only its share, lattice_share(shape,
+/// r, group.size()) (contiguous id ranges), so no member holds the whole graph: the memory a member needs is about
+/// 1/K of one process's plus its ghost layer and one byte per node. The checkpoints are gathered as run_partitioned()
+/// gathers them (every member then holds one whole state per chain) and are bitwise those of one process's
+/// colour-ordered run_ensemble() on Model(lattice, s, sigma) with the same seed.
+/// \param shape the lattice
+/// \param options chains, sweeps, seed, checkpoints, start (constant or given), noise, lockstep
+/// \param observe called on every member at every checkpoint (may be empty)
+/// \param group the members sharing the graph
+/// \param share if not null, receives this member's share
+/// \return the run's totals
+/// \throws what lattice_share() and run_partitioned() throw, on every member.
+DUALGIBBS_EXPORT EnsembleStats run_partitioned(const LatticeShape& shape, const EnsembleOptions& options,
+                                               const Observer& observe, ChainGroup& group, GraphShare* share = nullptr);
 
 }  // namespace dualgibbs
