@@ -191,8 +191,9 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   add_scheme_options(app, opt.run.scheme);
   app.add_option("--distribute", opt.run.distribute,
                  "under mpirun: chains (each rank a share of the chains, the whole graph on every rank) or graph\n"
-                 "(every chain's graph cut over the ranks by METIS, each rank its part and a ghost layer;\n"
-                 "--domain primal --scan colored, one thread per rank); the draws are the same either way")
+                 "(every chain's graph cut over the ranks (--partition), each rank its part and a ghost layer;\n"
+                 "a path, cycle, grid, torus or torus3 is never built whole; --domain primal --scan colored,\n"
+                 "one thread per rank); the draws are the same either way")
       ->capture_default_str();
   app.add_option(
          "--partition", opt.run.partition,
