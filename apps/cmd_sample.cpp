@@ -118,8 +118,7 @@ int run_sample(const CommonOptions& common, const SampleCliOptions& so) {
   exec.group = common.group;
   FileSink sink(so.output, format);
   // A lattice split over the ranks by its shape: no rank builds the whole graph (docs/mpi.md, section 9).
-  const std::optional<LatticeShape> lattice =
-      o.distribute == "graph" && o.partition == "ranges" ? api::lattice_shape(common) : std::nullopt;
+  const std::optional<LatticeShape> lattice = api::lattice_shape(common, o);
   std::optional<Model> model;
   if (lattice && !so.mean_output.empty())
     throw std::invalid_argument("sample: --mean-output needs --obs-file (without observations the mean is zero)");

@@ -70,16 +70,17 @@ std::vector<Eigen::MatrixXd> one_process(const Model& model, const EnsembleOptio
   return states;
 }
 
-// The checkpoints every member of a k-member group observes in run_partitioned (all must agree), and the totals.
-std::vector<Eigen::MatrixXd> split(const Model& model, const EnsembleOptions& o, int k,
-                                   const std::vector<int>& partition = {}) {
+// How one member joins a split run: `run(member, observe)` calls a run_partitioned overload with them.
+using MemberRun = std::function<void(ThreadMember& member, const Observer& observe)>;
+
+// The checkpoints every member of a k-member group observes in `run` (all must agree, and no member may fail).
+std::vector<Eigen::MatrixXd> split(int k, const MemberRun& run) {
   std::vector<std::vector<Eigen::MatrixXd>> seen(static_cast<std::size_t>(k));
   std::vector<std::string> errors(static_cast<std::size_t>(k));
   on_members(k, [&](ThreadMember& member) {
     auto& mine = seen[static_cast<std::size_t>(member.rank())];
     try {
-      run_partitioned(
-          model, Domain::Primal, o, [&](const Checkpoint& cp) { mine.emplace_back(cp.states); }, member, partition);
+      run(member, [&](const Checkpoint& cp) { mine.emplace_back(cp.states); });
     } catch (const std::exception& e) {
       errors[static_cast<std::size_t>(member.rank())] = e.what();
     }
@@ -92,6 +93,14 @@ std::vector<Eigen::MatrixXd> split(const Model& model, const EnsembleOptions& o,
       BOOST_TEST(same_bits(seen[static_cast<std::size_t>(r)][c], seen[0][c]));
   }
   return seen[0];
+}
+
+// The checkpoints of a model's split run over k members cut by `partition` (empty: METIS).
+std::vector<Eigen::MatrixXd> split(const Model& model, const EnsembleOptions& o, int k,
+                                   const std::vector<int>& partition = {}) {
+  return split(k, [&](ThreadMember& member, const Observer& observe) {
+    run_partitioned(model, Domain::Primal, o, observe, member, partition);
+  });
 }
 
 void check_bitwise(const Model& model, const EnsembleOptions& o, const std::string& name) {
@@ -360,24 +369,11 @@ BOOST_AUTO_TEST_CASE(a_lattice_split_by_its_shape_gives_one_process_colored_bits
   for (const LatticeCase& c : lattice_cases()) {
     const std::vector<Eigen::MatrixXd> reference = one_process(Model(c.graph, c.shape.s, c.shape.sigma), o);
     for (int k = 1; k <= 3; ++k) {
-      std::vector<std::vector<Eigen::MatrixXd>> seen(static_cast<std::size_t>(k));
-      std::vector<std::string> errors(static_cast<std::size_t>(k));
-      on_members(k, [&](ThreadMember& member) {
-        auto& mine = seen[static_cast<std::size_t>(member.rank())];
-        try {
-          run_partitioned(
-              c.shape, o, [&](const Checkpoint& cp) { mine.emplace_back(cp.states); }, member);
-        } catch (const std::exception& e) {
-          errors[static_cast<std::size_t>(member.rank())] = e.what();
-        }
-      });
-      for (int r = 0; r < k; ++r) {
-        BOOST_TEST_INFO(c.name << ", member " << r << " of " << k);
-        BOOST_TEST(errors[static_cast<std::size_t>(r)] == "");
-        BOOST_TEST_REQUIRE(seen[static_cast<std::size_t>(r)].size() == reference.size());
-        for (std::size_t t = 0; t < reference.size(); ++t)
-          BOOST_TEST(same_bits(seen[static_cast<std::size_t>(r)][t], reference[t]));
-      }
+      BOOST_TEST_INFO(c.name << ", " << k << " members");
+      const std::vector<Eigen::MatrixXd> got = split(
+          k, [&](ThreadMember& member, const Observer& observe) { run_partitioned(c.shape, o, observe, member); });
+      BOOST_TEST_REQUIRE(got.size() == reference.size());
+      for (std::size_t t = 0; t < reference.size(); ++t) BOOST_TEST(same_bits(got[t], reference[t]));
     }
   }
 }

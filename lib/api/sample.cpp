@@ -211,7 +211,8 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
   return r;
 }
 
-std::optional<LatticeShape> lattice_shape(const ModelSource& source) {
+std::optional<LatticeShape> lattice_shape(const ModelSource& source, const SampleOptions& options) {
+  if (options.distribute != "graph" || options.partition != "ranges") return std::nullopt;
   if (source.node_file || source.obs_file || source.precision_file || source.canonical_file) return std::nullopt;
   const GraphSpec spec = parse_graph_spec(source.graph);
   LatticeShape shape;

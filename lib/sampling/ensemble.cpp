@@ -5,6 +5,7 @@
 #include <dualgibbs/core/machine.hpp>
 
 #include "core/enum_names.hpp"
+#include "core/group_totals.hpp"
 #include "sampling/ensemble_pool.hpp"
 #include "sampling/scheme_ensemble.hpp"
 
@@ -158,26 +159,6 @@ std::pair<std::size_t, std::size_t> member_blocks(const std::vector<std::pair<st
   return {first_from(lo), first_from(hi)};
 }
 
-// Every member's value, gathered in rank order (collective).
-std::vector<double> gathered(ChainGroup& group, double mine) {
-  std::vector<double> all(static_cast<std::size_t>(group.size()));
-  all[static_cast<std::size_t>(group.rank())] = mine;
-  group.all_gather(&all[static_cast<std::size_t>(group.rank())], all.data(), std::vector<std::size_t>(all.size(), 1),
-                   1);
-  return all;
-}
-
-double agreed_max(ChainGroup& group, double mine) {
-  const std::vector<double> all = gathered(group, mine);
-  return *std::max_element(all.begin(), all.end());
-}
-
-double agreed_sum(ChainGroup& group, double mine) {
-  double sum = 0.0;
-  for (double v : gathered(group, mine)) sum += v;  // rank order
-  return sum;
-}
-
 // The first chain of block b (the number of chains for b = spec.size()).
 std::size_t block_start(const std::vector<std::pair<std::size_t, int>>& spec, std::size_t b, std::size_t chains) {
   return b < spec.size() ? spec[b].first : chains;
@@ -286,8 +267,8 @@ EnsembleStats run_blocks(const detail::EnsembleShape& shape, const EnsembleOptio
   for (double c : cpu) stats.cpu_seconds += c;
   if (group) {
     group->settle(pending);
-    stats.seconds = agreed_max(*group, seconds);
-    stats.cpu_seconds = agreed_sum(*group, stats.cpu_seconds);
+    stats.seconds = detail::agreed_max(*group, seconds);
+    stats.cpu_seconds = detail::agreed_sum(*group, stats.cpu_seconds);
   }
   stats.ns_per_update = stats.updates ? stats.seconds * 1e9 / static_cast<double>(stats.updates) : 0.0;
   return stats;

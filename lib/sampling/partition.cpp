@@ -4,6 +4,8 @@
 
 #include <dualgibbs/core/chain_group.hpp>
 
+#include "core/group_totals.hpp"
+
 #include <metis.h>
 
 #include <algorithm>
@@ -538,23 +540,6 @@ class GatheringObserver {
   Eigen::MatrixXd m_states;
 };
 
-std::vector<double> group_values(ChainGroup& group, double mine) {
-  std::vector<double> all(static_cast<std::size_t>(group.size()));
-  group.all_gather(&mine, all.data(), std::vector<std::size_t>(all.size(), 1), 1);
-  return all;
-}
-
-double group_max(ChainGroup& group, double mine) {
-  const std::vector<double> all = group_values(group, mine);
-  return *std::max_element(all.begin(), all.end());
-}
-
-double group_sum(ChainGroup& group, double mine) {
-  double sum = 0.0;
-  for (double v : group_values(group, mine)) sum += v;  // rank order
-  return sum;
-}
-
 // Runs the chains on this member's share (cut by `part`, or by contiguous ranges when it is empty), after settling
 // the set-up's outcome `error`; the totals are the whole group's.
 EnsembleStats run_share(GraphShare& share, const std::vector<int>& part, const EnsembleOptions& options,
@@ -592,8 +577,8 @@ EnsembleStats run_share(GraphShare& share, const std::vector<int>& part, const E
     error = std::current_exception();
   }
   group.settle(error);
-  st.seconds = group_max(group, st.seconds);
-  st.cpu_seconds = group_sum(group, st.cpu_seconds);
+  st.seconds = detail::agreed_max(group, st.seconds);
+  st.cpu_seconds = detail::agreed_sum(group, st.cpu_seconds);
   st.updates =
       static_cast<std::uint64_t>(options.chains) * options.sweeps * static_cast<std::uint64_t>(share.global_dimension);
   st.ns_per_update = st.updates ? st.seconds * 1e9 / static_cast<double>(st.updates) : 0.0;

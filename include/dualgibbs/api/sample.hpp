@@ -84,12 +84,14 @@ struct SampleResult {
 /// \return the checkpoint count, >= 1
 DUALGIBBS_EXPORT std::uint64_t sample_checkpoints(const SampleOptions& options) noexcept;
 
-/// The lattice a model source stands for when it can be split without building its graph: a `path`, `cycle`,
-/// `grid`, `torus` or `torus3` spec with one `s` and one `sigma` (no node, observation, precision or canonical file).
+/// The lattice a run of these options on this source samples by its shape, never building its graph: with
+/// distribute "graph" and partition "ranges", a `path`, `cycle`, `grid`, `torus` or `torus3` spec with one `s` and
+/// one `sigma` (no node, observation, precision or canonical file). Every front end decides with this.
 /// \param source the model's source
-/// \return the lattice's shape, or empty for any other source
+/// \param options the run's options
+/// \return the lattice's shape (then sample(shape, ...)), or empty (load the model, sample(model, ...))
 /// \throws std::invalid_argument for a bad graph spec.
-DUALGIBBS_EXPORT std::optional<LatticeShape> lattice_shape(const ModelSource& source);
+DUALGIBBS_EXPORT std::optional<LatticeShape> lattice_shape(const ModelSource& source, const SampleOptions& options);
 
 /// sample() of a lattice given by its shape, split over execution.group (distribute "graph", partition "ranges",
 /// the primal domain and the colored scan): every member builds only its share (lattice_share()), never the whole
