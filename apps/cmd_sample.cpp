@@ -191,7 +191,7 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   app.add_option("--distribute", opt.run.distribute,
                  "under mpirun: chains (each rank a share of the chains, the whole graph on every rank) or graph\n"
                  "(every chain's graph cut over the ranks (--partition), each rank its part and a ghost layer;\n"
-                 "a path, cycle, grid, torus or torus3 is never built whole; --domain primal --scan colored,\n"
+                 "with --domain primal a path, cycle, grid, torus or torus3 is never built whole; --scan colored,\n"
                  "one thread per rank); the draws are the same either way")
       ->capture_default_str();
   app.add_option(

@@ -50,20 +50,25 @@ for k in 1 2 3; do
   cmp -s "$tmp/m-plain.csv" "$tmp/m$k.csv" && ok || bad "marginals dual-cv -np $k: the CSV differs from the plain run"
 done
 # Every chain's graph cut over the ranks (--distribute graph): the draws of the plain colour-ordered sweep, bitwise,
-# on a 3-D lattice (two colours) and a random 5-regular graph (several), for 1, 2 and 3 ranks.
+# on a 3-D lattice (two node colours, six edge colours) and a random 5-regular graph (several), for 1, 2 and 3 ranks,
+# in the primal domain, the dual's tallies x~ and the dual's edges y~.
 for graph in torus3:9x8x7 kregular:300,5,4; do
-  split_args=(--quiet --graph "$graph" --sigma 0.4 --seed 11 sample --domain primal --scan colored --chains 5
-              --sweeps 7 --every 3 --lockstep 2)
-  "$exe" "${split_args[@]}" --output "$tmp/split-plain.csv" 2>"$tmp/err" || bad "plain colored sample: $(head -c 300 "$tmp/err")"
-  for k in 1 2 3; do
-    for cut in ranges metis; do
-      run_np $k "$exe" "${split_args[@]}" --distribute graph --partition $cut --output "$tmp/split$k.csv" >/dev/null \
-        2>"$tmp/err" || bad "sample --distribute graph --partition $cut $graph -np $k exit $?: $(head -c 300 "$tmp/err")"
-      cmp -s "$tmp/split-plain.csv" "$tmp/split$k.csv" && ok \
-        || bad "sample --distribute graph --partition $cut $graph -np $k: draws differ from the plain colored run"
+  for run in "primal" "dual" "dual --draws y"; do
+    # shellcheck disable=SC2206  # the domain and its options, split on purpose
+    split_args=(--quiet --graph "$graph" --sigma 0.4 --seed 11 sample --domain $run --scan colored --chains 5
+                --sweeps 7 --every 3 --lockstep 2)
+    "$exe" "${split_args[@]}" --output "$tmp/split-plain.csv" 2>"$tmp/err" \
+      || bad "plain colored sample: $(head -c 300 "$tmp/err")"
+    for k in 1 2 3; do
+      for cut in ranges metis; do
+        run_np $k "$exe" "${split_args[@]}" --distribute graph --partition $cut --output "$tmp/split$k.csv" >/dev/null \
+          2>"$tmp/err" || bad "sample --domain $run --distribute graph --partition $cut $graph -np $k exit $?: $(head -c 300 "$tmp/err")"
+        cmp -s "$tmp/split-plain.csv" "$tmp/split$k.csv" && ok \
+          || bad "sample --domain $run --distribute graph --partition $cut $graph -np $k: draws differ from the plain colored run"
+      done
     done
+    grep -q '"parts": 3' "$tmp/split3.csv.json" && ok || bad "sample --distribute graph: no parts in the sidecar"
   done
-  grep -q '"parts": 3' "$tmp/split3.csv.json" && ok || bad "sample --distribute graph: no parts in the sidecar"
 done
 
 # A general precision (signed off-diagonal entries: a ring of 40 nodes with chords, diagonally dominant) split the
@@ -79,12 +84,16 @@ done
     done
   done
 } >"$tmp/general.mtx"
-general_args=(--quiet --precision "$tmp/general.mtx" --seed 4 sample --domain primal --scan colored --chains 3 --sweeps 5)
-"$exe" "${general_args[@]}" --output "$tmp/g-plain.csv" 2>"$tmp/err" || bad "plain general colored: $(head -c 300 "$tmp/err")"
-for k in 2 3; do
-  run_np $k "$exe" "${general_args[@]}" --distribute graph --output "$tmp/g$k.csv" >/dev/null 2>"$tmp/err" \
-    || bad "sample --precision --distribute graph -np $k exit $?: $(head -c 300 "$tmp/err")"
-  cmp -s "$tmp/g-plain.csv" "$tmp/g$k.csv" && ok || bad "sample --precision --distribute graph -np $k: draws differ"
+for domain in primal dual; do
+  general_args=(--quiet --precision "$tmp/general.mtx" --seed 4 sample --domain $domain --scan colored --chains 3
+                --sweeps 5)
+  "$exe" "${general_args[@]}" --output "$tmp/g-plain.csv" 2>"$tmp/err" \
+    || bad "plain general colored: $(head -c 300 "$tmp/err")"
+  for k in 2 3; do
+    run_np $k "$exe" "${general_args[@]}" --distribute graph --output "$tmp/g$k.csv" >/dev/null 2>"$tmp/err" \
+      || bad "sample --precision --domain $domain --distribute graph -np $k exit $?: $(head -c 300 "$tmp/err")"
+    cmp -s "$tmp/g-plain.csv" "$tmp/g$k.csv" && ok || bad "sample --precision --domain $domain --distribute graph -np $k: draws differ"
+  done
 done
 
 # Each rank bound to one core (Open MPI's default with no more ranks than cores): the exact target's dense solve
@@ -125,10 +134,10 @@ run_np 2 "$tmp/limit1.sh" "$exe" --quiet converge --graph torus:30 --chains 1500
   >"$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] && [ "$(messages)" -eq 1 ] && grep -q 'out of memory.*(on rank 1)' "$tmp/out" && ok \
   || bad "out of memory on rank 1 only: exit $rc, $(messages) messages: $(head -c 400 "$tmp/out")"
-# --distribute graph outside its domain: exit 2, one message.
-run_np 2 "$exe" sample --domain dual --scan colored --distribute graph -o "$tmp/x.csv" >"$tmp/out" 2>&1; rc=$?
-[ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'primal domain only' "$tmp/out" && ok \
-  || bad "sample --distribute graph --domain dual -np 2: exit $rc: $(head -c 400 "$tmp/out")"
+# --distribute graph with another scan: exit 2, one message.
+run_np 2 "$exe" sample --domain dual --scan random --distribute graph -o "$tmp/x.csv" >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'add --scan colored' "$tmp/out" && ok \
+  || bad "sample --distribute graph --scan random -np 2: exit $rc: $(head -c 400 "$tmp/out")"
 # marginals --seconds would stop the ranks at different sweeps: refused under mpirun.
 run_np 2 "$exe" marginals --graph torus:4 --method dual --seconds 1 >"$tmp/out" 2>&1; rc=$?
 [ $rc -eq 2 ] && [ "$(messages)" -eq 1 ] && grep -q 'not available under mpirun' "$tmp/out" && ok \

@@ -334,7 +334,8 @@ BOOST_AUTO_TEST_CASE(failure_kinds_keep_their_exit_class) {
 
 BOOST_AUTO_TEST_CASE(split_graph_matches_one_process_colored) {
   // Every chain's graph cut over the ranks (MPI_Ineighbor_alltoallv per colour class): the checkpoints of one
-  // process's colour-ordered sweep, bitwise, on a lattice, a 3-D lattice, an expander and a posterior.
+  // process's colour-ordered sweep, bitwise, on a lattice, a 3-D lattice, an expander and a posterior, in the primal
+  // domain (the nodes' values exchanged) and the dual (the tallies at the edges' ends).
   using namespace dualgibbs;
   EnsembleOptions o;
   o.chains = 3;
@@ -345,29 +346,30 @@ BOOST_AUTO_TEST_CASE(split_graph_matches_one_process_colored) {
   posterior.set_observations(Eigen::VectorXd::LinSpaced(63, -1.0, 2.0));
   const Model models[] = {Model(make_torus(110, 12), 1.0, 0.1), Model(make_torus3(6, 5, 4), 1.0, 0.3),
                           Model(make_random_regular(200, 5, 3), 1.0, 0.5), posterior};
-  for (const Model& model : models) {
-    std::vector<Eigen::MatrixXd> reference, split;
-    SchemeOptions colored;
-    colored.kind = SchemeKind::Colored;
-    run_ensemble(
-        model, Domain::Primal, o, [&](const Checkpoint& cp) { reference.emplace_back(cp.states); }, colored);
-    int ranks = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    GraphShare share;
-    mpi::run_partitioned(
-        MPI_COMM_WORLD, model, Domain::Primal, o, [&](const Checkpoint& cp) { split.emplace_back(cp.states); }, {},
-        &share);
-    BOOST_TEST_REQUIRE(split.size() == reference.size());
-    for (std::size_t c = 0; c < split.size(); ++c) BOOST_TEST(same_bits(split[c], reference[c]));
-    split.clear();  // contiguous ranges instead of METIS's cut
-    mpi::run_partitioned(
-        MPI_COMM_WORLD, model, Domain::Primal, o, [&](const Checkpoint& cp) { split.emplace_back(cp.states); },
-        partition_ranges(model.num_nodes(), ranks));
-    BOOST_TEST_REQUIRE(split.size() == reference.size());
-    for (std::size_t c = 0; c < split.size(); ++c) BOOST_TEST(same_bits(split[c], reference[c]));
-    BOOST_TEST(share.parts == ranks);
-    BOOST_TEST(share.neighbors.size() <= static_cast<std::size_t>(ranks - 1));
-  }
+  for (const Domain domain : {Domain::Primal, Domain::Dual})
+    for (const Model& model : models) {
+      BOOST_TEST_INFO((domain == Domain::Dual ? "dual, " : "primal, ") << model.num_nodes() << " nodes");
+      std::vector<Eigen::MatrixXd> reference, split;
+      SchemeOptions colored;
+      colored.kind = SchemeKind::Colored;
+      run_ensemble(
+          model, domain, o, [&](const Checkpoint& cp) { reference.emplace_back(cp.states); }, colored);
+      int ranks = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+      GraphShare share;
+      mpi::run_partitioned(
+          MPI_COMM_WORLD, model, domain, o, [&](const Checkpoint& cp) { split.emplace_back(cp.states); }, {}, &share);
+      BOOST_TEST_REQUIRE(split.size() == reference.size());
+      for (std::size_t c = 0; c < split.size(); ++c) BOOST_TEST(same_bits(split[c], reference[c]));
+      split.clear();  // contiguous ranges instead of METIS's cut
+      mpi::run_partitioned(
+          MPI_COMM_WORLD, model, domain, o, [&](const Checkpoint& cp) { split.emplace_back(cp.states); },
+          partition_ranges(model.num_nodes(), ranks));
+      BOOST_TEST_REQUIRE(split.size() == reference.size());
+      for (std::size_t c = 0; c < split.size(); ++c) BOOST_TEST(same_bits(split[c], reference[c]));
+      BOOST_TEST(share.parts == ranks);
+      BOOST_TEST(share.neighbors.size() <= static_cast<std::size_t>(ranks - 1));
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -60,13 +60,13 @@ Model general_precision_model() {
 }
 
 // The checkpoints of one process's colour-ordered sweep.
-std::vector<Eigen::MatrixXd> one_process(const Model& model, const EnsembleOptions& o) {
+std::vector<Eigen::MatrixXd> one_process(const Model& model, const EnsembleOptions& o, Domain domain = Domain::Primal) {
   std::vector<Eigen::MatrixXd> states;
   SchemeOptions scheme;
   scheme.kind = SchemeKind::Colored;
   scheme.threads = 1;
   run_ensemble(
-      model, Domain::Primal, o, [&](const Checkpoint& cp) { states.emplace_back(cp.states); }, scheme);
+      model, domain, o, [&](const Checkpoint& cp) { states.emplace_back(cp.states); }, scheme);
   return states;
 }
 
@@ -97,14 +97,15 @@ std::vector<Eigen::MatrixXd> split(int k, const MemberRun& run) {
 
 // The checkpoints of a model's split run over k members cut by `partition` (empty: METIS).
 std::vector<Eigen::MatrixXd> split(const Model& model, const EnsembleOptions& o, int k,
-                                   const std::vector<int>& partition = {}) {
+                                   const std::vector<int>& partition = {}, Domain domain = Domain::Primal) {
   return split(k, [&](ThreadMember& member, const Observer& observe) {
-    run_partitioned(model, Domain::Primal, o, observe, member, partition);
+    run_partitioned(model, domain, o, observe, member, partition);
   });
 }
 
-void check_bitwise(const Model& model, const EnsembleOptions& o, const std::string& name) {
-  const std::vector<Eigen::MatrixXd> reference = one_process(model, o);
+void check_bitwise(const Model& model, const EnsembleOptions& o, const std::string& name,
+                   Domain domain = Domain::Primal) {
+  const std::vector<Eigen::MatrixXd> reference = one_process(model, o, domain);
   const Index n = model.num_nodes();
   for (int k = 1; k <= 3; ++k) {
     // METIS's partition, contiguous ranges, and a scattered one (node i in part (7 i mod 11) mod k: most
@@ -116,7 +117,7 @@ void check_bitwise(const Model& model, const EnsembleOptions& o, const std::stri
     for (int p = 0; p < 3; ++p) {
       const std::vector<int>& partition = partitions[p];
       BOOST_TEST_INFO(name << ", " << k << " members, " << names[p]);
-      const std::vector<Eigen::MatrixXd> got = split(model, o, k, partition);
+      const std::vector<Eigen::MatrixXd> got = split(model, o, k, partition, domain);
       BOOST_TEST_REQUIRE(got.size() == reference.size());
       for (std::size_t c = 0; c < got.size(); ++c) {
         BOOST_TEST_INFO("checkpoint " << c);
@@ -230,6 +231,131 @@ BOOST_AUTO_TEST_CASE(split_sweeps_give_one_process_colored_bits_on_lattices_expa
   check_bitwise(posterior, o, "Gauss-Seidel (no noise)");
 }
 
+namespace {
+
+// A precision whose off-diagonal entries are +-1 (a signed unit incidence: the dual kernel's signed path).
+Model signed_unit_model() {
+  const Graph g = make_random_regular(30, 3, 4);
+  std::vector<Eigen::Triplet<double>> t;
+  for (Index e = 0; e < g.num_edges(); ++e) {
+    const double v = e % 2 == 0 ? 1.0 : -1.0;
+    t.emplace_back(g.edge(e).head, g.edge(e).tail, v);
+    t.emplace_back(g.edge(e).tail, g.edge(e).head, v);
+  }
+  for (Index i = 0; i < g.num_nodes(); ++i) t.emplace_back(i, i, 3.5 + 0.1 * static_cast<double>(i % 4));
+  SparseMatrix q(g.num_nodes(), g.num_nodes());
+  q.setFromTriplets(t.begin(), t.end());
+  return Model::from_precision(q);
+}
+
+// A weighted signed incidence B (entries of several magnitudes) on a random 4-regular graph: the dual kernel's
+// weighted path.
+Model weighted_model() {
+  Graph g = make_random_regular(36, 4, 9);
+  const auto m = static_cast<std::size_t>(g.num_edges()), n = static_cast<std::size_t>(g.num_nodes());
+  std::vector<double> s(n), sigma(m), head(m), tail(m);
+  for (std::size_t i = 0; i < n; ++i) s[i] = 0.8 + 0.05 * static_cast<double>(i % 7);
+  for (std::size_t e = 0; e < m; ++e) {
+    sigma[e] = 0.3 + 0.02 * static_cast<double>(e % 5);
+    head[e] = 0.5 + 0.25 * static_cast<double>(e % 4);
+    tail[e] = e % 3 == 0 ? 0.7 : -1.3;
+  }
+  return Model(std::move(g), std::move(s), std::move(sigma), std::move(head), std::move(tail));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(split_dual_sweeps_give_one_process_colored_bits_for_every_incidence) {
+  EnsembleOptions o;
+  o.chains = 5;
+  o.sweeps = 7;
+  o.checkpoint_every = 3;
+  o.seed = 99;
+  check_bitwise(Model(make_torus(10, 12), 1.0, 0.1), o, "dual, torus 10 x 12 (homogeneous)", Domain::Dual);
+  check_bitwise(dualgibbs::testing::heterogeneous_torus(9, 4), o, "dual, heterogeneous torus", Domain::Dual);
+  check_bitwise(Model(make_torus3(4, 5, 6), 1.0, 0.3), o, "dual, 3-D torus 4 x 5 x 6", Domain::Dual);
+  check_bitwise(Model(make_random_regular(50, 3, 5), 1.0, 0.5), o, "dual, random 3-regular", Domain::Dual);
+  const Model general = general_precision_model();
+  check_bitwise(general, o, "dual, general precision", Domain::Dual);
+  const Model weighted = weighted_model();
+  BOOST_TEST_REQUIRE(DualIncidenceKernel(weighted).weighted());
+  check_bitwise(weighted, o, "dual, weighted incidence", Domain::Dual);
+  const Model signed_unit = signed_unit_model();
+  BOOST_TEST_REQUIRE(DualIncidenceKernel(signed_unit).signed_unit());
+  check_bitwise(signed_unit, o, "dual, signed unit incidence", Domain::Dual);
+  // The edges' own values (observe_edges), lock-step pairs, a given start and no noise.
+  const Model torus = dualgibbs::testing::heterogeneous_torus(7, 8);
+  o.observe_edges = true;
+  o.lockstep = 2;
+  check_bitwise(torus, o, "dual, edges observed", Domain::Dual);
+  o.init = InitialState::Given;
+  o.given_state = Eigen::VectorXd::LinSpaced(torus.num_edges(), -1.0, 2.0);
+  check_bitwise(torus, o, "dual, given start", Domain::Dual);
+  o.observe_edges = false;
+  o.noise = false;
+  check_bitwise(torus, o, "dual, Gauss-Seidel (no noise)", Domain::Dual);
+}
+
+BOOST_AUTO_TEST_CASE(a_dual_share_owns_its_heads_edges_and_exchanges_what_the_others_hold) {
+  const Model model = dualgibbs::testing::heterogeneous_torus(6, 2);
+  const Graph& g = model.graph();
+  const auto classes = greedy_edge_coloring(g);
+  const int k = 3;
+  std::vector<int> part(static_cast<std::size_t>(g.num_nodes()));
+  for (std::size_t i = 0; i < part.size(); ++i) part[i] = static_cast<int>((5 * i) % 7 % k);
+  std::vector<GraphShare> shares;
+  for (int r = 0; r < k; ++r) shares.push_back(make_dual_share(g, classes, part, r, k));
+  std::size_t owned_total = 0;
+  for (const GraphShare& s : shares) {
+    owned_total += s.owned.size();
+    std::set<Index> nodes(s.nodes.begin(), s.nodes.end());
+    for (Index e : s.global) {
+      const Index u = g.edge(e).head, v = g.edge(e).tail;
+      BOOST_TEST((part[static_cast<std::size_t>(u)] == s.part || part[static_cast<std::size_t>(v)] == s.part));
+      BOOST_TEST((nodes.count(u) == 1 && nodes.count(v) == 1));
+    }
+    for (Index l : s.owned)
+      BOOST_TEST(part[static_cast<std::size_t>(g.edge(s.global[static_cast<std::size_t>(l)]).head)] == s.part);
+    // Every edge at an own node is local (the own nodes' tallies are complete).
+    std::set<Index> edges(s.global.begin(), s.global.end());
+    for (Index e = 0; e < g.num_edges(); ++e)
+      if (part[static_cast<std::size_t>(g.edge(e).head)] == s.part ||
+          part[static_cast<std::size_t>(g.edge(e).tail)] == s.part)
+        BOOST_TEST(edges.count(e) == 1);
+  }
+  BOOST_TEST(owned_total == static_cast<std::size_t>(g.num_edges()));
+  // What a sends b, in global node ids and order, is what b receives from a: per class and at the start.
+  const auto slice = [](const GraphShare& s, const std::vector<Index>& sites, const std::vector<std::size_t>& counts,
+                        std::size_t at) {
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < at; ++i) first += counts[i];
+    std::vector<Index> nodes;
+    for (std::size_t i = first; i < first + counts[at]; ++i)
+      nodes.push_back(s.nodes[static_cast<std::size_t>(sites[i])]);
+    return nodes;
+  };
+  for (const GraphShare& a : shares)
+    for (std::size_t j = 0; j < a.neighbors.size(); ++j) {
+      const GraphShare& b = shares[static_cast<std::size_t>(a.neighbors[j])];
+      const auto back = std::find(b.neighbors.begin(), b.neighbors.end(), a.part);
+      BOOST_TEST_REQUIRE((back != b.neighbors.end()));
+      const auto jb = static_cast<std::size_t>(back - b.neighbors.begin());
+      BOOST_TEST(slice(a, a.start_send_sites, a.start_send_counts, j) ==
+                 slice(b, b.start_recv_sites, b.start_recv_counts, jb));
+      for (std::size_t c = 0; c < classes.size(); ++c)
+        BOOST_TEST(slice(a, a.send_sites[c], a.send_counts[c], j) == slice(b, b.recv_sites[c], b.recv_counts[c], jb));
+    }
+  std::vector<std::vector<Index>> clash = classes;
+  clash[0].push_back(clash[1].front());  // an edge in two classes
+  BOOST_CHECK_THROW(make_dual_share(g, clash, part, 0, k), std::invalid_argument);
+  std::vector<std::vector<Index>> joined = classes;
+  joined[0].insert(joined[0].end(), joined[1].begin(), joined[1].end());  // two edges of one class at a node
+  joined.erase(joined.begin() + 1);
+  BOOST_CHECK_THROW(make_dual_share(g, joined, part, 0, k), std::invalid_argument);
+  BOOST_CHECK_THROW(make_dual_share(g, classes, part, 3, k), std::invalid_argument);
+  BOOST_CHECK_THROW(make_dual_share(g, classes, std::vector<int>(5, 0), 0, k), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(classes_of_several_deviate_blocks_keep_their_places) {
   // 110 x 110 torus: two classes of 6050 sites, each two blocks of ColoredSweep::kBlock = 4096 deviates.
   EnsembleOptions o;
@@ -270,8 +396,9 @@ BOOST_AUTO_TEST_CASE(a_failure_on_one_member_ends_every_member_with_its_message)
   // Input errors are the same on every member (Boost.Test's checks stay on this thread: the members record).
   std::vector<int> refused(2, 0);
   on_members(2, [&](ThreadMember& member) {
-    EnsembleOptions random = o;
+    EnsembleOptions random = o, edges = o;
     random.init = InitialState::Random;
+    edges.observe_edges = true;  // the primal domain has no edges to observe
     auto refuses = [&](const std::function<void()>& call) {
       try {
         call();
@@ -281,7 +408,7 @@ BOOST_AUTO_TEST_CASE(a_failure_on_one_member_ends_every_member_with_its_message)
       return 0;
     };
     refused[static_cast<std::size_t>(member.rank())] =
-        refuses([&] { run_partitioned(model, Domain::Dual, o, {}, member); }) +
+        refuses([&] { run_partitioned(model, Domain::Primal, edges, {}, member); }) +
         refuses([&] { run_partitioned(model, Domain::Primal, random, {}, member); }) +
         refuses([&] { run_partitioned(model, Domain::Primal, o, {}, member, std::vector<int>(64, 2)); });
     // Without an observer the checkpoints still settle, and the run completes on every member.

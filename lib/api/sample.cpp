@@ -5,6 +5,7 @@
 #include <dualgibbs/sampling/partition.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -56,8 +57,6 @@ SamplePlan plan_sample(const Model* model, Index nodes, Index edges, const Sampl
   if (so.partition != "ranges" && so.partition != "metis")
     throw std::invalid_argument("sample: unknown --partition '" + so.partition + "' (expected 'ranges' or 'metis')");
   if (so.distribute == "graph") {
-    if (p.domain != Domain::Primal)
-      throw std::invalid_argument("sample: --distribute graph splits the primal domain only (add --domain primal)");
     if (so.scheme.scheme != "gibbs" || so.scheme.scan != "colored")
       throw std::invalid_argument("sample: --distribute graph runs the colour-ordered sweep (add --scan colored)");
     if (o.init == InitialState::Random)
@@ -105,21 +104,33 @@ Record sample_record(const Model* model, Index nodes, Index edges, const SampleO
   return j;
 }
 
-// What the cut left the members: the largest ghost layer, and the neighbour pairs cut over all pairs (collective).
-void record_cut(ChainGroup& group, const GraphShare& share, SampleResult& r) {
-  // Per member: ghosts, cut pairs and all pairs of its own rows (a local column outside `owned` is a ghost).
+// A member's ghosts, its cut neighbour pairs and all its pairs: of its own rows (a local column outside `owned` is a
+// ghost). A dual share's ghosts are the edges at its nodes whose head another part owns: each cut edge is a ghost of
+// exactly one part (its tail's), so its ghosts count its share of the cut edges, and its own edges its pairs.
+std::array<double, 3> share_cut(const GraphShare& share) {
+  std::array<double, 3> mine{static_cast<double>(share.ghosts()), 0.0, 0.0};
+  if (!share.nodes.empty()) {
+    mine[1] = static_cast<double>(share.ghosts());
+    mine[2] = static_cast<double>(share.owned.size());
+    return mine;
+  }
   std::vector<char> own(share.global.size(), 0);
   for (Index l : share.owned) own[static_cast<std::size_t>(l)] = 1;
-  double mine[3] = {static_cast<double>(share.ghosts()), 0.0, 0.0};
   for (Index l : share.owned)
     for (SparseMatrix::InnerIterator it(share.precision, l); it; ++it) {
       if (it.col() == l) continue;
       mine[1] += own[static_cast<std::size_t>(it.col())] ? 0.0 : 1.0;
       mine[2] += 1.0;
     }
+  return mine;
+}
+
+// What the cut left the members: the largest ghost layer, and the neighbour pairs cut over all pairs (collective).
+void record_cut(ChainGroup& group, const GraphShare& share, SampleResult& r) {
+  const std::array<double, 3> mine = share_cut(share);
   const auto k = static_cast<std::size_t>(group.size());
   std::vector<double> all(3 * k);
-  group.all_gather(mine, all.data(), std::vector<std::size_t>(k, 1), 3);
+  group.all_gather(mine.data(), all.data(), std::vector<std::size_t>(k, 1), 3);
   double cut = 0.0, pairs = 0.0;
   for (std::size_t m = 0; m < k; ++m) {
     r.ghosts_max = std::max(r.ghosts_max, static_cast<std::size_t>(all[3 * m]));
@@ -169,17 +180,17 @@ void check_written(const SamplePlan& plan, const SampleResult& r) {
 
 // The chains with every chain's graph cut over the execution's group (one process: the colour-ordered sweep itself,
 // the same bits), and what the cut left each member: its ghost layer and its cut neighbour pairs.
-void run_split(const Model& model, const EnsembleOptions& o, const std::string& partition, const Observer& write,
-               const Execution& execution, SampleResult& r) {
+void run_split(const Model& model, Domain domain, const EnsembleOptions& o, const std::string& partition,
+               const Observer& write, const Execution& execution, SampleResult& r) {
   ChainGroup* group = execution.group && execution.group->size() > 1 ? execution.group : nullptr;
   if (!group) {
-    r.stats = run_ensemble(model, Domain::Primal, o, write, r.scheme);
+    r.stats = run_ensemble(model, domain, o, write, r.scheme);
     return;
   }
   GraphShare share;
   const std::vector<int> part =
       partition == "ranges" ? partition_ranges(model.num_nodes(), group->size()) : std::vector<int>();
-  r.stats = run_partitioned(model, Domain::Primal, o, write, *group, part, &share);
+  r.stats = run_partitioned(model, domain, o, write, *group, part, &share);
   record_cut(*group, share, r);
 }
 
@@ -202,7 +213,7 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
   sink.begin(plan.dim, o.chains, plan.checkpoints);
   const Observer write = draws_writer(options, plan, sink, r);
   if (options.distribute == "graph")
-    run_split(model, o, options.partition, write, execution, r);
+    run_split(model, plan.domain, o, options.partition, write, execution, r);
   else
     r.stats = run_ensemble(model, plan.domain, o, write, r.scheme);
   check_written(plan, r);
@@ -212,7 +223,7 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
 }
 
 std::optional<LatticeShape> lattice_shape(const ModelSource& source, const SampleOptions& options) {
-  if (options.distribute != "graph" || options.partition != "ranges") return std::nullopt;
+  if (options.distribute != "graph" || options.partition != "ranges" || options.domain != "primal") return std::nullopt;
   if (source.node_file || source.obs_file || source.precision_file || source.canonical_file) return std::nullopt;
   const GraphSpec spec = parse_graph_spec(source.graph);
   LatticeShape shape;

@@ -189,4 +189,44 @@ DualIncidenceKernel::DualIncidenceKernel(const Model& model) : m_num_nodes(model
   }
 }
 
+DualIncidenceKernel::DualIncidenceKernel(const DualIncidenceKernel& whole, const std::vector<Index>& edges,
+                                         const std::vector<Index>& nodes)
+    : m_num_nodes(static_cast<Index>(nodes.size())), m_signed(whole.m_signed) {
+  const std::string where = "DualIncidenceKernel (a part of a kernel): ";
+  const auto increasing = [](const std::vector<Index>& ids, Index bound) {
+    for (std::size_t t = 0; t < ids.size(); ++t)
+      if (ids[t] < 0 || ids[t] >= bound || (t > 0 && ids[t] <= ids[t - 1])) return false;
+    return true;
+  };
+  if (edges.empty() || !increasing(edges, whole.dimension()))
+    throw std::invalid_argument(where + "the edges must be increasing ids of the whole kernel's " +
+                                std::to_string(whole.dimension()) + " edges, at least one");
+  if (!increasing(nodes, whole.m_num_nodes))
+    throw std::invalid_argument(where + "the nodes must be increasing ids of the whole kernel's " +
+                                std::to_string(whole.m_num_nodes) + " nodes");
+  const auto local = [&](Index v, Index e) {
+    const auto it = std::lower_bound(nodes.begin(), nodes.end(), v);
+    if (it == nodes.end() || *it != v)
+      throw std::invalid_argument(where + "node " + std::to_string(v) + " of edge " + std::to_string(e) +
+                                  " is not among the part's nodes");
+    return static_cast<Index>(it - nodes.begin());
+  };
+  m_edges.resize(edges.size());
+  if (!whole.m_weighted.empty()) m_weighted.resize(edges.size());
+  if (!whole.m_ends.empty()) m_ends.resize(edges.size());
+  for (std::size_t t = 0; t < edges.size(); ++t) {
+    const auto e = static_cast<std::size_t>(edges[t]);
+    EdgeCoef k = whole.m_edges[e];
+    k.head = local(k.head, edges[t]);
+    k.tail = local(k.tail, edges[t]);
+    m_edges[t] = k;
+    if (!m_weighted.empty()) {
+      m_weighted[t] = whole.m_weighted[e];
+      m_weighted[t].head = k.head;
+      m_weighted[t].tail = k.tail;
+    }
+    if (!m_ends.empty()) m_ends[t] = {k.head, k.tail};
+  }
+}
+
 }  // namespace dualgibbs

@@ -246,6 +246,156 @@ GraphShare make_share(const SparseMatrix& precision, const Eigen::VectorXd& rhs,
   return s;
 }
 
+// ---- the dual domain's share --------------------------------------------------------------------------------
+
+namespace {
+
+void check_dual_share_input(const Graph& graph, const std::vector<std::vector<Index>>& classes,
+                            const std::vector<int>& part, int me, int parts) {
+  const std::string where = "make_dual_share: ";
+  const Index n = graph.num_nodes(), m = graph.num_edges();
+  if (m < 1) throw std::invalid_argument(where + "the graph has no edges, so the dual domain is empty");
+  if (part.size() != static_cast<std::size_t>(n))
+    throw std::invalid_argument(where + std::to_string(part.size()) + " parts given for " + std::to_string(n) +
+                                " nodes");
+  if (parts < 1 || me < 0 || me >= parts)
+    throw std::invalid_argument(where + "part " + std::to_string(me) + " of " + std::to_string(parts));
+  for (std::size_t i = 0; i < part.size(); ++i)
+    if (part[i] < 0 || part[i] >= parts)
+      throw std::invalid_argument(where + "node " + std::to_string(i) + " is in part " + std::to_string(part[i]) +
+                                  ", outside 0.." + std::to_string(parts - 1));
+  std::vector<char> seen(static_cast<std::size_t>(m), 0);
+  std::vector<std::size_t> at(static_cast<std::size_t>(n), classes.size());  // the last class seen at each node
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    for (Index e : classes[k]) {
+      if (e < 0 || e >= m || seen[static_cast<std::size_t>(e)])
+        throw std::invalid_argument(where + "edge " + std::to_string(e) + " of colour class " + std::to_string(k) +
+                                    " is outside 0.." + std::to_string(m - 1) + " or in two classes");
+      seen[static_cast<std::size_t>(e)] = 1;
+      for (Index v : {graph.edge(e).head, graph.edge(e).tail}) {
+        if (at[static_cast<std::size_t>(v)] == k)
+          throw std::invalid_argument(where + "colour class " + std::to_string(k) + " has two edges at node " +
+                                      std::to_string(v) + " (the classes must be matchings)");
+        at[static_cast<std::size_t>(v)] = k;
+      }
+    }
+  if (std::find(seen.begin(), seen.end(), 0) != seen.end())
+    throw std::invalid_argument(where + "the colour classes do not hold every edge");
+}
+
+// Per neighbour part (grouped), in increasing local order within a group: the flattened lists of one exchange.
+void flatten_groups(const std::vector<int>& neighbors, std::vector<std::vector<Index>>& groups,
+                    std::vector<Index>& sites, std::vector<std::size_t>& counts) {
+  sites.clear();
+  counts.assign(neighbors.size(), 0);
+  for (std::size_t j = 0; j < neighbors.size(); ++j) {
+    std::vector<Index>& g = groups[static_cast<std::size_t>(neighbors[j])];
+    std::sort(g.begin(), g.end());
+    counts[j] = g.size();
+    sites.insert(sites.end(), g.begin(), g.end());
+  }
+}
+
+}  // namespace
+
+GraphShare make_dual_share(const Graph& graph, const std::vector<std::vector<Index>>& classes,
+                           const std::vector<int>& part, int me, int parts) {
+  check_dual_share_input(graph, classes, part, me, parts);
+  const Index n = graph.num_nodes(), m = graph.num_edges();
+  const auto& offsets = graph.incidence_offsets();
+  const auto& around = graph.incidence_neighbors();
+  const auto owner_of = [&](Index v) { return part[static_cast<std::size_t>(v)]; };
+  GraphShare s;
+  s.part = me;
+  s.parts = parts;
+  s.global_dimension = m;
+  s.edge_owner.resize(static_cast<std::size_t>(m));
+  // Local nodes: the own nodes and their neighbours; local edges: every edge at an own node.
+  std::vector<char> local_node(static_cast<std::size_t>(n), 0);
+  for (Index e = 0; e < m; ++e) {
+    const Edge& ed = graph.edge(e);
+    s.edge_owner[static_cast<std::size_t>(e)] = owner_of(ed.head);
+    if (owner_of(ed.head) != me && owner_of(ed.tail) != me) continue;
+    s.global.push_back(e);
+    if (owner_of(ed.head) == me) s.owned.push_back(static_cast<Index>(s.global.size() - 1));
+    local_node[static_cast<std::size_t>(ed.head)] = local_node[static_cast<std::size_t>(ed.tail)] = 1;
+  }
+  std::vector<Index> node_local(static_cast<std::size_t>(n), -1), edge_local(static_cast<std::size_t>(m), -1);
+  for (Index v = 0; v < n; ++v) {
+    if (!local_node[static_cast<std::size_t>(v)] && owner_of(v) != me) continue;
+    node_local[static_cast<std::size_t>(v)] = static_cast<Index>(s.nodes.size());
+    if (owner_of(v) == me) s.owned_nodes.push_back(static_cast<Index>(s.nodes.size()));
+    s.nodes.push_back(v);
+  }
+  for (std::size_t l = 0; l < s.global.size(); ++l)
+    edge_local[static_cast<std::size_t>(s.global[l])] = static_cast<Index>(l);
+  s.class_sites.assign(classes.size(), {});
+  s.class_places.assign(classes.size(), {});
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    for (std::size_t p = 0; p < classes[k].size(); ++p) {
+      const Index e = classes[k][p];
+      if (s.edge_owner[static_cast<std::size_t>(e)] != me) continue;
+      s.class_sites[k].push_back(edge_local[static_cast<std::size_t>(e)]);
+      s.class_places[k].push_back(p);
+    }
+  // The parts holding node v: its owner and the owners of its neighbours.
+  std::vector<int> holders;
+  const auto holders_of = [&](Index v) {
+    holders.assign(1, owner_of(v));
+    for (Index t = offsets[static_cast<std::size_t>(v)]; t < offsets[static_cast<std::size_t>(v) + 1]; ++t)
+      holders.push_back(owner_of(around[static_cast<std::size_t>(t)]));
+    std::sort(holders.begin(), holders.end());
+    holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+    return holders;
+  };
+  // Per list and part: the local nodes sent to or received from it (global order = local order).
+  using Groups = std::vector<std::vector<Index>>;
+  const auto none = Groups(static_cast<std::size_t>(parts));
+  std::vector<Groups> send(classes.size(), none), recv(classes.size(), none);
+  Groups start_send = none, start_recv = none;
+  for (Index l : s.owned_nodes)
+    for (int q : holders_of(s.nodes[static_cast<std::size_t>(l)]))
+      if (q != me) start_send[static_cast<std::size_t>(q)].push_back(l);
+  for (std::size_t l = 0; l < s.nodes.size(); ++l)
+    if (owner_of(s.nodes[l]) != me)
+      start_recv[static_cast<std::size_t>(owner_of(s.nodes[l]))].push_back(static_cast<Index>(l));
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    for (Index e : classes[k]) {
+      const int p = s.edge_owner[static_cast<std::size_t>(e)];
+      for (Index v : {graph.edge(e).head, graph.edge(e).tail}) {
+        const Index l = node_local[static_cast<std::size_t>(v)];
+        if (p == me) {
+          for (int q : holders_of(v))
+            if (q != me) send[k][static_cast<std::size_t>(q)].push_back(l);
+        } else if (l >= 0) {
+          recv[k][static_cast<std::size_t>(p)].push_back(l);
+        }
+      }
+    }
+  // The neighbours: every part this one sends to or receives from in any list (a symmetric relation).
+  std::vector<char> is_neighbor(static_cast<std::size_t>(parts), 0);
+  for (const Groups* g : {&start_send, &start_recv})
+    for (int q = 0; q < parts; ++q)
+      is_neighbor[static_cast<std::size_t>(q)] |= !(*g)[static_cast<std::size_t>(q)].empty();
+  for (std::size_t k = 0; k < classes.size(); ++k)
+    for (int q = 0; q < parts; ++q)
+      is_neighbor[static_cast<std::size_t>(q)] |=
+          !send[k][static_cast<std::size_t>(q)].empty() || !recv[k][static_cast<std::size_t>(q)].empty();
+  for (int q = 0; q < parts; ++q)
+    if (is_neighbor[static_cast<std::size_t>(q)] && q != me) s.neighbors.push_back(q);
+  flatten_groups(s.neighbors, start_send, s.start_send_sites, s.start_send_counts);
+  flatten_groups(s.neighbors, start_recv, s.start_recv_sites, s.start_recv_counts);
+  s.send_sites.assign(classes.size(), {});
+  s.send_counts.assign(classes.size(), {});
+  s.recv_sites.assign(classes.size(), {});
+  s.recv_counts.assign(classes.size(), {});
+  for (std::size_t k = 0; k < classes.size(); ++k) {
+    flatten_groups(s.neighbors, send[k], s.send_sites[k], s.send_counts[k]);
+    flatten_groups(s.neighbors, recv[k], s.recv_sites[k], s.recv_counts[k]);
+  }
+  return s;
+}
+
 // ---- a lattice's share, without its graph ------------------------------------------------------------------
 
 namespace {
@@ -440,7 +590,7 @@ void PartitionedColoredSweep::prepare(Index n, int width) {
   m_block_eps.assign(ColoredSweep::kBlock * w, 0.0);
   m_eps.assign(ColoredSweep::kBlock * w, 0.0);
   m_streams.reserve(w);
-  std::size_t send = 0, recv = 0;
+  std::size_t send = m_share->start_send_sites.size(), recv = m_share->start_recv_sites.size();
   for (std::size_t k = 0; k < m_share->send_sites.size(); ++k) {
     send = std::max(send, m_share->send_sites[k].size());
     recv = std::max(recv, m_share->recv_sites[k].size());
@@ -449,46 +599,51 @@ void PartitionedColoredSweep::prepare(Index n, int width) {
   m_recv.assign(recv * w, 0.0);
 }
 
-void PartitionedColoredSweep::exchange(std::size_t k, double* z, int width) {
+void PartitionedColoredSweep::exchange(const std::vector<Index>& send, const std::vector<std::size_t>& send_counts,
+                                       const std::vector<Index>& recv, const std::vector<std::size_t>& recv_counts,
+                                       double* data, int width) {
   if (m_group->size() < 2) return;
   const auto w = static_cast<std::size_t>(width);
-  const std::vector<Index>& send = m_share->send_sites[k];
   for (std::size_t t = 0; t < send.size(); ++t)
-    std::copy_n(z + static_cast<std::size_t>(send[t]) * w, w, m_send.data() + t * w);
-  m_group->halo_exchange(m_send.data(), m_share->send_counts[k], m_recv.data(), m_share->recv_counts[k], w);
-  const std::vector<Index>& recv = m_share->recv_sites[k];
+    std::copy_n(data + static_cast<std::size_t>(send[t]) * w, w, m_send.data() + t * w);
+  m_group->halo_exchange(m_send.data(), send_counts, m_recv.data(), recv_counts, w);
   for (std::size_t t = 0; t < recv.size(); ++t)
-    std::copy_n(m_recv.data() + t * w, w, z + static_cast<std::size_t>(recv[t]) * w);
+    std::copy_n(m_recv.data() + t * w, w, data + static_cast<std::size_t>(recv[t]) * w);
 }
 
 // ---- the ensemble over a partitioned graph --------------------------------------------------------------
 
 namespace {
 
+// n: the coordinates of the domain (nodes, or edges for the dual).
 void check_partitioned_options(Index n, Domain domain, const EnsembleOptions& o) {
   const std::string where = "run_partitioned: ";
-  if (domain != Domain::Primal)
-    throw std::invalid_argument(where +
-                                "only the primal domain is split over the group (a dual edge update changes "
-                                "the tallies of both end nodes, which other parts may hold)");
-  if (o.observe_edges) throw std::invalid_argument(where + "observe_edges applies only to the dual domain");
+  if (o.observe_edges && domain != Domain::Dual)
+    throw std::invalid_argument(where + "observe_edges applies only to the dual domain");
   if (o.init == InitialState::Random)
     throw std::invalid_argument(where + "the random start is not available on a split graph (use constant or given)");
   if (o.init == InitialState::Given && o.given_state.size() != n)
-    throw std::invalid_argument(where + "given_state has length " + std::to_string(o.given_state.size()) +
-                                " but the primal domain has " + std::to_string(n) + " coordinates");
+    throw std::invalid_argument(where + "given_state has length " + std::to_string(o.given_state.size()) + " but the " +
+                                (domain == Domain::Dual ? "dual" : "primal") + " domain has " + std::to_string(n) +
+                                " coordinates");
 }
 
-// The observer of one member's local run: its owned rows of every chain gathered from all members into the global
+// What a member's observer is shown of its share: the rows `rows` (local indices) of the n observed coordinates,
+// whose parts are `part` (empty: contiguous ranges, partition_ranges() of n, the gathered rows already in order).
+struct Shown {
+  const std::vector<Index>* rows;
+  const std::vector<int>* part;
+  Index n;
+};
+
+// The observer of one member's local run: its own rows of every chain gathered from all members into the global
 // order, then the caller's observer; a failure of any member's observer ends the call on every member.
 class GatheringObserver {
  public:
-  // `part`: the part of every coordinate, or empty for contiguous ranges (partition_ranges() of n), whose gathered
-  // rows are already in the global order.
-  GatheringObserver(const Observer& observe, ChainGroup& group, const GraphShare& share, const std::vector<int>& part,
-                    std::size_t chains)
-      : m_observe(observe), m_group(group), m_share(share), m_chains(chains) {
-    const auto n = static_cast<std::size_t>(share.global_dimension);
+  GatheringObserver(const Observer& observe, ChainGroup& group, const Shown& shown, std::size_t chains)
+      : m_observe(observe), m_group(group), m_rows(*shown.rows), m_n(shown.n), m_chains(chains) {
+    const auto n = static_cast<std::size_t>(shown.n);
+    const std::vector<int>& part = *shown.part;
     m_counts.assign(static_cast<std::size_t>(group.size()), 0);
     if (part.empty()) {
       for (int r = 0; r < group.size(); ++r) {
@@ -506,12 +661,12 @@ class GatheringObserver {
   }
 
   void operator()(const Checkpoint& cp) {
-    const std::size_t owned = m_share.owned.size();
+    const std::size_t owned = m_rows.size();
     m_mine.resize(owned * m_chains);
     for (std::size_t t = 0; t < owned; ++t)
       for (std::size_t c = 0; c < m_chains; ++c)
-        m_mine[t * m_chains + c] = cp.states(m_share.owned[t], static_cast<Eigen::Index>(c));
-    const auto n = static_cast<std::size_t>(m_share.global_dimension);
+        m_mine[t * m_chains + c] = cp.states(m_rows[t], static_cast<Eigen::Index>(c));
+    const auto n = static_cast<std::size_t>(m_n);
     m_all.resize(n * m_chains);
     m_group.all_gather(m_mine.data(), m_all.data(), m_counts, m_chains);
     m_states.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(m_chains));
@@ -532,7 +687,8 @@ class GatheringObserver {
  private:
   const Observer& m_observe;
   ChainGroup& m_group;
-  const GraphShare& m_share;
+  const std::vector<Index>& m_rows;
+  Index m_n;
   std::size_t m_chains;
   std::vector<std::size_t> m_counts;  // coordinates per member
   std::vector<std::size_t> m_row_of;  // gathered row -> global coordinate (empty: the same)
@@ -540,10 +696,12 @@ class GatheringObserver {
   Eigen::MatrixXd m_states;
 };
 
-// Runs the chains on this member's share (cut by `part`, or by contiguous ranges when it is empty), after settling
-// the set-up's outcome `error`; the totals are the whole group's.
-EnsembleStats run_share(GraphShare& share, const std::vector<int>& part, const EnsembleOptions& options,
-                        const Observer& observe, ChainGroup& group, std::exception_ptr error, GraphShare* share_out) {
+// Runs the chains on this member's share with the kernel make_kernel() builds for it, after settling the set-up's
+// outcome `error`; the observer is shown `shown`, and the totals are the whole group's.
+template <class MakeKernel>
+EnsembleStats run_share(GraphShare& share, const Shown& shown, const EnsembleOptions& options, const Observer& observe,
+                        ChainGroup& group, std::exception_ptr error, GraphShare* share_out,
+                        const MakeKernel& make_kernel) {
   group.settle(error);
   group.set_halo_neighbors(share.neighbors);
   EnsembleOptions local = options;
@@ -556,7 +714,7 @@ EnsembleStats run_share(GraphShare& share, const std::vector<int>& part, const E
     for (std::size_t l = 0; l < share.global.size(); ++l)
       local.given_state[static_cast<Eigen::Index>(l)] = options.given_state[share.global[l]];
   }
-  GatheringObserver gather(observe, group, share, part, options.chains);
+  GatheringObserver gather(observe, group, shown, options.chains);
   // Every checkpoint settles, with or without the caller's observer: a member that failed to build its kernel or
   // its blocks (memory) ends the call on every member at checkpoint 0, before any exchange could wait for it.
   const Observer local_observe = [&](const Checkpoint& cp) {
@@ -569,9 +727,7 @@ EnsembleStats run_share(GraphShare& share, const std::vector<int>& part, const E
   EnsembleStats st{};
   error = nullptr;
   try {
-    const CsrKernel kernel = share.rhs.size() != 0 ? CsrKernel(share.precision, share.rhs, SpdCheck::Cheap)
-                                                   : CsrKernel(share.precision, SpdCheck::Cheap);
-    st = run_ensemble(kernel, local, local_observe, scheme);
+    st = run_ensemble(make_kernel(share), local, local_observe, scheme);
   } catch (...) {
     if (group.failure_settled()) throw;
     error = std::current_exception();
@@ -586,40 +742,63 @@ EnsembleStats run_share(GraphShare& share, const std::vector<int>& part, const E
   return st;
 }
 
+// The kernel of a primal share: its local precision, with its right-hand side if it has one.
+CsrKernel primal_kernel(const GraphShare& share) {
+  return share.rhs.size() != 0 ? CsrKernel(share.precision, share.rhs, SpdCheck::Cheap)
+                               : CsrKernel(share.precision, SpdCheck::Cheap);
+}
+
+// The nodes' cut: `partition`, or member 0's METIS cut of Q received by every member (one partition, whatever METIS
+// does elsewhere). A failure is left in `error` (settled later, with the set-up's).
+std::vector<int> node_cut(const Model& model, ChainGroup& group, const std::vector<int>& partition,
+                          std::exception_ptr& error) {
+  if (!partition.empty()) return partition;
+  std::vector<int> part;
+  const SparseMatrix& q = model.primal_precision();
+  try {
+    if (group.rank() == 0) part = partition_graph(q, group.size());
+  } catch (...) {
+    error = std::current_exception();
+  }
+  std::vector<double> cut(static_cast<std::size_t>(q.rows()));
+  for (std::size_t i = 0; i < part.size(); ++i) cut[i] = part[i];
+  std::vector<std::size_t> counts(static_cast<std::size_t>(group.size()), 0);
+  counts[0] = cut.size();
+  group.all_gather(error, cut.data(), cut.data(), counts, 1);
+  return std::vector<int>(cut.begin(), cut.end());
+}
+
 }  // namespace
 
 EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
                               const Observer& observe, ChainGroup& group, const std::vector<int>& partition,
                               GraphShare* share_out) {
-  check_partitioned_options(model.num_nodes(), domain, options);
+  const bool dual = domain == Domain::Dual;
+  check_partitioned_options(dual ? model.num_edges() : model.num_nodes(), domain, options);
   // The set-up may fail on one member alone (memory): settled, so every member ends with its message.
   GraphShare share;
-  std::vector<int> part;
   std::exception_ptr error;
-  const SparseMatrix& q = model.primal_precision();
+  const std::vector<int> part = node_cut(model, group, partition, error);
   try {
-    // Member 0 cuts the graph and the others receive its cut: one partition, whatever METIS does elsewhere.
-    if (partition.empty() && group.rank() == 0) part = partition_graph(q, group.size());
+    if (dual) {
+      model.require_dual("run_partitioned");
+      share = make_dual_share(model.graph(), domain_coloring(model, Domain::Dual), part, group.rank(), group.size());
+    } else {
+      share = make_share(model.primal_precision(), model.has_mean() ? model.canonical_vector() : Eigen::VectorXd(),
+                         domain_coloring(model, Domain::Primal), part, group.rank(), group.size());
+    }
   } catch (...) {
     error = std::current_exception();
   }
-  if (partition.empty()) {
-    std::vector<double> cut(static_cast<std::size_t>(q.rows()));
-    for (std::size_t i = 0; i < part.size(); ++i) cut[i] = part[i];
-    std::vector<std::size_t> counts(static_cast<std::size_t>(group.size()), 0);
-    counts[0] = cut.size();
-    group.all_gather(error, cut.data(), cut.data(), counts, 1);
-    part.assign(cut.begin(), cut.end());
-  } else {
-    part = partition;
-  }
-  try {
-    share = make_share(q, model.has_mean() ? model.canonical_vector() : Eigen::VectorXd(),
-                       domain_coloring(model, Domain::Primal), part, group.rank(), group.size());
-  } catch (...) {
-    error = std::current_exception();
-  }
-  return run_share(share, part, options, observe, group, error, share_out);
+  if (!dual)
+    return run_share(share, Shown{&share.owned, &part, model.num_nodes()}, options, observe, group, error, share_out,
+                     primal_kernel);
+  // The dual observer sees the tallies x~ of the nodes, or the edges' y~ (observe_edges).
+  const Shown shown = options.observe_edges ? Shown{&share.owned, &share.edge_owner, model.num_edges()}
+                                            : Shown{&share.owned_nodes, &part, model.num_nodes()};
+  return run_share(share, shown, options, observe, group, error, share_out, [&model](const GraphShare& s) {
+    return DualIncidenceKernel(DualIncidenceKernel(model), s.global, s.nodes);
+  });
 }
 
 EnsembleStats run_partitioned(const LatticeShape& shape, const EnsembleOptions& options, const Observer& observe,
@@ -632,7 +811,9 @@ EnsembleStats run_partitioned(const LatticeShape& shape, const EnsembleOptions& 
   } catch (...) {
     error = std::current_exception();
   }
-  return run_share(share, {}, options, observe, group, error, share_out);
+  const std::vector<int> contiguous;
+  return run_share(share, Shown{&share.owned, &contiguous, share.global_dimension}, options, observe, group, error,
+                   share_out, primal_kernel);
 }
 
 }  // namespace dualgibbs

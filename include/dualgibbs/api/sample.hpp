@@ -51,7 +51,7 @@ struct SampleOptions {
   std::optional<Index> observed_nodes;  ///< for the record (default: observed_nodes())
   /// How a group of processes (Execution::group) shares the work: "chains" (each member a share of the chains,
   /// every member holding the whole graph) or "graph" (every chain's graph cut over the members, each holding its
-  /// part and a ghost layer: sampling/partition.hpp; the primal domain and the colored scan, one thread per member).
+  /// part and a ghost layer: sampling/partition.hpp; the colored scan, one thread per member, either domain).
   /// The draws are the same bits either way as one process's with the same scan.
   std::string distribute = "chains";
   /// distribute "graph": how the graph is cut, "ranges" (contiguous ranges of node ids: slabs of a lattice, few

@@ -345,6 +345,16 @@ class DUALGIBBS_EXPORT DualIncidenceKernel {
   /// \param model the model; the kernel copies what it needs
   /// \throws std::invalid_argument if the model has no edges (the dual domain is then empty).
   explicit DualIncidenceKernel(const Model& model);
+  /// The kernel of some of `whole`'s edges over some of its nodes (one part of a graph split over a chain group,
+  /// partition.hpp): local edge t is whole's edge edges[t], local node l whole's node nodes[l]. Each edge keeps
+  /// whole's coefficients and the kernel whole's update path (unit, signed, weighted, homogeneous), so an update reads
+  /// and writes the same numbers with the same arithmetic as whole's update of that edge.
+  /// \param whole the kernel of the whole model
+  /// \param edges whole's edges, increasing
+  /// \param nodes whole's nodes, increasing; both ends of every edge in `edges` among them
+  /// \throws std::invalid_argument for an empty or unsorted list, an id outside whole, or an end missing from `nodes`.
+  DualIncidenceKernel(const DualIncidenceKernel& whole, const std::vector<Index>& edges,
+                      const std::vector<Index>& nodes);
 
   /// |E|, the number of coordinates y~_e.
   /// \return |E|

@@ -99,7 +99,7 @@ EnsembleStats run_ensemble(MPI_Comm comm, const Model& model, Domain domain, con
 /// (sampling/partition.hpp).
 /// \param comm the communicator whose ranks share the graph
 /// \param model the model (held whole by every rank)
-/// \param domain Domain::Primal
+/// \param domain the domain to sample (primal or dual)
 /// \param options chains, sweeps, seed, checkpoints, start (constant or given), noise, lockstep
 /// \param observe called on every rank at every checkpoint (may be empty)
 /// \param partition the rank of every node, the same on every rank (empty: partition_graph())

@@ -10,6 +10,8 @@
 /// - GraphShare: what one part holds: the principal submatrix of the precision on its own coordinates and their
 ///   neighbours (the ghosts), each owned row exactly the precision's row; per colour class its own sites with their
 ///   places in the class (which key their deviates), and the sites it sends to and receives from each neighbour part.
+/// - make_dual_share(): the dual domain's share: a part's nodes own the edges whose head they are; the part holds every
+///   edge at its nodes (for the tallies x~ = B y~ of its nodes) and the tallies at their other ends.
 /// - PartitionedColoredSweep: the sweep scheme of one member (sampler.hpp's scheme concept).
 /// - run_partitioned(): an ensemble whose every chain is split over the group.
 ///
@@ -66,6 +68,11 @@ DUALGIBBS_EXPORT double cut_fraction(const SparseMatrix& pattern, const std::vec
 /// What one part holds of a partitioned precision. Local coordinates are the part's own ones and its ghosts (the
 /// other parts' neighbours of its own), numbered in increasing global order, so every owned row keeps the order of
 /// its entries and a kernel on the local matrix computes an owned site's update with the bits of the global one.
+///
+/// A dual share (make_dual_share(), `nodes` not empty) holds edges as its coordinates (the sites y~_e) and no
+/// precision: its kernel is DualIncidenceKernel(whole, global, nodes). Its halo lists then name local nodes, whose
+/// tallies x~ are exchanged: an edge update changes the tallies at both its ends, and the edges of one colour class
+/// share no node, so after each class the one part that updated a node's tally sends it to every part holding it.
 struct DUALGIBBS_EXPORT GraphShare {
   int part = 0;                ///< this part
   int parts = 1;               ///< the number of parts
@@ -91,6 +98,19 @@ struct DUALGIBBS_EXPORT GraphShare {
   /// Per colour class: how many of recv_sites come from each neighbour.
   std::vector<std::vector<std::size_t>> recv_counts;
 
+  /// Dual share: the global node of each local node (tally entry), increasing: the part's own nodes and their
+  /// neighbours. Empty for a primal share.
+  std::vector<Index> nodes;
+  /// Dual share: the local indices of the part's own nodes, increasing.
+  std::vector<Index> owned_nodes;
+  /// Dual share: the owner (part) of every edge of the whole graph, the part of its head.
+  std::vector<int> edge_owner;
+  /// Dual share, once after a state is set: the own nodes' tallies (complete: every edge at an own node is local)
+  /// sent to each neighbour holding them, and the other local nodes' tallies received from their owners; the same
+  /// layout as one class's lists.
+  std::vector<Index> start_send_sites, start_recv_sites;
+  std::vector<std::size_t> start_send_counts, start_recv_counts;  ///< per neighbour
+
   /// Ghost coordinates (local minus owned).
   /// \return the number of ghosts
   std::size_t ghosts() const noexcept { return global.size() - owned.size(); }
@@ -109,6 +129,20 @@ struct DUALGIBBS_EXPORT GraphShare {
 DUALGIBBS_EXPORT GraphShare make_share(const SparseMatrix& precision, const Eigen::VectorXd& rhs,
                                        const std::vector<std::vector<Index>>& classes, const std::vector<int>& part,
                                        int me, int parts);
+
+/// Part `me`'s share of a model's dual domain, its nodes cut by `part` into `parts` parts, with the colour classes of
+/// the edges (greedy_edge_coloring: no two edges of a class share a node). The part owns the edges whose head it owns
+/// and holds every edge at an own node (the others are ghosts, never updated: they complete its own nodes' initial
+/// tallies) and the tallies of the nodes at their ends.
+/// \param graph the model's graph
+/// \param classes the edges' colour classes, a partition of 0..m-1 into matchings
+/// \param part the part of each node, in [0, parts)
+/// \param me the part to build, in [0, parts)
+/// \param parts the number of parts
+/// \return the share
+/// \throws std::invalid_argument for sizes that do not match, parts out of range, or a class with two edges at a node.
+DUALGIBBS_EXPORT GraphShare make_dual_share(const Graph& graph, const std::vector<std::vector<Index>>& classes,
+                                            const std::vector<int>& part, int me, int parts);
 
 /// A lattice model given by its shape: what `path:`, `cycle:`, `grid:`, `torus:` and `torus3:` load with one `s` and
 /// one `sigma` (Model(make_torus3(...), s, sigma) and the like), without building its graph.
@@ -146,8 +180,8 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
   /// \param n the number of local coordinates
   /// \param width the lanes W
   void prepare(Index n, int width);
-  /// No history.
-  void reset() noexcept {}
+  /// A state was set: a dual share's first sweep begins with the exchange of the start tallies.
+  void reset() noexcept { m_fresh = true; }
   /// The owned sites updated per sweep.
   /// \return the part's own coordinates
   std::size_t site_updates(Index) const noexcept { return m_share->owned.size(); }
@@ -156,9 +190,15 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
   /// \param ctx the sweep's view of the sampler
   template <class Kernel, int W>
   void sweep(SweepContext<Kernel, W>& ctx) {
-    for (std::size_t k = 0; k < m_share->class_sites.size(); ++k) {
+    const GraphShare& s = *m_share;
+    // A dual share exchanges tallies, a primal one the sites' values.
+    double* halo = s.nodes.empty() ? ctx.z : ctx.tally;
+    if (m_fresh && !s.nodes.empty())
+      exchange(s.start_send_sites, s.start_send_counts, s.start_recv_sites, s.start_recv_counts, halo, W);
+    m_fresh = false;
+    for (std::size_t k = 0; k < s.class_sites.size(); ++k) {
       update_class<Kernel, W>(ctx, k);
-      exchange(k, ctx.z, W);
+      exchange(s.send_sites[k], s.send_counts[k], s.recv_sites[k], s.recv_counts[k], halo, W);
     }
   }
 
@@ -191,7 +231,8 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
       t = end;
     }
   }
-  void exchange(std::size_t k, double* z, int width);
+  void exchange(const std::vector<Index>& send, const std::vector<std::size_t>& send_counts,
+                const std::vector<Index>& recv, const std::vector<std::size_t>& recv_counts, double* data, int width);
 
   const GraphShare* m_share;
   ChainGroup* m_group;
@@ -199,6 +240,7 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
   std::vector<double> m_eps;        // the owned sites' deviates of one block
   std::vector<NormalStream> m_streams;
   std::vector<double> m_send, m_recv;  // the exchange's buffers
+  bool m_fresh = true;                 // no sweep since the state was set
 };
 
 /// run_ensemble(model, domain, options, observe, colored scheme) with every chain's coordinates split over the
@@ -209,11 +251,14 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
 /// SchemeOptions kind Colored and the same seed, bitwise. EnsembleOptions::threads and group are ignored (one thread
 /// per member); EnsembleStats: seconds is the slowest member's, updates those of the whole chains.
 ///
-/// The primal domain (CsrKernel on Q, with the canonical vector of a model with a mean); the start Constant or Given.
+/// The primal domain: CsrKernel on Q (with the canonical vector of a model with a mean), its nodes cut by `partition`.
+/// The dual domain: DualIncidenceKernel(whole, ...) on each part's edges (make_dual_share(), the nodes cut by
+/// `partition` and each edge owned by its head's part), the zero-mean chain as in one process; the observer sees the
+/// tallies x~ of all nodes, or the edges' y~ with observe_edges. The start Constant or Given.
 /// An error on any member (bad options, a failed allocation) ends the call on every member with that member's message
 /// (ChainGroup::settle).
 /// \param model the model (held whole by every member)
-/// \param domain Domain::Primal
+/// \param domain the domain to sample
 /// \param options chains, sweeps, seed, checkpoints, start, noise, lockstep
 /// \param observe called on every member at every checkpoint (may be empty)
 /// \param group the members sharing the graph
@@ -221,8 +266,8 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
 ///        partition_graph(Q, group.size())
 /// \param share if not null, receives this member's share (e.g. to report its ghost layer)
 /// \return the run's totals
-/// \throws std::invalid_argument for the dual domain, a random start, a partition of another length or with parts
-///         outside the group, or what run_ensemble() throws for the options.
+/// \throws std::invalid_argument for a random start, a partition of another length or with parts outside the group,
+///         the dual domain of a model without one, or what run_ensemble() throws for the options.
 DUALGIBBS_EXPORT EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
                                                const Observer& observe, ChainGroup& group,
                                                const std::vector<int>& partition = {}, GraphShare* share = nullptr);
