@@ -10,7 +10,8 @@ void add_scheme_options(CLI::App& app, SchemeCli& target) {
   app.add_option("--scheme", target.scheme,
                  "sweep scheme: gibbs (the scan of --scan), ssor (forward + backward sweep with relaxation --omega,\n"
                  "2n updates) or cheby-ssor (Chebyshev-accelerated SSOR, Fox and Parker 2017; 2n updates per\n"
-                 "iteration). A sweep of ssor / cheby-ssor is one iteration.")
+                 "iteration). A sweep of ssor / cheby-ssor is one iteration; with --scan colored they sweep the\n"
+                 "colour classes in order (forward, then backward), with that order's spectrum.")
       ->capture_default_str();
   app.add_option("--omega", target.omega,
                  "relaxation of ssor and cheby-ssor, in (0, 2) (default: the optimum of the SSOR spectrum for up to\n"

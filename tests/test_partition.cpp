@@ -356,6 +356,93 @@ BOOST_AUTO_TEST_CASE(a_dual_share_owns_its_heads_edges_and_exchanges_what_the_ot
   BOOST_CHECK_THROW(make_dual_share(g, classes, std::vector<int>(5, 0), 0, k), std::invalid_argument);
 }
 
+namespace {
+
+// The colour-ordered SSOR (no spectrum) or Chebyshev-SSOR scheme of a domain, its spectrum that of the colour order.
+SchemeOptions colored_ssor(const Model& model, Domain domain, double omega, bool chebyshev) {
+  SchemeOptions sc;
+  sc.kind = chebyshev ? SchemeKind::ChebyshevSsor : SchemeKind::Ssor;
+  sc.colored_order = true;
+  sc.omega = omega;
+  if (chebyshev)
+    sc.spectrum = ssor_spectrum(color_permuted(model.precision(domain), domain_coloring(model, domain)), omega);
+  return sc;
+}
+
+// The split run of `scheme` against one process's, for 1 to 3 members under METIS, contiguous and scattered cuts.
+void check_scheme_bitwise(const Model& model, Domain domain, const EnsembleOptions& o, const SchemeOptions& scheme,
+                          const std::string& name) {
+  std::vector<Eigen::MatrixXd> reference;
+  run_ensemble(
+      model, domain, o, [&](const Checkpoint& cp) { reference.emplace_back(cp.states); }, scheme);
+  const Index n = model.num_nodes();
+  for (int k = 1; k <= 3; ++k) {
+    std::vector<int> scattered(static_cast<std::size_t>(n));
+    for (Index i = 0; i < n; ++i) scattered[static_cast<std::size_t>(i)] = static_cast<int>((7 * i % 11) % k);
+    const char* names[] = {"METIS", "ranges", "scattered"};
+    const std::vector<int> partitions[] = {{}, partition_ranges(n, k), scattered};
+    for (int p = 0; p < 3; ++p) {
+      BOOST_TEST_INFO(name << ", " << k << " members, " << names[p]);
+      const std::vector<Eigen::MatrixXd> got = split(k, [&](ThreadMember& member, const Observer& observe) {
+        run_partitioned(model, domain, o, observe, member, scheme, partitions[p]);
+      });
+      BOOST_TEST_REQUIRE(got.size() == reference.size());
+      for (std::size_t c = 0; c < got.size(); ++c) {
+        BOOST_TEST_INFO("checkpoint " << c);
+        BOOST_TEST(same_bits(got[c], reference[c]));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(split_ssor_and_chebyshev_ssor_give_one_process_colour_ordered_bits) {
+  EnsembleOptions o;
+  o.chains = 3;
+  o.sweeps = 5;
+  o.checkpoint_every = 2;
+  o.lockstep = 2;
+  o.seed = 313;
+  const Model torus = dualgibbs::testing::heterogeneous_torus(9, 6);
+  const Model models[] = {torus, Model(make_torus3(4, 5, 6), 1.0, 0.3), Model(make_random_regular(50, 3, 5), 1.0, 0.5),
+                          general_precision_model(), weighted_model()};
+  const char* names[] = {"heterogeneous torus", "3-D torus", "random 3-regular", "general precision",
+                         "weighted incidence"};
+  for (std::size_t m = 0; m < 5; ++m)
+    for (const Domain d : {Domain::Primal, Domain::Dual}) {
+      const std::string name = std::string(names[m]) + ", " + to_string(d);
+      check_scheme_bitwise(models[m], d, o, colored_ssor(models[m], d, 1.3, true), name + ", cheby-ssor");
+      check_scheme_bitwise(models[m], d, o, colored_ssor(models[m], d, 1.3, false), name + ", ssor");
+    }
+  // A posterior (its mean in the primal), a given start, the dual's edges observed, no noise.
+  Model posterior = dualgibbs::testing::heterogeneous_torus(7, 2);
+  posterior.set_observations(Eigen::VectorXd::LinSpaced(49, 1.0, -1.0));
+  o.init = InitialState::Given;
+  o.given_state = Eigen::VectorXd::LinSpaced(49, -2.0, 3.0);
+  check_scheme_bitwise(posterior, Domain::Primal, o, colored_ssor(posterior, Domain::Primal, 1.5, true),
+                       "posterior, given start, cheby-ssor");
+  o.given_state = Eigen::VectorXd::LinSpaced(posterior.num_edges(), -1.0, 1.0);
+  o.observe_edges = true;
+  check_scheme_bitwise(posterior, Domain::Dual, o, colored_ssor(posterior, Domain::Dual, 1.5, true),
+                       "dual edges, given start, cheby-ssor");
+  o.noise = false;
+  check_scheme_bitwise(posterior, Domain::Dual, o, colored_ssor(posterior, Domain::Dual, 1.5, true),
+                       "dual edges, no noise, cheby-ssor");
+  // The natural order is not a split graph's.
+  SchemeOptions natural = colored_ssor(torus, Domain::Primal, 1.3, true);
+  natural.colored_order = false;
+  std::vector<int> refused(2, 0);
+  on_members(2, [&](ThreadMember& member) {
+    try {
+      run_partitioned(torus, Domain::Primal, o, {}, member, natural);
+    } catch (const std::invalid_argument&) {
+      refused[static_cast<std::size_t>(member.rank())] = 1;
+    }
+  });
+  BOOST_TEST(refused == std::vector<int>({1, 1}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(classes_of_several_deviate_blocks_keep_their_places) {
   // 110 x 110 torus: two classes of 6050 sites, each two blocks of ColoredSweep::kBlock = 4096 deviates.
   EnsembleOptions o;

@@ -57,8 +57,9 @@ SamplePlan plan_sample(const Model* model, Index nodes, Index edges, const Sampl
   if (so.partition != "ranges" && so.partition != "metis")
     throw std::invalid_argument("sample: unknown --partition '" + so.partition + "' (expected 'ranges' or 'metis')");
   if (so.distribute == "graph") {
-    if (so.scheme.scheme != "gibbs" || so.scheme.scan != "colored")
-      throw std::invalid_argument("sample: --distribute graph runs the colour-ordered sweep (add --scan colored)");
+    if (so.scheme.scan != "colored")
+      throw std::invalid_argument(
+          "sample: --distribute graph runs the colour-ordered sweep of gibbs, ssor or cheby-ssor (add --scan colored)");
     if (o.init == InitialState::Random)
       throw std::invalid_argument("sample: --distribute graph starts from a constant or given state, not random");
   }
@@ -190,7 +191,7 @@ void run_split(const Model& model, Domain domain, const EnsembleOptions& o, cons
   GraphShare share;
   const std::vector<int> part =
       partition == "ranges" ? partition_ranges(model.num_nodes(), group->size()) : std::vector<int>();
-  r.stats = run_partitioned(model, domain, o, write, *group, part, &share);
+  r.stats = run_partitioned(model, domain, o, write, *group, r.scheme, part, &share);
   record_cut(*group, share, r);
 }
 
@@ -223,7 +224,9 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
 }
 
 std::optional<LatticeShape> lattice_shape(const ModelSource& source, const SampleOptions& options) {
-  if (options.distribute != "graph" || options.partition != "ranges" || options.domain != "primal") return std::nullopt;
+  if (options.distribute != "graph" || options.partition != "ranges" || options.domain != "primal" ||
+      options.scheme.scheme != "gibbs")
+    return std::nullopt;
   if (source.node_file || source.obs_file || source.precision_file || source.canonical_file) return std::nullopt;
   const GraphSpec spec = parse_graph_spec(source.graph);
   LatticeShape shape;

@@ -30,13 +30,19 @@ SchemeOptions make_scheme(const SchemeChoice& cli, const Model& model, Domain do
   const Index n = model.dimension(domain);
   if (domain == Domain::Dual && n < 1)
     throw std::invalid_argument(command + ": the graph has no edges, so the dual domain is empty");
+  // The colour-ordered sweep is the SSOR of the colour-ordered precision: its spectrum is that matrix's.
+  s.colored_order = cli.scan == "colored";
+  const auto precision = [&] {
+    return s.colored_order ? color_permuted(model.precision(domain), domain_coloring(model, domain))
+                           : model.precision(domain);
+  };
   if (cli.omega) {
     s.omega = *cli.omega;
     if (s.kind == SchemeKind::ChebyshevSsor)
       s.spectrum =
-          bounds ? SsorSpectrum{s.omega, *cli.lambda_min, *cli.lambda_max} : ssor_spectrum(model, domain, s.omega);
+          bounds ? SsorSpectrum{s.omega, *cli.lambda_min, *cli.lambda_max} : ssor_spectrum(precision(), s.omega);
   } else if (n <= kOptimalOmegaMaxDimension || s.kind == SchemeKind::ChebyshevSsor) {
-    s.spectrum = default_ssor_spectrum(model.precision(domain));
+    s.spectrum = default_ssor_spectrum(precision());
     s.omega = s.spectrum.omega;
   } else {
     s.omega = 1.0;  // ssor above kOptimalOmegaMaxDimension: no spectrum needed
@@ -50,10 +56,11 @@ SchemeOptions make_scheme(const SchemeChoice& cli, unsigned threads, const Model
   const std::string& scan = cli.scan;
   (void)scan_order(scan);  // an unknown scan is refused before any spectrum is computed
   SchemeOptions s = make_scheme(cli, model, domain, command);
-  if (s.kind != SchemeKind::Gibbs && scan != "random")
+  if (s.kind != SchemeKind::Gibbs && scan != "random" && scan != "colored")
     throw std::invalid_argument(command + ": --scan " + scan +
-                                " applies to --scheme gibbs (ssor and cheby-ssor sweep 0..n-1, n-1..0)");
-  if (scan == "colored") {
+                                " applies to --scheme gibbs (ssor and cheby-ssor sweep 0..n-1, n-1..0, or the colour "
+                                "classes in order with --scan colored)");
+  if (scan == "colored" && s.kind == SchemeKind::Gibbs) {
     s.kind = SchemeKind::Colored;
     s.threads = threads ? threads : available_threads();
   }
@@ -70,6 +77,7 @@ void add_scheme_record(Record& j, const SchemeOptions& s) {
     return;
   }
   j["scheme"] = to_string(s.kind);
+  if (s.colored_order) j["scan"] = "colored";
   j["omega"] = s.omega;
   if (s.kind == SchemeKind::ChebyshevSsor) {
     j["lambda_min"] = s.spectrum.lambda_min;

@@ -262,6 +262,12 @@ EnsembleStats run_kernel(const Kernel& kernel, const EnsembleOptions& o, const O
     one.threads = 1;  // the threads work inside each chain
     return run_scheme(kernel, one, observe, ColoredSweep(domain_coloring(model, domain), scheme.threads));
   }
+  if (scheme.colored_order) {
+    auto classes = domain_coloring(model, domain);
+    if (scheme.kind == SchemeKind::Ssor)
+      return run_scheme(kernel, o, observe, ColoredSsorSweep(std::move(classes), scheme.omega));
+    return run_scheme(kernel, o, observe, ColoredSsorSweep(std::move(classes), scheme.spectrum));
+  }
   if (scheme.kind == SchemeKind::Ssor) return run_scheme(kernel, o, observe, SymmetricSweep(scheme.omega));
   return run_scheme(kernel, o, observe, ChebyshevSsorSweep(scheme.spectrum));
 }
@@ -426,28 +432,101 @@ ColoredSweep::ColoredSweep(std::vector<std::vector<Index>> classes, unsigned thr
   if (m_classes.empty()) throw std::invalid_argument("ColoredSweep: no colour classes");
 }
 
-void ColoredSweep::prepare(Index n, int width) {
+namespace {
+// \throws std::invalid_argument naming `who` unless the classes partition 0..n-1.
+void check_partition(const std::vector<std::vector<Index>>& classes, Index n, const std::string& who) {
   std::vector<char> hit(static_cast<std::size_t>(n), 0);
-  for (std::size_t c = 0; c < m_classes.size(); ++c) {
-    for (Index i : m_classes[c]) {
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    for (Index i : classes[c]) {
       if (i < 0 || i >= n)
-        throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) + " of colour class " +
-                                    std::to_string(c) + " is outside 0.." + std::to_string(n - 1));
+        throw std::invalid_argument(who + ": site " + std::to_string(i) + " of colour class " + std::to_string(c) +
+                                    " is outside 0.." + std::to_string(n - 1));
       if (hit[static_cast<std::size_t>(i)]++)
-        throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) +
+        throw std::invalid_argument(who + ": site " + std::to_string(i) +
                                     " is in more than one colour class (or twice in one)");
     }
   }
   for (Index i = 0; i < n; ++i)
     if (!hit[static_cast<std::size_t>(i)])
-      throw std::invalid_argument("ColoredSweep: site " + std::to_string(i) +
+      throw std::invalid_argument(who + ": site " + std::to_string(i) +
                                   " is in no colour class: the classes must partition the " + std::to_string(n) +
                                   " coordinates");
+}
+}  // namespace
+
+void ColoredSweep::prepare(Index n, int width) {
+  check_partition(m_classes, n, "ColoredSweep");
   m_scratch.assign(m_threads, Scratch{});
   for (Scratch& s : m_scratch) {
     s.eps.assign(kBlock * static_cast<std::size_t>(width), 0.0);
     s.streams.reserve(static_cast<std::size_t>(width));
   }
+}
+
+// ---- colour-ordered SSOR ------------------------------------------------------------------------------
+
+SparseMatrix color_permuted(const SparseMatrix& A, const std::vector<std::vector<Index>>& classes) {
+  const Index n = static_cast<Index>(A.rows());
+  if (A.cols() != n) throw std::invalid_argument("color_permuted: A is not square");
+  check_partition(classes, n, "color_permuted");
+  // perm[i] = the place of site i in colour order.
+  Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, Index> perm(n);
+  Index next = 0;
+  for (const auto& cls : classes)
+    for (Index i : cls) perm.indices()[i] = next++;
+  SparseMatrix out(n, n);
+  out = A.twistedBy(perm);
+  out.makeCompressed();
+  return out;
+}
+
+ColoredSsorSweep::ColoredSsorSweep(std::vector<std::vector<Index>> classes, double omega)
+    : m_layout(std::make_shared<const Layout>(Layout{std::move(classes), {}})), m_omega(omega) {
+  check_omega(omega, "ColoredSsorSweep");
+  if (m_layout->sites.empty()) throw std::invalid_argument("ColoredSsorSweep: no colour classes");
+  for (const auto& c : m_layout->sites) m_sites += c.size();
+}
+
+ColoredSsorSweep::ColoredSsorSweep(std::vector<std::vector<Index>> classes, const SsorSpectrum& spectrum)
+    : ColoredSsorSweep(std::move(classes), spectrum.omega) {
+  m_cheb.emplace(spectrum);
+}
+
+ColoredSsorSweep::ColoredSsorSweep(std::vector<std::vector<Index>> sites, std::vector<std::vector<std::size_t>> places,
+                                   double omega, const SsorSpectrum* spectrum, detail::ColoredHalo& halo)
+    : m_layout(std::make_shared<const Layout>(Layout{std::move(sites), std::move(places)})),
+      m_omega(omega),
+      m_halo(&halo) {
+  check_omega(omega, "ColoredSsorSweep");
+  if (m_layout->sites.empty() || m_layout->places.size() != m_layout->sites.size())
+    throw std::invalid_argument("ColoredSsorSweep: a part needs its sites and their places for every class");
+  for (std::size_t k = 0; k < m_layout->sites.size(); ++k) {
+    if (m_layout->places[k].size() != m_layout->sites[k].size())
+      throw std::invalid_argument("ColoredSsorSweep: class " + std::to_string(k) + " has " +
+                                  std::to_string(m_layout->sites[k].size()) + " sites and " +
+                                  std::to_string(m_layout->places[k].size()) + " places");
+    m_sites += m_layout->sites[k].size();
+  }
+  if (spectrum) {
+    if (spectrum->omega != omega)
+      throw std::invalid_argument("ColoredSsorSweep: the spectrum belongs to omega = " + number_text(spectrum->omega) +
+                                  ", the sweep runs at omega = " + number_text(omega));
+    m_cheb.emplace(*spectrum);
+  }
+}
+
+void ColoredSsorSweep::prepare(Index n, int width) {
+  if (m_layout->places.empty()) check_partition(m_layout->sites, n, "ColoredSsorSweep");
+  const auto w = static_cast<std::size_t>(width);
+  m_block_eps.assign(ColoredSweep::kBlock * w, 0.0);
+  if (!m_layout->places.empty()) m_eps.assign(ColoredSweep::kBlock * w, 0.0);
+  m_streams.reserve(w);
+  if (m_cheb) {
+    m_prev.assign(static_cast<std::size_t>(n) * w, 0.0);
+    m_cur.assign(m_prev.size(), 0.0);
+  }
+  m_iteration = 0;
+  m_fresh = true;
 }
 
 }  // namespace dualgibbs

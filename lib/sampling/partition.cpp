@@ -372,9 +372,18 @@ GraphShare make_dual_share(const Graph& graph, const std::vector<std::vector<Ind
         }
       }
     }
+  // The edges a Chebyshev-SSOR combination must bring up to date: own edges whose tail another part owns (a ghost
+  // there), and this part's ghost edges (from their heads' owners).
+  Groups edge_send = none, edge_recv = none;
+  for (std::size_t l = 0; l < s.global.size(); ++l) {
+    const Edge& ed = graph.edge(s.global[l]);
+    const int head = owner_of(ed.head), tail = owner_of(ed.tail);
+    if (head == me && tail != me) edge_send[static_cast<std::size_t>(tail)].push_back(static_cast<Index>(l));
+    if (head != me) edge_recv[static_cast<std::size_t>(head)].push_back(static_cast<Index>(l));
+  }
   // The neighbours: every part this one sends to or receives from in any list (a symmetric relation).
   std::vector<char> is_neighbor(static_cast<std::size_t>(parts), 0);
-  for (const Groups* g : {&start_send, &start_recv})
+  for (const Groups* g : {&start_send, &start_recv, &edge_send, &edge_recv})
     for (int q = 0; q < parts; ++q)
       is_neighbor[static_cast<std::size_t>(q)] |= !(*g)[static_cast<std::size_t>(q)].empty();
   for (std::size_t k = 0; k < classes.size(); ++k)
@@ -384,6 +393,8 @@ GraphShare make_dual_share(const Graph& graph, const std::vector<std::vector<Ind
   for (int q = 0; q < parts; ++q)
     if (is_neighbor[static_cast<std::size_t>(q)] && q != me) s.neighbors.push_back(q);
   flatten_groups(s.neighbors, start_send, s.start_send_sites, s.start_send_counts);
+  flatten_groups(s.neighbors, edge_send, s.edge_send_sites, s.edge_send_counts);
+  flatten_groups(s.neighbors, edge_recv, s.edge_recv_sites, s.edge_recv_counts);
   flatten_groups(s.neighbors, start_recv, s.start_recv_sites, s.start_recv_counts);
   s.send_sites.assign(classes.size(), {});
   s.send_counts.assign(classes.size(), {});
@@ -599,16 +610,60 @@ void PartitionedColoredSweep::prepare(Index n, int width) {
   m_recv.assign(recv * w, 0.0);
 }
 
+namespace {
+// One halo exchange of `data` (width values per site): the sites `send` to the neighbours (send_counts each), the
+// sites `recv` from them, through the buffers (large enough).
+void exchange_sites(ChainGroup& group, const std::vector<Index>& send, const std::vector<std::size_t>& send_counts,
+                    const std::vector<Index>& recv, const std::vector<std::size_t>& recv_counts, double* data,
+                    std::size_t width, double* send_buffer, double* recv_buffer) {
+  if (group.size() < 2) return;
+  for (std::size_t t = 0; t < send.size(); ++t)
+    std::copy_n(data + static_cast<std::size_t>(send[t]) * width, width, send_buffer + t * width);
+  group.halo_exchange(send_buffer, send_counts, recv_buffer, recv_counts, width);
+  for (std::size_t t = 0; t < recv.size(); ++t)
+    std::copy_n(recv_buffer + t * width, width, data + static_cast<std::size_t>(recv[t]) * width);
+}
+
+// The exchanges of ColoredSsorSweep over a share: after each class its values (primal) or the tallies it changed
+// (dual); in the dual, before the Chebyshev tally rebuild the ghost edges, after it (and at the start) the tallies.
+class ShareHalo final : public detail::ColoredHalo {
+ public:
+  ShareHalo(const GraphShare& share, ChainGroup& group) : m_share(share), m_group(group) {}
+  void after_class(std::size_t k, double* z, double* tally, int width) override {
+    run(m_share.send_sites[k], m_share.send_counts[k], m_share.recv_sites[k], m_share.recv_counts[k],
+        m_share.nodes.empty() ? z : tally, width);
+  }
+  void before_rebuild(double* z, int width) override {
+    if (!m_share.nodes.empty())
+      run(m_share.edge_send_sites, m_share.edge_send_counts, m_share.edge_recv_sites, m_share.edge_recv_counts, z,
+          width);
+  }
+  void after_rebuild(double* tally, int width) override {
+    if (!m_share.nodes.empty())
+      run(m_share.start_send_sites, m_share.start_send_counts, m_share.start_recv_sites, m_share.start_recv_counts,
+          tally, width);
+  }
+
+ private:
+  void run(const std::vector<Index>& send, const std::vector<std::size_t>& send_counts, const std::vector<Index>& recv,
+           const std::vector<std::size_t>& recv_counts, double* data, int width) {
+    const auto w = static_cast<std::size_t>(width);
+    if (m_send.size() < send.size() * w) m_send.resize(send.size() * w);
+    if (m_recv.size() < recv.size() * w) m_recv.resize(recv.size() * w);
+    exchange_sites(m_group, send, send_counts, recv, recv_counts, data, w, m_send.data(), m_recv.data());
+  }
+
+  const GraphShare& m_share;
+  ChainGroup& m_group;
+  std::vector<double> m_send, m_recv;
+};
+}  // namespace
+
 void PartitionedColoredSweep::exchange(const std::vector<Index>& send, const std::vector<std::size_t>& send_counts,
                                        const std::vector<Index>& recv, const std::vector<std::size_t>& recv_counts,
                                        double* data, int width) {
-  if (m_group->size() < 2) return;
-  const auto w = static_cast<std::size_t>(width);
-  for (std::size_t t = 0; t < send.size(); ++t)
-    std::copy_n(data + static_cast<std::size_t>(send[t]) * w, w, m_send.data() + t * w);
-  m_group->halo_exchange(m_send.data(), send_counts, m_recv.data(), recv_counts, w);
-  for (std::size_t t = 0; t < recv.size(); ++t)
-    std::copy_n(m_recv.data() + t * w, w, data + static_cast<std::size_t>(recv[t]) * w);
+  exchange_sites(*m_group, send, send_counts, recv, recv_counts, data, static_cast<std::size_t>(width), m_send.data(),
+                 m_recv.data());
 }
 
 // ---- the ensemble over a partitioned graph --------------------------------------------------------------
@@ -626,6 +681,15 @@ void check_partitioned_options(Index n, Domain domain, const EnsembleOptions& o)
     throw std::invalid_argument(where + "given_state has length " + std::to_string(o.given_state.size()) + " but the " +
                                 (domain == Domain::Dual ? "dual" : "primal") + " domain has " + std::to_string(n) +
                                 " coordinates");
+}
+
+// The schemes a split graph runs: the colour-ordered Gibbs sweep, and SSOR or Chebyshev-SSOR in colour order.
+void check_partitioned_scheme(const SchemeOptions& scheme) {
+  if ((scheme.kind == SchemeKind::Ssor || scheme.kind == SchemeKind::ChebyshevSsor) && !scheme.colored_order)
+    throw std::invalid_argument(std::string("run_partitioned: ") + to_string(scheme.kind) +
+                                " over a split graph sweeps the colour classes in order (set colored_order, with the "
+                                "spectrum of the colour-ordered precision)");
+  if (scheme.kind == SchemeKind::ChebyshevSsor) (void)ChebyshevSsorSweep(scheme.spectrum);  // checks the bounds
 }
 
 // What a member's observer is shown of its share: the rows `rows` (local indices) of the n observed coordinates,
@@ -700,7 +764,7 @@ class GatheringObserver {
 // outcome `error`; the observer is shown `shown`, and the totals are the whole group's.
 template <class MakeKernel>
 EnsembleStats run_share(GraphShare& share, const Shown& shown, const EnsembleOptions& options, const Observer& observe,
-                        ChainGroup& group, std::exception_ptr error, GraphShare* share_out,
+                        ChainGroup& group, std::exception_ptr error, GraphShare* share_out, const SchemeOptions& scheme,
                         const MakeKernel& make_kernel) {
   group.settle(error);
   group.set_halo_neighbors(share.neighbors);
@@ -723,11 +787,19 @@ EnsembleStats run_share(GraphShare& share, const Shown& shown, const EnsembleOpt
     else
       group.settle(nullptr);
   };
-  const PartitionedColoredSweep scheme(share, group);
   EnsembleStats st{};
   error = nullptr;
   try {
-    st = run_ensemble(make_kernel(share), local, local_observe, scheme);
+    const auto kernel = make_kernel(share);
+    if (scheme.kind == SchemeKind::Ssor || scheme.kind == SchemeKind::ChebyshevSsor) {
+      ShareHalo halo(share, group);
+      const bool cheby = scheme.kind == SchemeKind::ChebyshevSsor;
+      st = run_ensemble(kernel, local, local_observe,
+                        ColoredSsorSweep(share.class_sites, share.class_places, scheme.omega,
+                                         cheby ? &scheme.spectrum : nullptr, halo));
+    } else {
+      st = run_ensemble(kernel, local, local_observe, PartitionedColoredSweep(share, group));
+    }
   } catch (...) {
     if (group.failure_settled()) throw;
     error = std::current_exception();
@@ -735,8 +807,8 @@ EnsembleStats run_share(GraphShare& share, const Shown& shown, const EnsembleOpt
   group.settle(error);
   st.seconds = detail::agreed_max(group, st.seconds);
   st.cpu_seconds = detail::agreed_sum(group, st.cpu_seconds);
-  st.updates =
-      static_cast<std::uint64_t>(options.chains) * options.sweeps * static_cast<std::uint64_t>(share.global_dimension);
+  st.updates = static_cast<std::uint64_t>(options.chains) * options.sweeps *
+               site_updates_per_sweep(scheme, share.global_dimension);
   st.ns_per_update = st.updates ? st.seconds * 1e9 / static_cast<double>(st.updates) : 0.0;
   if (share_out) *share_out = std::move(share);
   return st;
@@ -773,8 +845,17 @@ std::vector<int> node_cut(const Model& model, ChainGroup& group, const std::vect
 EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
                               const Observer& observe, ChainGroup& group, const std::vector<int>& partition,
                               GraphShare* share_out) {
+  SchemeOptions colored;
+  colored.kind = SchemeKind::Colored;
+  return run_partitioned(model, domain, options, observe, group, colored, partition, share_out);
+}
+
+EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
+                              const Observer& observe, ChainGroup& group, const SchemeOptions& scheme,
+                              const std::vector<int>& partition, GraphShare* share_out) {
   const bool dual = domain == Domain::Dual;
   check_partitioned_options(dual ? model.num_edges() : model.num_nodes(), domain, options);
+  check_partitioned_scheme(scheme);
   // The set-up may fail on one member alone (memory): settled, so every member ends with its message.
   GraphShare share;
   std::exception_ptr error;
@@ -792,11 +873,11 @@ EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleO
   }
   if (!dual)
     return run_share(share, Shown{&share.owned, &part, model.num_nodes()}, options, observe, group, error, share_out,
-                     primal_kernel);
+                     scheme, primal_kernel);
   // The dual observer sees the tallies x~ of the nodes, or the edges' y~ (observe_edges).
   const Shown shown = options.observe_edges ? Shown{&share.owned, &share.edge_owner, model.num_edges()}
                                             : Shown{&share.owned_nodes, &part, model.num_nodes()};
-  return run_share(share, shown, options, observe, group, error, share_out, [&model](const GraphShare& s) {
+  return run_share(share, shown, options, observe, group, error, share_out, scheme, [&model](const GraphShare& s) {
     return DualIncidenceKernel(DualIncidenceKernel(model), s.global, s.nodes);
   });
 }
@@ -812,8 +893,10 @@ EnsembleStats run_partitioned(const LatticeShape& shape, const EnsembleOptions& 
     error = std::current_exception();
   }
   const std::vector<int> contiguous;
+  SchemeOptions colored;
+  colored.kind = SchemeKind::Colored;
   return run_share(share, Shown{&share.owned, &contiguous, share.global_dimension}, options, observe, group, error,
-                   share_out, primal_kernel);
+                   share_out, colored, primal_kernel);
 }
 
 }  // namespace dualgibbs

@@ -51,7 +51,8 @@ struct SampleOptions {
   std::optional<Index> observed_nodes;  ///< for the record (default: observed_nodes())
   /// How a group of processes (Execution::group) shares the work: "chains" (each member a share of the chains,
   /// every member holding the whole graph) or "graph" (every chain's graph cut over the members, each holding its
-  /// part and a ghost layer: sampling/partition.hpp; the colored scan, one thread per member, either domain).
+  /// part and a ghost layer: sampling/partition.hpp; the colored scan of gibbs, ssor or cheby-ssor, one thread per
+  /// member, either domain).
   /// The draws are the same bits either way as one process's with the same scan.
   std::string distribute = "chains";
   /// distribute "graph": how the graph is cut, "ranges" (contiguous ranges of node ids: slabs of a lattice, few
@@ -85,8 +86,9 @@ struct SampleResult {
 DUALGIBBS_EXPORT std::uint64_t sample_checkpoints(const SampleOptions& options) noexcept;
 
 /// The lattice a run of these options on this source samples by its shape, never building its graph: with
-/// distribute "graph" and partition "ranges", a `path`, `cycle`, `grid`, `torus` or `torus3` spec with one `s` and
-/// one `sigma` (no node, observation, precision or canonical file). Every front end decides with this.
+/// distribute "graph", partition "ranges", the primal domain and the gibbs scheme, a `path`, `cycle`, `grid`, `torus`
+/// or `torus3` spec with one `s` and one `sigma` (no node, observation, precision or canonical file). Every front end
+/// decides with this.
 /// \param source the model's source
 /// \param options the run's options
 /// \return the lattice's shape (then sample(shape, ...)), or empty (load the model, sample(model, ...))

@@ -18,8 +18,8 @@ struct SchemeChoice {
   /// "gibbs" (the scan of `scan`), "ssor" (forward + backward sweep with relaxation omega) or "cheby-ssor"
   /// (Chebyshev-accelerated SSOR).
   std::string scheme = "gibbs";
-  /// "random", "permutation", "fixed" or "colored" (greedy colour classes in order, each class updated by the
-  /// execution's threads; gibbs only).
+  /// "random", "permutation", "fixed" or "colored" (greedy colour classes in order: gibbs with each class updated by
+  /// the execution's threads; ssor and cheby-ssor in colour order, SchemeOptions::colored_order).
   std::string scan = "random";
   std::optional<double> omega;       ///< relaxation of ssor and cheby-ssor, in (0, 2); default: see make_scheme()
   std::optional<double> lambda_min;  ///< cheby-ssor: smallest eigenvalue of the SSOR-preconditioned precision
@@ -37,8 +37,8 @@ struct SchemeChoice {
 /// \param command the use case's name, for messages
 /// \return the scheme, its defaults resolved
 /// \throws std::invalid_argument for an unknown scheme or scan, omega or bounds with gibbs, bounds with ssor, only
-///         one of the two bounds, bounds without omega, omega outside (0, 2), a scan other than random with ssor or
-///         cheby-ssor, or an empty dual domain.
+///         one of the two bounds, bounds without omega, omega outside (0, 2), a scan other than random or colored with
+///         ssor or cheby-ssor, or an empty dual domain.
 DUALGIBBS_EXPORT SchemeOptions make_scheme(const SchemeChoice& choice, unsigned threads, const Model& model,
                                            Domain domain, const std::string& command);
 

@@ -34,11 +34,14 @@
 #include <dualgibbs/sampling/sampler.hpp>
 #include <dualgibbs/sampling/scheme.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -138,6 +141,31 @@ class DUALGIBBS_EXPORT ChebyshevSsorSweep {
   /// \param k the iteration
   /// \return alpha_k
   double alpha(std::size_t k) const noexcept;
+  /// alpha_{k+1} from alpha_k (the recurrence above).
+  /// \param k the iteration of alpha_k
+  /// \param alpha_k its alpha
+  /// \return alpha_{k+1}
+  double next_alpha(std::size_t k, double alpha_k) const noexcept;
+  /// The step and the combination of one iteration, z = x_k + M^-1 (c_k - A x_k) on entry: z <- cur + tau (z - cur)
+  /// at the first iteration, else z <- prev + alpha (cur + tau (z - cur) - prev), entry by entry.
+  /// \param z the half-sweeps' result, overwritten with x_{k+1}
+  /// \param cur x_k
+  /// \param prev x_{k-1}
+  /// \param len the entries
+  /// \param first true at the first iteration
+  /// \param alpha alpha_k
+  /// \param tau the step
+  static void combine(double* z, const double* cur, const double* prev, std::size_t len, bool first, double alpha,
+                      double tau) noexcept {
+    if (first) {
+      for (std::size_t i = 0; i < len; ++i) z[i] = cur[i] + tau * (z[i] - cur[i]);
+    } else {
+      for (std::size_t i = 0; i < len; ++i) z[i] = prev[i] + alpha * (cur[i] + tau * (z[i] - cur[i]) - prev[i]);
+    }
+  }
+  /// The backward half-sweep's extra noise factor sqrt(2 / tau - 1).
+  /// \return the factor
+  double backward_factor() const noexcept { return m_back; }
 
   /// Allocates the previous and current iterates (n x width each).
   /// \param n the number of coordinates
@@ -187,13 +215,7 @@ class DUALGIBBS_EXPORT ChebyshevSsorSweep {
     detail::relaxed_updates(ctx, n, ascending, m_omega, base * factor);
     detail::relaxed_updates(ctx, n, descending, m_omega, base * factor * m_back);
     // z is now x_k + M^-1 (c_k - A x_k); take the step tau and combine with x_{k-1}.
-    const double* cur = m_cur.data();
-    const double* prev = m_prev.data();
-    if (m_iteration == 0) {
-      for (std::size_t i = 0; i < len; ++i) z[i] = cur[i] + m_tau * (z[i] - cur[i]);
-    } else {
-      for (std::size_t i = 0; i < len; ++i) z[i] = prev[i] + a * (cur[i] + m_tau * (z[i] - cur[i]) - prev[i]);
-    }
+    combine(z, m_cur.data(), m_prev.data(), len, m_iteration == 0, a, m_tau);
     std::swap(m_prev, m_cur);
     ctx.kernel.template rebuild_tally<W>(ctx.z, ctx.tally);
     m_alpha = next_alpha(m_iteration, m_alpha);
@@ -201,8 +223,6 @@ class DUALGIBBS_EXPORT ChebyshevSsorSweep {
   }
 
  private:
-  double next_alpha(std::size_t k, double alpha_k) const noexcept;
-
   double m_omega, m_min, m_max, m_tau, m_rho2, m_back;
   double m_alpha = 1.0;  // alpha of the next iteration
   std::size_t m_iteration = 0;
@@ -349,6 +369,189 @@ class DUALGIBBS_EXPORT ColoredSweep {
   unsigned m_threads;
   std::vector<Scratch> m_scratch;  // one per thread
   detail::WorkerTeam m_team;       // the threads - 1 helpers
+};
+
+// ---- colour-ordered SSOR and Chebyshev-SSOR: the order a split graph sweeps ------------------------------
+
+/// A's rows and columns in colour order, P A P^T: the sites of class 0 in class order, then class 1's, ... The SSOR
+/// splitting of this matrix is the one ColoredSsorSweep runs, so its ssor_spectrum() gives the Chebyshev bounds.
+/// \param A the n x n matrix
+/// \param classes the colour classes, a partition of 0..n-1
+/// \return P A P^T
+/// \throws std::invalid_argument unless the classes partition 0..n-1.
+DUALGIBBS_EXPORT SparseMatrix color_permuted(const SparseMatrix& A, const std::vector<std::vector<Index>>& classes);
+
+namespace detail {
+/// The exchanges of ColoredSsorSweep over one part of a graph split over a chain group (partition.hpp): where the
+/// parts' values must agree before the next step reads them. One process has none.
+class DUALGIBBS_EXPORT ColoredHalo {
+ public:
+  virtual ~ColoredHalo() = default;
+  /// After the part's updates of class k (in either half-sweep).
+  /// \param k the class
+  /// \param z the state
+  /// \param tally the kernel's tally
+  /// \param width the lanes W
+  virtual void after_class(std::size_t k, double* z, double* tally, int width) = 0;
+  /// After the Chebyshev combination, before the tally is rebuilt from the state.
+  /// \param z the state
+  /// \param width the lanes W
+  virtual void before_rebuild(double* z, int width) = 0;
+  /// After the tally was rebuilt from the state, and before the first sweep after a state was set.
+  /// \param tally the kernel's tally
+  /// \param width the lanes W
+  virtual void after_rebuild(double* tally, int width) = 0;
+};
+}  // namespace detail
+
+/// SSOR and Chebyshev-SSOR (ChebyshevSsorSweep's iteration) in colour order: the forward half-sweep runs the colour
+/// classes 0, 1, ..., C - 1, the backward one C - 1, ..., 0, every site with relaxation omega. The sites of a class are
+/// independent, so this is the SSOR sampler of P A P^T (color_permuted()), whose spectrum the Chebyshev bounds must be.
+/// The deviates are keyed like ColoredSweep's, by half-sweep, class and block of ColoredSweep::kBlock places in the
+/// class (half_seed()), so a part of a split graph (partition.hpp) draws the deviates of its own sites alone, and the
+/// run is bitwise the same for any partition. 2n site updates per sweep; the lanes' own streams are not used.
+class DUALGIBBS_EXPORT ColoredSsorSweep {
+ public:
+  /// The deviates' seed of one block of class `cls` in half-sweep `half` (0 forward, 1 backward) of sweep `sweep`.
+  /// \param seed the run's seed
+  /// \param sweep the sweep
+  /// \param half 0 or 1
+  /// \param cls the class
+  /// \param block the block in the class
+  /// \return the block's seed
+  static std::uint64_t half_seed(std::uint64_t seed, std::uint64_t sweep, std::uint64_t half, std::uint64_t cls,
+                                 std::uint64_t block) noexcept {
+    return ColoredSweep::block_seed(seed ^ 0x73736f722d636f6cULL, 2 * sweep + half, cls, block);
+  }
+
+  /// Colour-ordered SSOR at relaxation omega.
+  /// \param classes the colour classes (greedy_coloring, greedy_edge_coloring), a partition of the sites
+  /// \param omega the relaxation, in (0, 2)
+  /// \throws std::invalid_argument for omega outside (0, 2) or no class.
+  ColoredSsorSweep(std::vector<std::vector<Index>> classes, double omega);
+  /// Colour-ordered Chebyshev-SSOR with the spectrum of the colour-ordered precision (ssor_spectrum(color_permuted())).
+  /// \param classes the colour classes, a partition of the sites
+  /// \param spectrum omega and the bounds
+  /// \throws std::invalid_argument as ChebyshevSsorSweep(spectrum), or for no class.
+  ColoredSsorSweep(std::vector<std::vector<Index>> classes, const SsorSpectrum& spectrum);
+  /// One part of a split graph: per class its own sites and their places in the whole class, the relaxation, the
+  /// spectrum (null: plain SSOR) and the exchanges (which must outlive the scheme and its copies).
+  /// \param sites per class, the part's sites (local indices) in class order
+  /// \param places per class, each site's place in the whole class
+  /// \param omega the relaxation, in (0, 2)
+  /// \param spectrum the bounds for Chebyshev-SSOR (at omega), or null for SSOR
+  /// \param halo the part's exchanges
+  ColoredSsorSweep(std::vector<std::vector<Index>> sites, std::vector<std::vector<std::size_t>> places, double omega,
+                   const SsorSpectrum* spectrum, detail::ColoredHalo& halo);
+
+  /// Allocates the deviates and the iterates. \throws std::invalid_argument unless the classes partition 0..n-1 (one
+  /// process).
+  /// \param n the number of coordinates
+  /// \param width the lanes W
+  void prepare(Index n, int width);
+  /// Restarts the polynomial; a part first exchanges its start tallies.
+  void reset() noexcept {
+    m_iteration = 0;
+    m_fresh = true;
+  }
+  /// 2 x the sites updated.
+  /// \return the site updates per sweep
+  std::size_t site_updates(Index) const noexcept { return 2 * m_sites; }
+  /// True for Chebyshev-SSOR, false for SSOR.
+  /// \return true with Chebyshev acceleration
+  bool chebyshev() const noexcept { return m_cheb.has_value(); }
+
+  /// \throws std::invalid_argument for a kernel without set_site.
+  template <class Kernel, int W>
+  void check_kernel(const Kernel&) const {
+    if (!detail::HasSetSite<Kernel, W>::value)
+      throw std::invalid_argument(
+          "ColoredSsorSweep: the site kernel has no set_site (the commit hook of relaxed "
+          "updates)");
+  }
+
+  /// One iteration of every lane: the two half-sweeps and, for Chebyshev-SSOR, the combination with the previous
+  /// iterate (ChebyshevSsorSweep's arithmetic) and the tally rebuilt.
+  /// \param ctx the sweep's view of the sampler
+  template <class Kernel, int W>
+  void sweep(SweepContext<Kernel, W>& ctx) {
+    const std::size_t len = static_cast<std::size_t>(ctx.dimension()) * W;
+    if (m_fresh && m_halo) m_halo->after_rebuild(ctx.tally, W);
+    m_fresh = false;
+    const double base = std::sqrt(m_omega * (2.0 - m_omega));
+    double forward = base, backward = base;
+    const double a = m_iteration == 0 ? 1.0 : m_alpha;
+    if (m_cheb) {
+      std::copy(ctx.z, ctx.z + len, m_cur.begin());
+      const double factor = std::sqrt((2.0 - a) / a);
+      forward = base * factor;
+      backward = base * factor * m_cheb->backward_factor();
+    }
+    const std::size_t classes = m_layout->sites.size();
+    for (std::size_t k = 0; k < classes; ++k) relax_class(ctx, k, 0, forward);
+    for (std::size_t k = classes; k-- > 0;) relax_class(ctx, k, 1, backward);
+    if (!m_cheb) return;
+    // z is now x_k + M^-1 (c_k - A x_k): ChebyshevSsorSweep's step tau and combination with x_{k-1}.
+    ChebyshevSsorSweep::combine(ctx.z, m_cur.data(), m_prev.data(), len, m_iteration == 0, a, m_cheb->tau());
+    std::swap(m_prev, m_cur);
+    if (m_halo) m_halo->before_rebuild(ctx.z, W);
+    ctx.kernel.template rebuild_tally<W>(ctx.z, ctx.tally);
+    if (m_halo) m_halo->after_rebuild(ctx.tally, W);
+    m_alpha = m_cheb->next_alpha(m_iteration, m_alpha);
+    ++m_iteration;
+  }
+
+ private:
+  struct Layout {
+    std::vector<std::vector<Index>> sites;         // per class, the sites in class order
+    std::vector<std::vector<std::size_t>> places;  // per class, each site's place (empty: site t at place t)
+  };
+
+  // The relaxed updates of class k's sites in half-sweep `half`, their deviates scaled by `scale`.
+  template <class Kernel, int W>
+  void relax_class(SweepContext<Kernel, W>& ctx, std::size_t k, std::uint64_t half, double scale) {
+    constexpr std::size_t kBlock = ColoredSweep::kBlock;
+    const std::vector<Index>& sites = m_layout->sites[k];
+    const std::size_t* places = m_layout->places.empty() ? nullptr : m_layout->places[k].data();
+    const auto place = [places](std::size_t t) { return places ? places[t] : t; };
+    for (std::size_t t = 0; t < sites.size();) {
+      // The sites t..end of one deviate block.
+      const std::size_t block = place(t) / kBlock;
+      std::size_t end = t;
+      while (end < sites.size() && place(end) / kBlock == block) ++end;
+      const std::size_t first = block * kBlock, drawn = place(end - 1) - first + 1;
+      double* eps = places ? m_eps.data() : m_block_eps.data();
+      if (ctx.noise) {
+        const std::uint64_t key = half_seed(ctx.seed, ctx.sweep, half, k, block);
+        m_streams.clear();
+        for (int c = 0; c < W; ++c) m_streams.emplace_back(key, ctx.first_chain + static_cast<std::uint64_t>(c));
+        NormalStream::fill_lanes(m_streams.data(), W, drawn, m_block_eps.data());
+        if (places)
+          for (std::size_t s = t; s < end; ++s)
+            for (int c = 0; c < W; ++c) eps[(s - t) * W + c] = m_block_eps[(place(s) - first) * W + c];
+      } else {
+        std::fill(eps, eps + (end - t) * W, 0.0);
+      }
+      for (std::size_t off = t; off < end; off += ctx.kChunk)
+        detail::relaxed_chunk(ctx, sites.data() + off, std::min(ctx.kChunk, end - off), eps + (off - t) * W, m_omega,
+                              scale);
+      t = end;
+    }
+    if (m_halo) m_halo->after_class(k, ctx.z, ctx.tally, W);
+  }
+
+  std::shared_ptr<const Layout> m_layout;  // shared by the copies (one per lock-step block)
+  std::size_t m_sites = 0;                 // sites in the layout
+  double m_omega;
+  std::optional<ChebyshevSsorSweep> m_cheb;  // the Chebyshev constants (its own iterates unused)
+  detail::ColoredHalo* m_halo = nullptr;
+  double m_alpha = 1.0;  // alpha of the next iteration
+  std::size_t m_iteration = 0;
+  bool m_fresh = true;
+  std::vector<double> m_prev, m_cur;  // the previous and current iterates (Chebyshev)
+  std::vector<double> m_block_eps;    // kBlock x W deviates of one block
+  std::vector<double> m_eps;          // a part's sites' deviates of one block
+  std::vector<NormalStream> m_streams;
 };
 
 }  // namespace dualgibbs

@@ -110,6 +110,11 @@ struct DUALGIBBS_EXPORT GraphShare {
   /// layout as one class's lists.
   std::vector<Index> start_send_sites, start_recv_sites;
   std::vector<std::size_t> start_send_counts, start_recv_counts;  ///< per neighbour
+  /// Dual share, for the Chebyshev-SSOR combination (which rebuilds the tallies from the edges): the own edges that
+  /// are ghosts of each neighbour (their tails' owners) sent, and the ghost edges received from their owners (local
+  /// edge indices, increasing, grouped by neighbour).
+  std::vector<Index> edge_send_sites, edge_recv_sites;
+  std::vector<std::size_t> edge_send_counts, edge_recv_counts;  ///< per neighbour
 
   /// Ghost coordinates (local minus owned).
   /// \return the number of ghosts
@@ -270,6 +275,25 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
 ///         the dual domain of a model without one, or what run_ensemble() throws for the options.
 DUALGIBBS_EXPORT EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
                                                const Observer& observe, ChainGroup& group,
+                                               const std::vector<int>& partition = {}, GraphShare* share = nullptr);
+
+/// run_partitioned() with the scheme `scheme`: SchemeKind::Colored (or Gibbs: the colour-ordered Gibbs sweep,
+/// PartitionedColoredSweep), or Ssor / ChebyshevSsor with colored_order (ColoredSsorSweep over each part, with one
+/// exchange per class and half-sweep and, for Chebyshev-SSOR, the exchanges its tally rebuild needs in the dual),
+/// bitwise run_ensemble(model, domain, options, observe, scheme) in one process. The spectrum must be that of the
+/// colour-ordered precision (api::make_scheme with scan "colored" computes it).
+/// \param model the model (held whole by every member)
+/// \param domain the domain to sample
+/// \param options chains, sweeps, seed, checkpoints, start, noise, lockstep
+/// \param observe called on every member at every checkpoint (may be empty)
+/// \param group the members sharing the graph
+/// \param scheme the sweep scheme
+/// \param partition the part of every node (empty: partition_graph(Q, group.size()))
+/// \param share if not null, receives this member's share
+/// \return the run's totals
+/// \throws std::invalid_argument as run_partitioned() above, and for ssor or cheby-ssor without colored_order.
+DUALGIBBS_EXPORT EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
+                                               const Observer& observe, ChainGroup& group, const SchemeOptions& scheme,
                                                const std::vector<int>& partition = {}, GraphShare* share = nullptr);
 
 /// run_partitioned() of a lattice given by its shape (collective): member r builds only its share, lattice_share(shape,

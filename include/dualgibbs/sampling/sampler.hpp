@@ -190,43 +190,45 @@ struct HasCheckKernel<Scheme, Kernel, W,
                       std::void_t<decltype(std::declval<const Scheme&>().template check_kernel<Kernel, W>(
                           std::declval<const Kernel&>()))>> : std::true_type {};
 
-/// Relaxed updates of the sites produced by next_chunk (as SweepContext::gibbs), count sites in all:
+/// Relaxed updates of sites[0..count), count <= SweepContext::kChunk, with the deviates eps (eps[t * W + c]):
 ///
 ///   z_i <- (1 - omega) z_i + omega mu_i + noise_scale M_ii^{-1/2} eps,
 ///
-/// through the kernel's conditional_mean and set_site (SymmetricSweep with noise_scale = sqrt(omega (2 - omega)),
-/// ChebyshevSsorSweep with that times its per-iteration factor). Uses the kernel's batched run_relaxed_updates where
-/// it has one (the same bits), else needs set_site (check_kernel refuses the kernel before a sweep can get here).
-template <class Kernel, int W, class NextChunk>
-void relaxed_updates(SweepContext<Kernel, W>& ctx, std::size_t count, const NextChunk& next_chunk, double omega,
-                     double noise_scale) {
+/// through the kernel's batched run_relaxed_updates where it has one (the same bits), else its conditional_mean and
+/// set_site (check_kernel refuses a kernel without set_site before a sweep can get here).
+template <class Kernel, int W>
+void relaxed_chunk(SweepContext<Kernel, W>& ctx, const Index* sites, std::size_t count, const double* eps, double omega,
+                   double noise_scale) {
   if constexpr (HasRunRelaxedUpdates<Kernel, W>::value) {
-    double* eps = ctx.ws.normals();
-    for (std::size_t start = 0; start < count; start += ctx.kChunk) {
-      const std::size_t len = std::min(ctx.kChunk, count - start);
-      const Index* sites = next_chunk(start, len, ctx.ws.indices());
-      ctx.draw_deviates(len, eps);
-      ctx.kernel.template run_relaxed_updates<W>(sites, len, ctx.z, ctx.tally, eps, omega, noise_scale);
-    }
+    ctx.kernel.template run_relaxed_updates<W>(sites, count, ctx.z, ctx.tally, eps, omega, noise_scale);
   } else if constexpr (HasSetSite<Kernel, W>::value) {
     const double keep = 1.0 - omega;
-    double* eps = ctx.ws.normals();
-    for (std::size_t start = 0; start < count; start += ctx.kChunk) {
-      const std::size_t len = std::min(ctx.kChunk, count - start);
-      const Index* sites = next_chunk(start, len, ctx.ws.indices());
-      ctx.draw_deviates(len, eps);
-      for (std::size_t t = 0; t < len; ++t) {
-        const Index i = sites[t];
-        const double* zi = ctx.z + static_cast<std::size_t>(i) * W;
-        const double sd = noise_scale * ctx.kernel.conditional_sd(i);
-        double fresh[W];
-        ctx.kernel.template conditional_mean<W>(i, ctx.z, ctx.tally, fresh);
-        for (int c = 0; c < W; ++c) fresh[c] = keep * zi[c] + omega * fresh[c] + sd * eps[t * W + c];
-        ctx.kernel.template set_site<W>(i, ctx.z, ctx.tally, fresh);
-      }
+    for (std::size_t t = 0; t < count; ++t) {
+      const Index i = sites[t];
+      const double* zi = ctx.z + static_cast<std::size_t>(i) * W;
+      const double sd = noise_scale * ctx.kernel.conditional_sd(i);
+      double fresh[W];
+      ctx.kernel.template conditional_mean<W>(i, ctx.z, ctx.tally, fresh);
+      for (int c = 0; c < W; ++c) fresh[c] = keep * zi[c] + omega * fresh[c] + sd * eps[t * W + c];
+      ctx.kernel.template set_site<W>(i, ctx.z, ctx.tally, fresh);
     }
   } else {
     throw std::logic_error("relaxed_updates: the site kernel has no set_site");
+  }
+}
+
+/// Relaxed updates (relaxed_chunk) of the sites produced by next_chunk (as SweepContext::gibbs), count sites in all,
+/// with the lanes' next deviates (SymmetricSweep with noise_scale = sqrt(omega (2 - omega)), ChebyshevSsorSweep with
+/// that times its per-iteration factor).
+template <class Kernel, int W, class NextChunk>
+void relaxed_updates(SweepContext<Kernel, W>& ctx, std::size_t count, const NextChunk& next_chunk, double omega,
+                     double noise_scale) {
+  double* eps = ctx.ws.normals();
+  for (std::size_t start = 0; start < count; start += ctx.kChunk) {
+    const std::size_t len = std::min(ctx.kChunk, count - start);
+    const Index* sites = next_chunk(start, len, ctx.ws.indices());
+    ctx.draw_deviates(len, eps);
+    relaxed_chunk(ctx, sites, len, eps, omega, noise_scale);
   }
 }
 

@@ -42,6 +42,9 @@ struct SchemeOptions {
   double omega = 1.0;                   ///< relaxation (ssor, cheby-ssor), in (0, 2)
   SsorSpectrum spectrum;                ///< cheby-ssor: the bounds at `omega` (ssor_spectrum()); required
   unsigned threads = 1;                 ///< colored: threads per chain (>= 1); the chains then run one at a time
+  /// ssor, cheby-ssor: the sites in colour order (ColoredSsorSweep over domain_coloring(); the spectrum then that of
+  /// the colour-ordered precision, color_permuted()), the order in which a graph split over ranks is swept.
+  bool colored_order = false;
 };
 
 /// Site updates one sweep of the scheme performs on n coordinates (n for gibbs and colored, 2n otherwise).
