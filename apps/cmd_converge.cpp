@@ -83,6 +83,14 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   app.add_option("--init", c.init, "initial state: constant | random")->capture_default_str();
   app.add_option("--init-value", c.init_value, "the constant of --init constant")->capture_default_str();
   app.add_option("--init-scale", c.init_scale, "--init random starts from N(0, K^2 diag(M)^-1)")->capture_default_str();
+  app.add_option("--distribute", c.distribute,
+                 "under mpirun: chains (each rank a share of the chains and the scoring) or graph (every chain's\n"
+                 "graph cut over the ranks, each rank scoring all chains; --scan colored, --init constant); the\n"
+                 "curves are the same either way")
+      ->capture_default_str();
+  app.add_option("--partition", c.partition,
+                 "with --distribute graph: ranges (contiguous node ids) or metis (METIS's k-way cut)")
+      ->capture_default_str();
   add_count(app, "--threads", o.threads, "threads of the samplers and estimators (0 = the cores this process may use)")
       ->capture_default_str();
   app.add_option("--full-max", c.full_max, "full covariance up to this many nodes, marginal variances above")

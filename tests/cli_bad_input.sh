@@ -241,6 +241,9 @@ expect_error "apply to --scheme ssor and cheby-ssor, not gibbs" sample --graph t
 expect_error "both --lambda-min and --lambda-max" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.1 -o "$tmp/s.csv"
 expect_error "lambda_min = 0.5, lambda_max = 0.2" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.5 --lambda-max 0.2 -o "$tmp/s.csv"
 expect_error "--scan fixed applies to --scheme gibbs" converge --graph torus:3 --scheme ssor --scan fixed
+expect_error "unknown --distribute 'rows'" converge --graph torus:3 --distribute rows
+expect_error "add --scan colored" converge --graph torus:3 --distribute graph
+expect_error "constant state, not random" converge --graph torus:3 --distribute graph --scan colored --init random
 expect_error "dual domain is empty" sample --graph path:1 --scheme cheby-ssor -o "$tmp/s.csv"
 expect_json 'j["scheme"] == "cheby-ssor" and j["site_updates_per_iteration"] == 2 * 18 and j["ns_per_update"] > 0 and "family" in j["cpu"]' \
   bench --graph torus:3 --scheme cheby-ssor --json --repeat 1 --sweeps 3

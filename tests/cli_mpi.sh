@@ -71,6 +71,42 @@ for graph in torus3:9x8x7 kregular:300,5,4; do
   done
 done
 
+# SSOR and Chebyshev-SSOR in colour order over split graphs (one exchange per class and half-sweep; in the dual the
+# Chebyshev tally rebuild's exchanges too): the plain colour-ordered run's draws, byte for byte.
+for graph in torus3:9x8x7 kregular:300,5,4; do
+  for scheme in ssor cheby-ssor; do
+    for domain in primal dual; do
+      ssor_args=(--quiet --graph "$graph" --sigma 0.4 --seed 12 sample --domain $domain --scheme $scheme --omega 1.2
+                 --scan colored --chains 3 --sweeps 5 --every 2 --lockstep 2)
+      "$exe" "${ssor_args[@]}" --output "$tmp/ssor-plain.csv" 2>"$tmp/err" \
+        || bad "plain colour-ordered $scheme: $(head -c 300 "$tmp/err")"
+      for run in "2 ranges" "3 ranges" "3 metis"; do
+        set -- $run
+        run_np "$1" "$exe" "${ssor_args[@]}" --distribute graph --partition "$2" --output "$tmp/ssor-split.csv" \
+          >/dev/null 2>"$tmp/err" || bad "sample --scheme $scheme --domain $domain --distribute graph -np $1 ($2) exit $?: $(head -c 300 "$tmp/err")"
+        cmp -s "$tmp/ssor-plain.csv" "$tmp/ssor-split.csv" && ok \
+          || bad "sample --scheme $scheme --domain $domain $graph --distribute graph -np $1 ($2): draws differ"
+      done
+    done
+  done
+done
+
+# converge with every chain's graph cut over the ranks: each rank scores all chains, so converge.csv is the plain
+# colour-ordered run's (the timed columns aside), for Gibbs and Chebyshev-SSOR in colour order, with both cuts.
+for scheme in gibbs cheby-ssor; do
+  split_converge=(--quiet --graph ws:24,4,0.3,5 --sigma 0.2 --seed 3 converge --chains 101 --sweeps 6 --every 2
+                  --scan colored --scheme $scheme --no-plot)
+  "$exe" "${split_converge[@]}" --threads 1 --out "$tmp/sc-plain" >/dev/null 2>"$tmp/err" \
+    || bad "plain colored converge: $(head -c 300 "$tmp/err")"
+  for run in "2 ranges" "3 metis"; do
+    set -- $run
+    run_np "$1" "$exe" "${split_converge[@]}" --distribute graph --partition "$2" --out "$tmp/sc$1" >/dev/null \
+      2>"$tmp/err" || bad "converge --scheme $scheme --distribute graph -np $1 exit $?: $(head -c 300 "$tmp/err")"
+    cmp -s <(untimed "$tmp/sc-plain/converge.csv") <(untimed "$tmp/sc$1/converge.csv") && ok \
+      || bad "converge --scheme $scheme --distribute graph -np $1 ($2): converge.csv differs from the plain run"
+  done
+done
+
 # A general precision (signed off-diagonal entries: a ring of 40 nodes with chords, diagonally dominant) split the
 # same way: the plain colored draws, byte for byte.
 {

@@ -1,5 +1,6 @@
 // The converge use case (api/converge.hpp).
 #include <dualgibbs/api/converge.hpp>
+#include <dualgibbs/sampling/partition.hpp>
 
 #include <chrono>
 #include <sstream>
@@ -27,6 +28,19 @@ ConvergenceSettings settings(const ConvergeOptions& o, std::uint64_t seed, const
   cs.threads = execution.threads;
   cs.group = execution.group;
   cs.control_variate = o.control_variate;
+  if (o.distribute != "chains" && o.distribute != "graph")
+    throw std::invalid_argument("converge: unknown --distribute '" + o.distribute + "' (expected 'chains' or 'graph')");
+  if (o.partition != "ranges" && o.partition != "metis")
+    throw std::invalid_argument("converge: unknown --partition '" + o.partition + "' (expected 'ranges' or 'metis')");
+  if (o.distribute == "graph") {
+    if (o.scheme.scan != "colored")
+      throw std::invalid_argument(
+          "converge: --distribute graph runs the colour-ordered sweep of gibbs, ssor or cheby-ssor (add --scan "
+          "colored)");
+    if (cs.init == InitialState::Random)
+      throw std::invalid_argument("converge: --distribute graph starts from a constant state, not random");
+    cs.split_graph = true;
+  }
   if (o.every < 1) throw std::invalid_argument("converge: --every must be at least 1");
   if (o.full_max < 1) throw std::invalid_argument("converge: --full-max must be at least 1");
   return cs;
@@ -56,6 +70,7 @@ std::string command_line(const ConvergeOptions& o, const ConvergenceSettings& cs
     cmd << " --scheme " << o.scheme.scheme;
     if (o.scheme.omega) cmd << " --omega " << *o.scheme.omega;
   }
+  if (o.distribute == "graph") cmd << " --distribute graph --partition " << o.partition;
   return cmd.str();
 }
 
@@ -65,6 +80,8 @@ ExperimentRun converge(const Model& model, const ConvergeOptions& options, const
                        const Execution& execution) {
   ConvergenceSettings cs = settings(options, source.seed, execution);
   set_schemes(cs, options, model, resolved_threads(execution));
+  if (cs.split_graph && execution.group && options.partition == "ranges")
+    cs.partition = partition_ranges(model.num_nodes(), execution.group->size());
   ExperimentRun run;
   const auto t0 = std::chrono::steady_clock::now();
   run.result = run_convergence(model, options.name, source_label(source), cs, options.full_max, execution.progress);

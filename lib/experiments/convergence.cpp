@@ -5,6 +5,7 @@
 #include <dualgibbs/core/number_text.hpp>
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/experiments/experiments.hpp>
+#include <dualgibbs/sampling/partition.hpp>
 #include <dualgibbs/truth/exact.hpp>
 
 #include "experiments/experiment_support.hpp"
@@ -108,7 +109,7 @@ EnsembleOptions ensemble_options(const ConvergenceSettings& settings, Domain dom
   o.scan = settings.scan;
   o.seed = detail::derive_seed(settings.seed, domain == Domain::Primal ? 1 : 2);
   o.threads = settings.threads;
-  o.group = settings.group;
+  o.group = settings.split_graph ? nullptr : settings.group;  // a split graph: the sweeps' group is run_partitioned's
   o.checkpoint_every = settings.checkpoint_every;
   o.init = settings.init;
   o.init_value = settings.init_value;
@@ -119,13 +120,23 @@ EnsembleOptions ensemble_options(const ConvergenceSettings& settings, Domain dom
   return o;
 }
 
+// One domain's chains, in one process or over the group's chains, or with every chain's graph split over the group.
+EnsembleStats run_chains(const Model& model, Domain domain, const EnsembleOptions& o, const Observer& observe,
+                         const ConvergenceSettings& settings, bool split) {
+  const SchemeOptions& scheme = domain == Domain::Primal ? settings.scheme_primal : settings.scheme_dual;
+  return split ? run_partitioned(model, domain, o, observe, *settings.group, scheme, settings.partition)
+               : run_ensemble(model, domain, o, observe, scheme);
+}
+
 }  // namespace
 
 ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::MatrixXd& target,
                                       const ConvergenceSettings& settings, const ProgressFn& progress,
                                       const std::string& label) {
   // The trackers' and the control variate's work: the settings' threads, over the settings' group (collective there).
-  const Execution execution{settings.threads, settings.group};
+  // With the graph split over the group every member scores all chains itself: the group is the sweeps' alone.
+  const bool split = settings.split_graph && settings.group && settings.group->size() > 1;
+  const Execution execution{settings.threads, split ? nullptr : settings.group};
   // The covariance errors are of zero-mean draws: a model's mean is dropped (it does not change Q).
   std::optional<Model> zero_mean;
   if (model_in.has_mean()) zero_mean = model_in.without_mean();
@@ -206,30 +217,28 @@ ConvergenceCurves measure_convergence(const Model& model_in, const Eigen::Matrix
       kept_sweeps.clear();
       kept_seconds.clear();
     };
-    const EnsembleStats stats = run_ensemble(
-        model, domain, o,
-        [&](const Checkpoint& cp) {
-          // The control variate's terms, into the next kept matrix when deferring, else into w (kept: its memory is
-          // reused from checkpoint to checkpoint).
-          Eigen::MatrixXd& terms = with_cv && !derive && batch > 1 ? next_kept(kept_terms) : w;
-          if (with_cv && !derive)  // the terms of this member's chains, column by column, here alone
-            cv->scaled_dual_terms(cp.states, terms, execution.thread_budget());
-          if (batch > 1) {
-            if (cp.states.data() != kept_states[kept_sweeps.size()].data())
-              throw std::logic_error("measure_convergence: the states were not gathered into the kept matrix");
-            kept_sweeps.push_back(cp.sweep);
-            kept_seconds.push_back(cp.seconds);
-            kept_first = cp.first_chain;
-          } else if (mapped) {
-            tracker.observe_batch({cp.sweep}, {cp.seconds}, {cp.states}, cp.first_chain, chains, execution, *mapped);
-          } else {
-            tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains, execution);
-            if (with_cv) cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains, execution);
-          }
-          if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);  // this member's sweeps
-          if (kept_sweeps.size() == batch) score_kept();
-        },
-        domain == Domain::Primal ? settings.scheme_primal : settings.scheme_dual);
+    const Observer observe = [&](const Checkpoint& cp) {
+      // The control variate's terms, into the next kept matrix when deferring, else into w (kept: its memory is
+      // reused from checkpoint to checkpoint).
+      Eigen::MatrixXd& terms = with_cv && !derive && batch > 1 ? next_kept(kept_terms) : w;
+      if (with_cv && !derive)  // the terms of this member's chains, column by column, here alone
+        cv->scaled_dual_terms(cp.states, terms, execution.thread_budget());
+      if (batch > 1) {
+        if (cp.states.data() != kept_states[kept_sweeps.size()].data())
+          throw std::logic_error("measure_convergence: the states were not gathered into the kept matrix");
+        kept_sweeps.push_back(cp.sweep);
+        kept_seconds.push_back(cp.seconds);
+        kept_first = cp.first_chain;
+      } else if (mapped) {
+        tracker.observe_batch({cp.sweep}, {cp.seconds}, {cp.states}, cp.first_chain, chains, execution, *mapped);
+      } else {
+        tracker.observe(cp.sweep, cp.seconds, cp.states, cp.first_chain, chains, execution);
+        if (with_cv) cv_tracker->observe(cp.sweep, cp.seconds, w, cp.first_chain, chains, execution);
+      }
+      if (progress) progress(stage, lo + 0.5 * static_cast<double>(cp.sweep) / sweeps);  // this member's sweeps
+      if (kept_sweeps.size() == batch) score_kept();
+    };
+    const EnsembleStats stats = run_chains(model, domain, o, observe, settings, split);
     score_kept();  // the last batch: collective, after every member's sweeps
     (domain == Domain::Primal ? out.primal : out.dual) = tracker.history();
     (domain == Domain::Primal ? out.primal_stats : out.dual_stats) = stats;

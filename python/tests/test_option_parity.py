@@ -54,7 +54,9 @@ SUBCOMMANDS = {
     "info": Row("info", negated={"--no-spectra": "spectra"},
                 not_applicable={"--seed": "info samples nothing; the seed of a random graph is Model.from_spec's"}),
     "marginals": Row("marginals"),
-    "converge": Row("run_convergence"),
+    "converge": Row("run_convergence",
+                    not_applicable={"--distribute": "how MPI ranks share the work: Python runs in one process",
+                                    "--partition": "how MPI ranks cut the graph: Python runs in one process"}),
     "bench": Row("bench"),
     "sample": Row("sample", negated={"--noise-free": "noise"},
                   not_applicable={**{o: "a file: Python returns the draws (and with return_stats=True the posterior "

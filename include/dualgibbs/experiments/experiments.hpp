@@ -189,6 +189,13 @@ struct ConvergenceSettings {
   /// run, so the results are bitwise those of scoring each checkpoint at once. If fewer than two checkpoints fit (or
   /// 0), every checkpoint is exchanged as it comes. Unused in one process.
   std::size_t deferred_bytes = std::size_t{256} << 20;
+  /// With a group of two or more: every chain's graph cut over the members instead of the chains
+  /// (run_partitioned(), sampling/partition.hpp; the schemes must be colour-ordered: SchemeKind::Colored, or ssor /
+  /// cheby-ssor with colored_order). Every member then sees every chain's states and scores them alone, so the
+  /// curves are bitwise those of one process with the same schemes.
+  bool split_graph = false;
+  /// split_graph: the member of every node (empty: METIS's cut, partition_graph()).
+  std::vector<int> partition;
 };
 
 /// Both domains' error curves on one model.
