@@ -85,7 +85,7 @@ std::function<int()> setup_converge(CLI::App& app, CommonOptions& common) {
   app.add_option("--init-scale", c.init_scale, "--init random starts from N(0, K^2 diag(M)^-1)")->capture_default_str();
   app.add_option("--distribute", c.distribute,
                  "under mpirun: chains (each rank a share of the chains and the scoring) or graph (every chain's\n"
-                 "graph cut over the ranks, each rank scoring all chains; --scan colored, --init constant); the\n"
+                 "graph cut over the ranks, each rank scoring all chains; --scan colored); the\n"
                  "curves are the same either way")
       ->capture_default_str();
   app.add_option("--partition", c.partition,

@@ -139,6 +139,14 @@ std::function<int()> setup_marginals(CLI::App& app, CommonOptions& common) {
                  "(JSON sidecar FILE.json; '-' = standard output, no sidecar then nor for a device or FIFO)");
   app.add_flag("--json", c.json, "print the result's summary as JSON on stdout");
   add_scheme_options(app, c.m.scheme);
+  app.add_option("--distribute", c.m.distribute,
+                 "under mpirun: chains (each rank a share of the chains) or graph (every chain's graph cut over the\n"
+                 "ranks, each rank estimating alone; the sampling methods, swept in colour order: the same estimates\n"
+                 "for any number of ranks)")
+      ->capture_default_str();
+  app.add_option("--partition", c.m.partition,
+                 "with --distribute graph: ranges (contiguous node ids) or metis (METIS's k-way cut)")
+      ->capture_default_str();
   add_mean_options(app, c.m.mean);
   return [&common]() { return run_marginals(common, c); };
 }

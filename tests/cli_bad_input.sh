@@ -224,7 +224,6 @@ expect_error "unknown --distribute 'ranks'" sample --graph torus:3 --distribute 
 expect_error "unknown --partition 'scotch'" sample --graph torus:3 --partition scotch -o "$tmp/x.csv"
 expect_error "add --scan colored" sample --graph torus:3 --distribute graph -o "$tmp/x.csv"
 expect_error "add --scan colored" sample --graph torus:3 --domain primal --distribute graph -o "$tmp/x.csv"
-expect_error "not random" sample --graph torus:3 --domain primal --scan colored --init random --distribute graph -o "$tmp/x.csv"
 expect_error "needs --obs-file" sample --graph torus:3 --domain primal --scan colored --distribute graph --mean-output "$tmp/m.csv" -o "$tmp/x.csv"
 expect_error "a periodic side needs at least 3 nodes" sample --graph torus:2x5 --domain primal --scan colored --distribute graph -o "$tmp/x.csv"
 expect_error "--output FILE is required" sample --graph torus:3
@@ -242,8 +241,9 @@ expect_error "both --lambda-min and --lambda-max" sample --graph torus:3 --schem
 expect_error "lambda_min = 0.5, lambda_max = 0.2" sample --graph torus:3 --scheme cheby-ssor --omega 1 --lambda-min 0.5 --lambda-max 0.2 -o "$tmp/s.csv"
 expect_error "--scan fixed applies to --scheme gibbs" converge --graph torus:3 --scheme ssor --scan fixed
 expect_error "unknown --distribute 'rows'" converge --graph torus:3 --distribute rows
+expect_error "unknown --distribute 'rows'" marginals --graph torus:3 --distribute rows
+expect_error "sampled by primal, dual, dual-cv, primal-cv or rbmc-gibbs, not exact" marginals --graph torus:3 --method exact --distribute graph
 expect_error "add --scan colored" converge --graph torus:3 --distribute graph
-expect_error "constant state, not random" converge --graph torus:3 --distribute graph --scan colored --init random
 expect_error "dual domain is empty" sample --graph path:1 --scheme cheby-ssor -o "$tmp/s.csv"
 expect_json 'j["scheme"] == "cheby-ssor" and j["site_updates_per_iteration"] == 2 * 18 and j["ns_per_update"] > 0 and "family" in j["cpu"]' \
   bench --graph torus:3 --scheme cheby-ssor --json --repeat 1 --sweeps 3

@@ -107,6 +107,22 @@ for scheme in gibbs cheby-ssor; do
   done
 done
 
+# marginals with every chain's graph cut over the ranks: each rank estimates alone from every chain's states, and the
+# stopping rule (the same on every rank) ends all ranks at the same sweep, so the CSV is the one-process run's.
+for method in dual-cv primal; do
+  split_marginals=(--quiet --graph torus:12 --sigma 0.3 --seed 4 marginals --method $method --rel-rmse 0.05
+                   --chains 16 --threads 1 --distribute graph)
+  "$exe" "${split_marginals[@]}" --out "$tmp/sm-plain.csv" >/dev/null 2>"$tmp/err" \
+    || bad "one-process marginals --distribute graph: $(head -c 300 "$tmp/err")"
+  for run in "2 ranges" "3 metis"; do
+    set -- $run
+    run_np "$1" "$exe" "${split_marginals[@]}" --partition "$2" --out "$tmp/sm$1.csv" >/dev/null 2>"$tmp/err" \
+      || bad "marginals --method $method --distribute graph -np $1 exit $?: $(head -c 300 "$tmp/err")"
+    cmp -s "$tmp/sm-plain.csv" "$tmp/sm$1.csv" && ok \
+      || bad "marginals --method $method --distribute graph -np $1 ($2): the CSV differs from one process's"
+  done
+done
+
 # A general precision (signed off-diagonal entries: a ring of 40 nodes with chords, diagonally dominant) split the
 # same way: the plain colored draws, byte for byte.
 {

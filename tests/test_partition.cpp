@@ -229,6 +229,11 @@ BOOST_AUTO_TEST_CASE(split_sweeps_give_one_process_colored_bits_on_lattices_expa
   check_bitwise(posterior, o, "a posterior (a mean), lock-step pairs, given start");
   o.noise = false;
   check_bitwise(posterior, o, "Gauss-Seidel (no noise)");
+  o.noise = true;
+  o.init = InitialState::Random;
+  o.init_scale = 2.0;
+  check_bitwise(posterior, o, "a random start (each coordinate the deviate of its place)");
+  check_bitwise(Model(make_random_regular(50, 3, 5), 1.0, 0.5), o, "random 3-regular, random start");
 }
 
 namespace {
@@ -294,6 +299,11 @@ BOOST_AUTO_TEST_CASE(split_dual_sweeps_give_one_process_colored_bits_for_every_i
   o.observe_edges = false;
   o.noise = false;
   check_bitwise(torus, o, "dual, Gauss-Seidel (no noise)", Domain::Dual);
+  o.noise = true;
+  o.init = InitialState::Random;
+  check_bitwise(torus, o, "dual, random start", Domain::Dual);
+  o.observe_edges = true;
+  check_bitwise(weighted_model(), o, "dual edges, weighted incidence, random start", Domain::Dual);
 }
 
 BOOST_AUTO_TEST_CASE(a_dual_share_owns_its_heads_edges_and_exchanges_what_the_others_hold) {
@@ -429,6 +439,13 @@ BOOST_AUTO_TEST_CASE(split_ssor_and_chebyshev_ssor_give_one_process_colour_order
   o.noise = false;
   check_scheme_bitwise(posterior, Domain::Dual, o, colored_ssor(posterior, Domain::Dual, 1.5, true),
                        "dual edges, no noise, cheby-ssor");
+  o.noise = true;
+  o.init = InitialState::Random;
+  check_scheme_bitwise(posterior, Domain::Dual, o, colored_ssor(posterior, Domain::Dual, 1.5, true),
+                       "dual edges, random start, cheby-ssor");
+  o.observe_edges = false;
+  check_scheme_bitwise(posterior, Domain::Primal, o, colored_ssor(posterior, Domain::Primal, 1.5, false),
+                       "posterior, random start, ssor");
   // The natural order is not a split graph's.
   SchemeOptions natural = colored_ssor(torus, Domain::Primal, 1.3, true);
   natural.colored_order = false;
@@ -480,12 +497,31 @@ BOOST_AUTO_TEST_CASE(a_failure_on_one_member_ends_every_member_with_its_message)
       messages == std::vector<std::string>({"observer of member 1 failed", "observer of member 1 failed (on rank 1)",
                                             "observer of member 1 failed (on rank 1)"}),
       boost::test_tools::per_element());
+  // A stop every member's observer decides at the same checkpoint (a rule on the states all see) reaches each member
+  // as its own exception, of its own type.
+  struct Stop {};
+  std::vector<int> stopped(3, 0);
+  on_members(3, [&](ThreadMember& member) {
+    try {
+      run_partitioned(
+          model, Domain::Primal, o,
+          [&](const Checkpoint& cp) {
+            if (cp.sweep == 2) throw Stop{};
+          },
+          member);
+    } catch (const Stop&) {
+      stopped[static_cast<std::size_t>(member.rank())] = 1;
+    } catch (...) {
+    }
+  });
+  BOOST_TEST(stopped == std::vector<int>({1, 1, 1}), boost::test_tools::per_element());
   // Input errors are the same on every member (Boost.Test's checks stay on this thread: the members record).
   std::vector<int> refused(2, 0);
   on_members(2, [&](ThreadMember& member) {
-    EnsembleOptions random = o, edges = o;
-    random.init = InitialState::Random;
-    edges.observe_edges = true;  // the primal domain has no edges to observe
+    EnsembleOptions short_start = o, edges = o;
+    short_start.init = InitialState::Given;
+    short_start.given_state = Eigen::VectorXd::Ones(63);  // the torus has 64 nodes
+    edges.observe_edges = true;                           // the primal domain has no edges to observe
     auto refuses = [&](const std::function<void()>& call) {
       try {
         call();
@@ -496,7 +532,7 @@ BOOST_AUTO_TEST_CASE(a_failure_on_one_member_ends_every_member_with_its_message)
     };
     refused[static_cast<std::size_t>(member.rank())] =
         refuses([&] { run_partitioned(model, Domain::Primal, edges, {}, member); }) +
-        refuses([&] { run_partitioned(model, Domain::Primal, random, {}, member); }) +
+        refuses([&] { run_partitioned(model, Domain::Primal, short_start, {}, member); }) +
         refuses([&] { run_partitioned(model, Domain::Primal, o, {}, member, std::vector<int>(64, 2)); });
     // Without an observer the checkpoints still settle, and the run completes on every member.
     const EnsembleStats st = run_partitioned(model, Domain::Primal, o, {}, member);
@@ -581,6 +617,7 @@ BOOST_AUTO_TEST_CASE(a_lattice_split_by_its_shape_gives_one_process_colored_bits
   o.lockstep = 2;
   o.seed = 77;
   for (const LatticeCase& c : lattice_cases()) {
+    o.init = c.shape.periodic ? InitialState::Random : InitialState::Constant;  // both starts
     const std::vector<Eigen::MatrixXd> reference = one_process(Model(c.graph, c.shape.s, c.shape.sigma), o);
     for (int k = 1; k <= 3; ++k) {
       BOOST_TEST_INFO(c.name << ", " << k << " members");

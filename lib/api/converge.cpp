@@ -37,8 +37,6 @@ ConvergenceSettings settings(const ConvergeOptions& o, std::uint64_t seed, const
       throw std::invalid_argument(
           "converge: --distribute graph runs the colour-ordered sweep of gibbs, ssor or cheby-ssor (add --scan "
           "colored)");
-    if (cs.init == InitialState::Random)
-      throw std::invalid_argument("converge: --distribute graph starts from a constant state, not random");
     cs.split_graph = true;
   }
   if (o.every < 1) throw std::invalid_argument("converge: --every must be at least 1");

@@ -1,5 +1,6 @@
 // The marginals use case (api/marginals.hpp).
 #include <dualgibbs/api/marginals.hpp>
+#include <dualgibbs/sampling/partition.hpp>
 
 #include <cmath>
 #include <stdexcept>
@@ -34,13 +35,26 @@ MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const Mod
   o.seed = source.seed;
   o.threads = resolved_threads(execution);
   o.group = execution.group;
-  const SchemeChoice& s = c.scheme;
+  if (c.distribute != "chains" && c.distribute != "graph")
+    throw std::invalid_argument("marginals: unknown --distribute '" + c.distribute +
+                                "' (expected 'chains' or 'graph')");
+  if (c.partition != "ranges" && c.partition != "metis")
+    throw std::invalid_argument("marginals: unknown --partition '" + c.partition + "' (expected 'ranges' or 'metis')");
+  o.split_graph = c.distribute == "graph";
+  if (o.split_graph && execution.group && execution.group->size() > 1 && c.partition == "ranges")
+    o.partition = partition_ranges(model.num_nodes(), execution.group->size());
+  SchemeChoice s = c.scheme;
+  if (o.split_graph) s.scan = "colored";  // a split graph sweeps in colour order
   if (o.method == MarginalMethod::Primal || o.method == MarginalMethod::PrimalCv ||
       o.method == MarginalMethod::RbmcGibbs)
     o.scheme = make_scheme(s, model, Domain::Primal, "marginals");
   else if (s.scheme != "gibbs" || s.omega || s.lambda_min || s.lambda_max)
     throw std::invalid_argument(std::string("marginals: --scheme, --omega, --lambda-min and --lambda-max apply to ") +
                                 "--method primal, primal-cv and rbmc-gibbs, not " + to_string(o.method));
+  if (o.split_graph && o.scheme.kind == SchemeKind::Gibbs) {
+    o.scheme.kind = SchemeKind::Colored;
+    o.scheme.threads = o.threads;
+  }
   if (execution.progress) {
     const auto progress = execution.progress;
     o.progress = [progress](double f) { progress("marginals", f); };

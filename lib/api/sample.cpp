@@ -60,8 +60,6 @@ SamplePlan plan_sample(const Model* model, Index nodes, Index edges, const Sampl
     if (so.scheme.scan != "colored")
       throw std::invalid_argument(
           "sample: --distribute graph runs the colour-ordered sweep of gibbs, ssor or cheby-ssor (add --scan colored)");
-    if (o.init == InitialState::Random)
-      throw std::invalid_argument("sample: --distribute graph starts from a constant or given state, not random");
   }
   p.dim = o.observe_edges ? edges : nodes;
   p.checkpoints = sample_checkpoints(so);

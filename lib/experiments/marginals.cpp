@@ -8,6 +8,7 @@
 #include <dualgibbs/estimation/flow_cv.hpp>
 #include <dualgibbs/estimation/probing.hpp>
 #include <dualgibbs/sampling/ensemble.hpp>
+#include <dualgibbs/sampling/partition.hpp>
 #include <dualgibbs/truth/closed_forms.hpp>
 #include <dualgibbs/truth/exact.hpp>
 #include <dualgibbs/truth/spectral.hpp>
@@ -575,10 +576,20 @@ EnsembleOptions sampling_ensemble(const MarginalOptions& o, std::size_t burn_in)
   eo.checkpoint_every = o.every;
   eo.seed = o.seed;
   eo.threads = o.threads;
-  eo.group = o.group;
+  eo.group = o.split_graph ? nullptr : o.group;  // a split graph: the sweeps' group is run_partitioned's
   eo.init = InitialState::Random;
   eo.lockstep = o.lockstep;
   return eo;
+}
+
+// The chains of a sampling method: in one process or over the group's chains, or every chain's graph split over it.
+bool split_over_group(const MarginalOptions& o) { return o.split_graph && o.group && o.group->size() > 1; }
+void run_sampler(const Model& model, Domain domain, const EnsembleOptions& eo, const Observer& observe,
+                 const MarginalOptions& o) {
+  if (split_over_group(o))
+    run_partitioned(model, domain, eo, observe, *o.group, o.scheme, o.partition);
+  else
+    run_ensemble(model, domain, eo, observe, o.scheme);
 }
 
 // The rbmc-gibbs method: primal Gibbs draws (o.scheme) after the primal burn-in, the Rao-Blackwellized terms at
@@ -589,7 +600,7 @@ MarginalResult rbmc_gibbs_marginals(const Model& model, const MarginalOptions& o
   RbmcAccumulator acc(model, o.chains);
   r.burn_in = o.burn_in ? o.burn_in : burn_in_for(model, Domain::Primal, o.max_sweeps, o.scheme).full;
   try {
-    run_ensemble(
+    run_sampler(
         model, Domain::Primal, sampling_ensemble(o, r.burn_in),
         [&](const Checkpoint& cp) {
           r.sweeps = cp.sweep;
@@ -601,7 +612,7 @@ MarginalResult rbmc_gibbs_marginals(const Model& model, const MarginalOptions& o
           r.samples += o.chains;
           if (stop.done(acc, rel)) throw StopSampling{};
         },
-        o.scheme);
+        o);
   } catch (const StopSampling&) {
   }
   fill_from(acc, r, o.rel_rmse);
@@ -631,8 +642,9 @@ MarginalResult sampling_marginals(const Model& model, const MarginalOptions& o, 
 
   // The control variate is built before sampling when its degree is fixed (0 without one), and from a pilot of
   // two evaluations after the burn-in when it is automatic (choose_degree).
-  // The control variate's precomputation and the accumulator's terms, split over the threads and the group's members.
-  const Execution execution{o.threads, o.group};
+  // The control variate's precomputation and the accumulator's terms, split over the threads and the group's members
+  // (with the graph split over the group every member estimates alone: the group is the sweeps' only).
+  const Execution execution{o.threads, split_over_group(o) ? nullptr : o.group};
   std::unique_ptr<FlowControlVariate> cv;
   std::unique_ptr<MarginalVarianceCv> acc;
   auto build = [&](int degree, double kappa, double top) {
@@ -660,7 +672,7 @@ MarginalResult sampling_marginals(const Model& model, const MarginalOptions& o, 
   std::vector<Eigen::MatrixXd> pilot;  // its two evaluations
 
   try {
-    run_ensemble(
+    run_sampler(
         model, domain, sampling_ensemble(o, burn_in.full),
         [&](const Checkpoint& cp) {
           r.sweeps = cp.sweep;
@@ -695,7 +707,7 @@ MarginalResult sampling_marginals(const Model& model, const MarginalOptions& o, 
           r.samples += o.chains;
           if (stop.done(*acc, rel)) throw StopSampling{};
         },
-        o.scheme);
+        o);
   } catch (const StopSampling&) {
   }
   if (!acc)
@@ -950,8 +962,16 @@ MarginalResult estimate_marginal_variances(const Model& model_in, const Marginal
   MarginalOptions o = options;
   const bool exact_draws = o.method == MarginalMethod::Cholesky || o.method == MarginalMethod::Rbmc;
   if (o.chains == 0) o.chains = exact_draws ? kAutoCholeskyBatch : kAutoChains;
-  if (o.scheme.kind != SchemeKind::Gibbs && o.method != MarginalMethod::Primal &&
-      o.method != MarginalMethod::PrimalCv && o.method != MarginalMethod::RbmcGibbs)
+  const bool sampling = o.method == MarginalMethod::Primal || o.method == MarginalMethod::PrimalCv ||
+                        o.method == MarginalMethod::RbmcGibbs || o.method == MarginalMethod::Dual ||
+                        o.method == MarginalMethod::DualCv;
+  if (o.split_graph && !sampling)
+    throw std::invalid_argument(std::string("marginals: a graph split over the group is sampled by primal, dual, ") +
+                                "dual-cv, primal-cv or rbmc-gibbs, not " + to_string(o.method));
+  // The dual methods run Gibbs, in colour order (Colored) for a split graph.
+  if (o.scheme.kind != SchemeKind::Gibbs && !(o.scheme.kind == SchemeKind::Colored && sampling) &&
+      o.method != MarginalMethod::Primal && o.method != MarginalMethod::PrimalCv &&
+      o.method != MarginalMethod::RbmcGibbs)
     throw std::invalid_argument(std::string("marginals: the scheme '") + to_string(o.scheme.kind) +
                                 "' applies to the primal sampling methods (primal, primal-cv, rbmc-gibbs), not to '" +
                                 to_string(o.method) + "'");

@@ -675,8 +675,6 @@ void check_partitioned_options(Index n, Domain domain, const EnsembleOptions& o)
   const std::string where = "run_partitioned: ";
   if (o.observe_edges && domain != Domain::Dual)
     throw std::invalid_argument(where + "observe_edges applies only to the dual domain");
-  if (o.init == InitialState::Random)
-    throw std::invalid_argument(where + "the random start is not available on a split graph (use constant or given)");
   if (o.init == InitialState::Given && o.given_state.size() != n)
     throw std::invalid_argument(where + "given_state has length " + std::to_string(o.given_state.size()) + " but the " +
                                 (domain == Domain::Dual ? "dual" : "primal") + " domain has " + std::to_string(n) +
@@ -745,8 +743,14 @@ class GatheringObserver {
     } catch (...) {
       error = std::current_exception();
     }
+    // An exception every member's observer throws at this checkpoint (a stopping rule on the states all members see)
+    // is each member's own to rethrow; one that only some throw ends the call on every member with its message.
+    m_agreed = detail::agreed_sum(m_group, error ? 1.0 : 0.0) == static_cast<double>(m_group.size());
+    if (m_agreed) std::rethrow_exception(error);
     m_group.settle(error);
   }
+  // True when every member's observer threw at the last checkpoint.
+  bool agreed_failure() const noexcept { return m_agreed; }
 
  private:
   const Observer& m_observe;
@@ -758,6 +762,7 @@ class GatheringObserver {
   std::vector<std::size_t> m_row_of;  // gathered row -> global coordinate (empty: the same)
   std::vector<double> m_mine, m_all;
   Eigen::MatrixXd m_states;
+  bool m_agreed = false;
 };
 
 // Runs the chains on this member's share with the kernel make_kernel() builds for it, after settling the set-up's
@@ -773,6 +778,7 @@ EnsembleStats run_share(GraphShare& share, const Shown& shown, const EnsembleOpt
   local.group = nullptr;
   local.local_cuts.clear();
   local.states_buffer = nullptr;
+  if (options.init == InitialState::Random) local.random_places = share.global;  // each its place in the whole chain
   if (options.init == InitialState::Given) {
     local.given_state.resize(static_cast<Eigen::Index>(share.global.size()));
     for (std::size_t l = 0; l < share.global.size(); ++l)
@@ -801,7 +807,7 @@ EnsembleStats run_share(GraphShare& share, const Shown& shown, const EnsembleOpt
       st = run_ensemble(kernel, local, local_observe, PartitionedColoredSweep(share, group));
     }
   } catch (...) {
-    if (group.failure_settled()) throw;
+    if (group.failure_settled() || gather.agreed_failure()) throw;
     error = std::current_exception();
   }
   group.settle(error);

@@ -53,7 +53,9 @@ class Row:
 SUBCOMMANDS = {
     "info": Row("info", negated={"--no-spectra": "spectra"},
                 not_applicable={"--seed": "info samples nothing; the seed of a random graph is Model.from_spec's"}),
-    "marginals": Row("marginals"),
+    "marginals": Row("marginals",
+                     not_applicable={"--distribute": "how MPI ranks share the work: Python runs in one process",
+                                     "--partition": "how MPI ranks cut the graph: Python runs in one process"}),
     "converge": Row("run_convergence",
                     not_applicable={"--distribute": "how MPI ranks share the work: Python runs in one process",
                                     "--partition": "how MPI ranks cut the graph: Python runs in one process"}),

@@ -38,7 +38,7 @@ struct ConvergeOptions {
   /// Also score the dual chains through the flow control variate (ConvergenceSettings::control_variate).
   bool control_variate = false;
   /// How a group of processes shares the work: "chains" (each member a share of the chains and of the scoring) or
-  /// "graph" (every chain's graph cut over the members, each scoring all chains: the colored scan, init constant;
+  /// "graph" (every chain's graph cut over the members, each scoring all chains: the colored scan;
   /// ConvergenceSettings::split_graph). The curves are the same bits either way as one process's with the same scan.
   std::string distribute = "chains";
   /// distribute "graph": "ranges" (contiguous node ids) or "metis" (METIS's cut); the curves do not depend on it.

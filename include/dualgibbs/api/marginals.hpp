@@ -28,6 +28,13 @@ namespace dualgibbs::api {
 
 /// The options of `marginals`, with the command's defaults.
 struct MarginalsOptions {
+  /// How a group of processes shares the work: "chains" (each member a share of the chains) or "graph" (every chain's
+  /// graph cut over the members, each estimating alone: MarginalOptions::split_graph; the sampling methods only, and
+  /// every one of them then sweeps in colour order, gibbs as the colored scan, ssor and cheby-ssor in colour order).
+  /// With "graph" the estimates are bitwise the same for any number of members, one included.
+  std::string distribute = "chains";
+  /// distribute "graph": "ranges" (contiguous node ids) or "metis" (METIS's cut); the estimates do not depend on it.
+  std::string partition = "ranges";
   /// primal, dual, dual-cv, primal-cv, cholesky, rbmc, rbmc-gibbs, probing, exact or auto; empty: auto (the method
   /// predicted fastest, MarginalMethod::Auto).
   std::optional<std::string> method;

@@ -106,6 +106,13 @@ struct MarginalOptions {
   /// cheby-ssor is one iteration of 2n site updates: `every`, `burn_in` and `max_sweeps` count iterations. The dual
   /// methods run Gibbs only (std::invalid_argument otherwise).
   SchemeOptions scheme;
+  /// With a group of two or more: every chain's graph cut over the members instead of the chains (run_partitioned(),
+  /// sampling/partition.hpp), for the sampling methods (primal, dual, dual-cv, primal-cv, rbmc-gibbs); the scheme
+  /// must be colour-ordered (SchemeKind::Colored, or ssor / cheby-ssor with colored_order). Every member sees every
+  /// chain and estimates alone, so the result is bitwise one process's with the same scheme.
+  bool split_graph = false;
+  /// split_graph: the member of every node (empty: METIS's cut, partition_graph()).
+  std::vector<int> partition;
   /// Called after every evaluation with the fraction done (towards the target or the budget); may be empty.
   std::function<void(double)> progress;
 };

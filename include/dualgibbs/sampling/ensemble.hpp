@@ -80,9 +80,12 @@ struct EnsembleOptions {
   double init_scale = 1.0;      ///< InitialState::Random: N(0, init_scale^2 diag(M)^-1) (the authors' files
                                 ///< use 1 and 2); finite and > 0
   Eigen::VectorXd given_state;  ///< InitialState::Given: one state of the domain's dimension, copied to all chains
-  bool noise = true;            ///< false = plain Gauss–Seidel (deterministic)
-  bool observe_edges = false;   ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
-  std::size_t lockstep = 1;     ///< chains per shared-schedule block: 1, 2, 4, 8 or 16 (1 = independent)
+  /// InitialState::Random on a part of a split graph (partition.hpp): the place in the whole state of each of the
+  /// kernel's coordinates (increasing), whose deviates they take (GibbsSampler::set_random_state). Empty: 0..n-1.
+  std::vector<Index> random_places;
+  bool noise = true;           ///< false = plain Gauss–Seidel (deterministic)
+  bool observe_edges = false;  ///< dual only: observer sees y~ (|E|) instead of x~ = B y~ (|V|)
+  std::size_t lockstep = 1;    ///< chains per shared-schedule block: 1, 2, 4, 8 or 16 (1 = independent)
   /// The processes sharing the chains (chain_group.hpp; e.g. MPI ranks, dualgibbs::mpi::Group), or null (the
   /// default) for this process alone. With a group of two or more members run_ensemble() is collective: every member
   /// calls it with the same options, runs a contiguous share of the lock-step blocks and (without local_cuts) sees
@@ -181,7 +184,7 @@ class KernelBlock final : public EnsembleBlock {
         m_sampler.set_constant_state(o.init_value);
         break;
       case InitialState::Random:
-        m_sampler.set_random_state(o.init_scale);
+        m_sampler.set_random_state(o.init_scale, o.random_places.empty() ? nullptr : &o.random_places);
         break;
       case InitialState::Given:
         for (int c = 0; c < W; ++c) m_sampler.set_state(c, o.given_state);

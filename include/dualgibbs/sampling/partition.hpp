@@ -259,7 +259,8 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
 /// The primal domain: CsrKernel on Q (with the canonical vector of a model with a mean), its nodes cut by `partition`.
 /// The dual domain: DualIncidenceKernel(whole, ...) on each part's edges (make_dual_share(), the nodes cut by
 /// `partition` and each edge owned by its head's part), the zero-mean chain as in one process; the observer sees the
-/// tallies x~ of all nodes, or the edges' y~ with observe_edges. The start Constant or Given.
+/// tallies x~ of all nodes, or the edges' y~ with observe_edges. Any start: Random gives each local coordinate the
+/// deviate of its place in the whole chain (EnsembleOptions::random_places).
 /// An error on any member (bad options, a failed allocation) ends the call on every member with that member's message
 /// (ChainGroup::settle).
 /// \param model the model (held whole by every member)
@@ -271,7 +272,7 @@ class DUALGIBBS_EXPORT PartitionedColoredSweep {
 ///        partition_graph(Q, group.size())
 /// \param share if not null, receives this member's share (e.g. to report its ghost layer)
 /// \return the run's totals
-/// \throws std::invalid_argument for a random start, a partition of another length or with parts outside the group,
+/// \throws std::invalid_argument for a partition of another length or with parts outside the group,
 ///         the dual domain of a model without one, or what run_ensemble() throws for the options.
 DUALGIBBS_EXPORT EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleOptions& options,
                                                const Observer& observe, ChainGroup& group,
@@ -302,7 +303,7 @@ DUALGIBBS_EXPORT EnsembleStats run_partitioned(const Model& model, Domain domain
 /// gathers them (every member then holds one whole state per chain) and are bitwise those of one process's
 /// colour-ordered run_ensemble() on Model(lattice, s, sigma) with the same seed.
 /// \param shape the lattice
-/// \param options chains, sweeps, seed, checkpoints, start (constant or given), noise, lockstep
+/// \param options chains, sweeps, seed, checkpoints, start, noise, lockstep
 /// \param observe called on every member at every checkpoint (may be empty)
 /// \param group the members sharing the graph
 /// \param share if not null, receives this member's share

@@ -421,14 +421,29 @@ class GibbsSampler {
   /// before the scale existed; scale = 2 doubles them exactly). \throws std::invalid_argument unless scale is
   /// finite and positive.
   /// \param scale the factor of the deviates
-  void set_random_state(double scale = 1.0) {
+  void set_random_state(double scale = 1.0) { set_random_state(scale, nullptr); }
+  /// set_random_state() of the coordinates of a part of a larger state (a graph split over a chain group,
+  /// partition.hpp): coordinate i takes the deviate at place positions[i] of the lane's stream (places increasing),
+  /// so each is the value it has in the whole state. Null positions: place i.
+  /// \param scale the factor of the deviates
+  /// \param positions the place of each coordinate in the whole state, increasing (dimension() of them), or null
+  void set_random_state(double scale, const std::vector<Index>* positions) {
     if (!(std::isfinite(scale) && scale > 0))
       throw std::invalid_argument("GibbsSampler::set_random_state: scale = " + std::to_string(scale) +
                                   " must be finite and positive");
+    if (positions && positions->size() != static_cast<std::size_t>(dimension()))
+      throw std::invalid_argument("GibbsSampler::set_random_state: " + std::to_string(positions->size()) +
+                                  " positions for " + std::to_string(dimension()) + " coordinates");
     for (int c = 0; c < Width; ++c) {
       ChainEngine rng = make_stream(m_seed, m_first_chain + static_cast<std::uint64_t>(c), StreamPurpose::Initial);
-      for (Index i = 0; i < dimension(); ++i)
+      Index place = 0;
+      for (Index i = 0; i < dimension(); ++i) {
+        if (positions)  // the deviates of the places before this coordinate's belong to other parts
+          for (const Index at = (*positions)[static_cast<std::size_t>(i)]; place < at; ++place)
+            (void)standard_normal(rng);
         m_z[static_cast<std::size_t>(i) * Width + c] = scale * (m_kernel->conditional_sd(i) * standard_normal(rng));
+        ++place;
+      }
     }
     refresh_tally();
     m_scheme.reset();
