@@ -95,29 +95,21 @@ std::vector<Eigen::MatrixXd> split(int k, const MemberRun& run) {
   return seen[0];
 }
 
-// The checkpoints of a model's split run over k members cut by `partition` (empty: METIS).
-std::vector<Eigen::MatrixXd> split(const Model& model, const EnsembleOptions& o, int k,
-                                   const std::vector<int>& partition = {}, Domain domain = Domain::Primal) {
-  return split(k, [&](ThreadMember& member, const Observer& observe) {
-    run_partitioned(model, domain, o, observe, member, partition);
-  });
-}
+// How one member joins a split run cut by `partition` (empty: METIS).
+using CutRun = std::function<void(ThreadMember& member, const Observer& observe, const std::vector<int>& partition)>;
 
-void check_bitwise(const Model& model, const EnsembleOptions& o, const std::string& name,
-                   Domain domain = Domain::Primal) {
-  const std::vector<Eigen::MatrixXd> reference = one_process(model, o, domain);
-  const Index n = model.num_nodes();
+// The split runs over 1 to 3 members of an n-node model under METIS's partition, contiguous ranges and a scattered
+// cut (node i in part (7 i mod 11) mod k: most neighbours are ghosts), each against one process's checkpoints.
+void check_cuts(const std::vector<Eigen::MatrixXd>& reference, Index n, const std::string& name, const CutRun& run) {
   for (int k = 1; k <= 3; ++k) {
-    // METIS's partition, contiguous ranges, and a scattered one (node i in part (7 i mod 11) mod k: most
-    // neighbours are ghosts).
     std::vector<int> scattered(static_cast<std::size_t>(n));
     for (Index i = 0; i < n; ++i) scattered[static_cast<std::size_t>(i)] = static_cast<int>((7 * i % 11) % k);
     const char* names[] = {"METIS", "ranges", "scattered"};
     const std::vector<int> partitions[] = {{}, partition_ranges(n, k), scattered};
     for (int p = 0; p < 3; ++p) {
-      const std::vector<int>& partition = partitions[p];
       BOOST_TEST_INFO(name << ", " << k << " members, " << names[p]);
-      const std::vector<Eigen::MatrixXd> got = split(model, o, k, partition, domain);
+      const std::vector<Eigen::MatrixXd> got =
+          split(k, [&](ThreadMember& member, const Observer& observe) { run(member, observe, partitions[p]); });
       BOOST_TEST_REQUIRE(got.size() == reference.size());
       for (std::size_t c = 0; c < got.size(); ++c) {
         BOOST_TEST_INFO("checkpoint " << c);
@@ -125,6 +117,14 @@ void check_bitwise(const Model& model, const EnsembleOptions& o, const std::stri
       }
     }
   }
+}
+
+void check_bitwise(const Model& model, const EnsembleOptions& o, const std::string& name,
+                   Domain domain = Domain::Primal) {
+  check_cuts(one_process(model, o, domain), model.num_nodes(), name,
+             [&](ThreadMember& member, const Observer& observe, const std::vector<int>& partition) {
+               run_partitioned(model, domain, o, observe, member, partition);
+             });
 }
 
 }  // namespace
@@ -385,24 +385,10 @@ void check_scheme_bitwise(const Model& model, Domain domain, const EnsembleOptio
   std::vector<Eigen::MatrixXd> reference;
   run_ensemble(
       model, domain, o, [&](const Checkpoint& cp) { reference.emplace_back(cp.states); }, scheme);
-  const Index n = model.num_nodes();
-  for (int k = 1; k <= 3; ++k) {
-    std::vector<int> scattered(static_cast<std::size_t>(n));
-    for (Index i = 0; i < n; ++i) scattered[static_cast<std::size_t>(i)] = static_cast<int>((7 * i % 11) % k);
-    const char* names[] = {"METIS", "ranges", "scattered"};
-    const std::vector<int> partitions[] = {{}, partition_ranges(n, k), scattered};
-    for (int p = 0; p < 3; ++p) {
-      BOOST_TEST_INFO(name << ", " << k << " members, " << names[p]);
-      const std::vector<Eigen::MatrixXd> got = split(k, [&](ThreadMember& member, const Observer& observe) {
-        run_partitioned(model, domain, o, observe, member, scheme, partitions[p]);
-      });
-      BOOST_TEST_REQUIRE(got.size() == reference.size());
-      for (std::size_t c = 0; c < got.size(); ++c) {
-        BOOST_TEST_INFO("checkpoint " << c);
-        BOOST_TEST(same_bits(got[c], reference[c]));
-      }
-    }
-  }
+  check_cuts(reference, model.num_nodes(), name,
+             [&](ThreadMember& member, const Observer& observe, const std::vector<int>& partition) {
+               run_partitioned(model, domain, o, observe, member, scheme, partition);
+             });
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #include <dualgibbs/api/converge.hpp>
 #include <dualgibbs/sampling/partition.hpp>
 
+#include "api/distribution.hpp"
+
 #include <chrono>
 #include <sstream>
 #include <stdexcept>
@@ -28,10 +30,7 @@ ConvergenceSettings settings(const ConvergeOptions& o, std::uint64_t seed, const
   cs.threads = execution.threads;
   cs.group = execution.group;
   cs.control_variate = o.control_variate;
-  if (o.distribute != "chains" && o.distribute != "graph")
-    throw std::invalid_argument("converge: unknown --distribute '" + o.distribute + "' (expected 'chains' or 'graph')");
-  if (o.partition != "ranges" && o.partition != "metis")
-    throw std::invalid_argument("converge: unknown --partition '" + o.partition + "' (expected 'ranges' or 'metis')");
+  detail::check_distribution("converge", o.distribute, o.partition);
   if (o.distribute == "graph") {
     if (o.scheme.scan != "colored")
       throw std::invalid_argument(

@@ -2,6 +2,8 @@
 #include <dualgibbs/api/marginals.hpp>
 #include <dualgibbs/sampling/partition.hpp>
 
+#include "api/distribution.hpp"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -35,11 +37,7 @@ MarginalOptions resolve(const Model& model, const MarginalsOptions& c, const Mod
   o.seed = source.seed;
   o.threads = resolved_threads(execution);
   o.group = execution.group;
-  if (c.distribute != "chains" && c.distribute != "graph")
-    throw std::invalid_argument("marginals: unknown --distribute '" + c.distribute +
-                                "' (expected 'chains' or 'graph')");
-  if (c.partition != "ranges" && c.partition != "metis")
-    throw std::invalid_argument("marginals: unknown --partition '" + c.partition + "' (expected 'ranges' or 'metis')");
+  detail::check_distribution("marginals", c.distribute, c.partition);
   o.split_graph = c.distribute == "graph";
   if (o.split_graph && execution.group && execution.group->size() > 1 && c.partition == "ranges")
     o.partition = partition_ranges(model.num_nodes(), execution.group->size());

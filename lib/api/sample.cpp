@@ -4,6 +4,8 @@
 #include <dualgibbs/core/chain_group.hpp>
 #include <dualgibbs/sampling/partition.hpp>
 
+#include "api/distribution.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -52,10 +54,7 @@ SamplePlan plan_sample(const Model* model, Index nodes, Index edges, const Sampl
     throw std::invalid_argument("sample: --draws y (the edge variables y~) applies to the dual domain only");
   o.observe_edges = p.domain == Domain::Dual && so.draws == "y";
   o.checkpoint_every = so.every == 0 ? std::max<std::size_t>(1, so.sweeps) : so.every;
-  if (so.distribute != "chains" && so.distribute != "graph")
-    throw std::invalid_argument("sample: unknown --distribute '" + so.distribute + "' (expected 'chains' or 'graph')");
-  if (so.partition != "ranges" && so.partition != "metis")
-    throw std::invalid_argument("sample: unknown --partition '" + so.partition + "' (expected 'ranges' or 'metis')");
+  detail::check_distribution("sample", so.distribute, so.partition);
   if (so.distribute == "graph") {
     if (so.scheme.scan != "colored")
       throw std::invalid_argument(

@@ -85,6 +85,20 @@ double cut_fraction(const SparseMatrix& pattern, const std::vector<int>& part) {
 
 namespace {
 
+// \throws std::invalid_argument (message from `where`) unless `part` gives each of n `items` a part in [0, parts) and
+// me is one of them.
+void check_parts(const std::string& where, const std::vector<int>& part, Index n, const char* item, int me, int parts) {
+  if (part.size() != static_cast<std::size_t>(n))
+    throw std::invalid_argument(where + std::to_string(part.size()) + " parts given for " + std::to_string(n) + " " +
+                                item + "s");
+  if (parts < 1 || me < 0 || me >= parts)
+    throw std::invalid_argument(where + "part " + std::to_string(me) + " of " + std::to_string(parts));
+  for (std::size_t i = 0; i < part.size(); ++i)
+    if (part[i] < 0 || part[i] >= parts)
+      throw std::invalid_argument(where + item + " " + std::to_string(i) + " is in part " + std::to_string(part[i]) +
+                                  ", outside 0.." + std::to_string(parts - 1));
+}
+
 void check_share_input(const SparseMatrix& m, const Eigen::VectorXd& rhs,
                        const std::vector<std::vector<Index>>& classes, const std::vector<int>& part, int me,
                        int parts) {
@@ -94,15 +108,7 @@ void check_share_input(const SparseMatrix& m, const Eigen::VectorXd& rhs,
   if (rhs.size() != 0 && rhs.size() != n)
     throw std::invalid_argument(where + "a right-hand side of length " + std::to_string(rhs.size()) + " for " +
                                 std::to_string(n) + " coordinates");
-  if (part.size() != static_cast<std::size_t>(n))
-    throw std::invalid_argument(where + std::to_string(part.size()) + " parts given for " + std::to_string(n) +
-                                " coordinates");
-  if (parts < 1 || me < 0 || me >= parts)
-    throw std::invalid_argument(where + "part " + std::to_string(me) + " of " + std::to_string(parts));
-  for (std::size_t i = 0; i < part.size(); ++i)
-    if (part[i] < 0 || part[i] >= parts)
-      throw std::invalid_argument(where + "coordinate " + std::to_string(i) + " is in part " + std::to_string(part[i]) +
-                                  ", outside 0.." + std::to_string(parts - 1));
+  check_parts(where, part, n, "coordinate", me, parts);
   std::size_t sites = 0;
   for (const auto& c : classes) sites += c.size();
   if (sites != static_cast<std::size_t>(n))
@@ -255,15 +261,7 @@ void check_dual_share_input(const Graph& graph, const std::vector<std::vector<In
   const std::string where = "make_dual_share: ";
   const Index n = graph.num_nodes(), m = graph.num_edges();
   if (m < 1) throw std::invalid_argument(where + "the graph has no edges, so the dual domain is empty");
-  if (part.size() != static_cast<std::size_t>(n))
-    throw std::invalid_argument(where + std::to_string(part.size()) + " parts given for " + std::to_string(n) +
-                                " nodes");
-  if (parts < 1 || me < 0 || me >= parts)
-    throw std::invalid_argument(where + "part " + std::to_string(me) + " of " + std::to_string(parts));
-  for (std::size_t i = 0; i < part.size(); ++i)
-    if (part[i] < 0 || part[i] >= parts)
-      throw std::invalid_argument(where + "node " + std::to_string(i) + " is in part " + std::to_string(part[i]) +
-                                  ", outside 0.." + std::to_string(parts - 1));
+  check_parts(where, part, n, "node", me, parts);
   std::vector<char> seen(static_cast<std::size_t>(m), 0);
   std::vector<std::size_t> at(static_cast<std::size_t>(n), classes.size());  // the last class seen at each node
   for (std::size_t k = 0; k < classes.size(); ++k)
