@@ -106,15 +106,19 @@ struct DUALGIBBS_EXPORT GraphShare {
   /// Dual share: the owner (part) of every edge of the whole graph, the part of its head.
   std::vector<int> edge_owner;
   /// Dual share, once after a state is set: the own nodes' tallies (complete: every edge at an own node is local)
-  /// sent to each neighbour holding them, and the other local nodes' tallies received from their owners; the same
-  /// layout as one class's lists.
-  std::vector<Index> start_send_sites, start_recv_sites;
-  std::vector<std::size_t> start_send_counts, start_recv_counts;  ///< per neighbour
+  /// sent to each neighbour holding them (local node indices, grouped by neighbour, increasing within a group).
+  std::vector<Index> start_send_sites;
+  /// Dual share, once after a state is set: the other local nodes' tallies received from their owners.
+  std::vector<Index> start_recv_sites;
+  std::vector<std::size_t> start_send_counts;  ///< how many of start_send_sites go to each neighbour
+  std::vector<std::size_t> start_recv_counts;  ///< how many of start_recv_sites come from each neighbour
   /// Dual share, for the Chebyshev-SSOR combination (which rebuilds the tallies from the edges): the own edges that
-  /// are ghosts of each neighbour (their tails' owners) sent, and the ghost edges received from their owners (local
-  /// edge indices, increasing, grouped by neighbour).
-  std::vector<Index> edge_send_sites, edge_recv_sites;
-  std::vector<std::size_t> edge_send_counts, edge_recv_counts;  ///< per neighbour
+  /// are ghosts of each neighbour (their tails' owners), local edge indices grouped by neighbour, increasing.
+  std::vector<Index> edge_send_sites;
+  /// Dual share, for the Chebyshev-SSOR combination: the ghost edges, received from their heads' owners.
+  std::vector<Index> edge_recv_sites;
+  std::vector<std::size_t> edge_send_counts;  ///< how many of edge_send_sites go to each neighbour
+  std::vector<std::size_t> edge_recv_counts;  ///< how many of edge_recv_sites come from each neighbour
 
   /// Ghost coordinates (local minus owned).
   /// \return the number of ghosts
