@@ -191,7 +191,7 @@ std::function<int()> setup_sample(CLI::App& app, CommonOptions& common) {
   app.add_option("--distribute", opt.run.distribute,
                  "under mpirun: chains (each rank a share of the chains, the whole graph on every rank) or graph\n"
                  "(every chain's graph cut over the ranks (--partition), each rank its part and a ghost layer;\n"
-                 "with --domain primal and gibbs a path, cycle, grid, torus or torus3 is never built whole;\n"
+                 "with gibbs a cycle, torus or torus3 (and in the primal a path or grid) is never built whole;\n"
                  "--scan colored with --scheme gibbs, ssor or cheby-ssor, one thread per rank); the draws are the\n"
                  "same either way")
       ->capture_default_str();

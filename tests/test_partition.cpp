@@ -595,6 +595,57 @@ BOOST_AUTO_TEST_CASE(a_lattice_share_from_its_shape_is_the_share_of_its_model) {
   BOOST_CHECK_THROW(lattice_share(shape_of({50000, 50000}, false, 1.0, 0.1), 0, 1), std::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(a_periodic_lattice_dual_share_from_its_shape_is_the_dual_share_of_its_graph) {
+  for (const LatticeCase& c : lattice_cases()) {
+    if (!c.shape.periodic) {
+      BOOST_CHECK_THROW(lattice_dual_share(c.shape, 0, 1), std::invalid_argument);
+      continue;
+    }
+    const auto classes = greedy_edge_coloring(c.graph);
+    for (int k : {1, 2, 3, 4}) {
+      const std::vector<int> part = partition_ranges(c.graph.num_nodes(), k);
+      for (int r = 0; r < k; ++r) {
+        BOOST_TEST_INFO(c.name << ", part " << r << " of " << k);
+        GraphShare want = make_dual_share(c.graph, classes, part, r, k);
+        want.edge_owner.clear();  // the lattice's share leaves it empty
+        const GraphShare got = lattice_dual_share(c.shape, r, k);
+        BOOST_TEST(same_share(got, want));
+        BOOST_TEST((got.nodes == want.nodes && got.owned_nodes == want.owned_nodes && got.edge_owner.empty()));
+        BOOST_TEST((got.start_send_sites == want.start_send_sites && got.start_send_counts == want.start_send_counts &&
+                    got.start_recv_sites == want.start_recv_sites && got.start_recv_counts == want.start_recv_counts));
+        BOOST_TEST((got.edge_send_sites == want.edge_send_sites && got.edge_send_counts == want.edge_send_counts &&
+                    got.edge_recv_sites == want.edge_recv_sites && got.edge_recv_counts == want.edge_recv_counts));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_periodic_lattice_split_by_its_shape_gives_one_process_dual_bits) {
+  EnsembleOptions o;
+  o.chains = 3;
+  o.sweeps = 5;
+  o.checkpoint_every = 2;
+  o.lockstep = 2;
+  o.seed = 78;
+  for (const LatticeCase& c : lattice_cases()) {
+    if (!c.shape.periodic) continue;
+    for (bool edges : {false, true}) {
+      o.observe_edges = edges;
+      o.init = edges ? InitialState::Random : InitialState::Constant;
+      const std::vector<Eigen::MatrixXd> reference =
+          one_process(Model(c.graph, c.shape.s, c.shape.sigma), o, Domain::Dual);
+      for (int k = 1; k <= 3; ++k) {
+        BOOST_TEST_INFO(c.name << ", dual, " << (edges ? "edges" : "tallies") << ", " << k << " members");
+        const std::vector<Eigen::MatrixXd> got = split(k, [&](ThreadMember& member, const Observer& observe) {
+          run_partitioned(c.shape, Domain::Dual, o, observe, member);
+        });
+        BOOST_TEST_REQUIRE(got.size() == reference.size());
+        for (std::size_t t = 0; t < reference.size(); ++t) BOOST_TEST(same_bits(got[t], reference[t]));
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_lattice_split_by_its_shape_gives_one_process_colored_bits) {
   EnsembleOptions o;
   o.chains = 5;

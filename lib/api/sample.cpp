@@ -221,8 +221,8 @@ SampleResult sample(const Model& model, const SampleOptions& options, DrawsSink&
 }
 
 std::optional<LatticeShape> lattice_shape(const ModelSource& source, const SampleOptions& options) {
-  if (options.distribute != "graph" || options.partition != "ranges" || options.domain != "primal" ||
-      options.scheme.scheme != "gibbs")
+  if (options.distribute != "graph" || options.partition != "ranges" || options.scheme.scheme != "gibbs" ||
+      (options.domain != "primal" && options.domain != "dual"))
     return std::nullopt;
   if (source.node_file || source.obs_file || source.precision_file || source.canonical_file) return std::nullopt;
   const GraphSpec spec = parse_graph_spec(source.graph);
@@ -233,6 +233,7 @@ std::optional<LatticeShape> lattice_shape(const ModelSource& source, const Sampl
   switch (spec.family) {
     case GraphFamily::Path:
     case GraphFamily::Grid:
+      if (options.domain == "dual") return std::nullopt;  // the dual of an open lattice is split from its model
       shape.periodic = false;
       return shape;
     case GraphFamily::Cycle:
@@ -273,7 +274,7 @@ SampleResult sample(const LatticeShape& shape, const SampleOptions& options, Dra
   ChainGroup& group = execution.group && execution.group->size() > 1 ? *execution.group : solo;
   sink.begin(plan.dim, plan.ensemble.chains, plan.checkpoints);
   GraphShare share;
-  r.stats = run_partitioned(shape, plan.ensemble, draws_writer(options, plan, sink, r), group, &share);
+  r.stats = run_partitioned(shape, plan.domain, plan.ensemble, draws_writer(options, plan, sink, r), group, &share);
   record_cut(group, share, r);
   check_written(plan, r);
   sink.end();

@@ -443,6 +443,20 @@ class Lattice {
     }
     std::sort(out.begin(), out.end());
   }
+  std::size_t dims() const noexcept { return m_sides.size(); }
+  bool periodic() const noexcept { return m_periodic; }
+  // The node one step from v along side d, forward (+1) or back (-1), wrapping around (periodic lattices).
+  Index step(Index v, std::size_t d, int dir) const noexcept {
+    const Index c = (v / m_stride[d]) % m_sides[d], base = v - c * m_stride[d];
+    return base + ((c + m_sides[d] + dir) % m_sides[d]) * m_stride[d];
+  }
+  // Edge e = D v + t of a periodic lattice, as the generators number them (make_cycle, make_torus, make_torus3): head
+  // v, tail the next node along side D - 1 - t.
+  Index edge_head(Index e) const noexcept { return e / static_cast<Index>(dims()); }
+  Index edge_tail(Index e) const noexcept {
+    const auto d = static_cast<Index>(dims());
+    return step(e / d, static_cast<std::size_t>(d - 1 - e % d), +1);
+  }
 
  private:
   std::vector<Index> m_sides, m_stride;
@@ -586,6 +600,165 @@ GraphShare lattice_share(const LatticeShape& shape, int me, int parts) {
   return s;
 }
 
+namespace {
+
+// greedy_edge_coloring() of a periodic lattice's edges, edge by edge from the formula of their ends: one byte per edge
+// and a mask of used colours per node (at most 2 x 6 - 1 = 11 colours).
+std::vector<std::uint8_t> lattice_edge_colors(const Lattice& lat) {
+  const std::size_t m = static_cast<std::size_t>(lat.size()) * lat.dims();
+  std::vector<std::uint8_t> color(m, 0);
+  std::vector<std::uint16_t> used(static_cast<std::size_t>(lat.size()), 0);
+  for (std::size_t e = 0; e < m; ++e) {
+    const auto u = static_cast<std::size_t>(lat.edge_head(static_cast<Index>(e)));
+    const auto v = static_cast<std::size_t>(lat.edge_tail(static_cast<Index>(e)));
+    const unsigned taken = used[u] | used[v];
+    std::uint8_t c = 0;
+    while (taken & (1u << c)) ++c;
+    color[e] = c;
+    used[u] = static_cast<std::uint16_t>(used[u] | (1u << c));
+    used[v] = static_cast<std::uint16_t>(used[v] | (1u << c));
+  }
+  return color;
+}
+
+// The halo lists of a periodic lattice's dual share s (edges, nodes, own nodes and edges set), as make_dual_share()
+// makes them from the lattice's graph.
+template <class Owner, class LocalNode>
+void lattice_dual_halo(const Lattice& lat, const std::vector<std::uint8_t>& color, std::size_t classes,
+                       const Owner& owner, const LocalNode& local_node, GraphShare& s) {
+  const int me = s.part;
+  const auto d = static_cast<Index>(lat.dims());
+  std::vector<Index> nb;
+  std::vector<int> holders;
+  const auto holders_of = [&](Index v) -> const std::vector<int>& {
+    lat.neighbors(v, nb);
+    holders.assign(1, owner(v));
+    for (Index u : nb) holders.push_back(owner(u));
+    std::sort(holders.begin(), holders.end());
+    holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
+    return holders;
+  };
+  using Groups = std::vector<std::vector<Index>>;
+  const auto none = Groups(static_cast<std::size_t>(s.parts));
+  std::vector<Groups> send(classes, none), recv(classes, none);
+  Groups start_send = none, start_recv = none, edge_send = none, edge_recv = none;
+  for (Index l : s.owned_nodes)
+    for (int q : holders_of(s.nodes[static_cast<std::size_t>(l)]))
+      if (q != me) start_send[static_cast<std::size_t>(q)].push_back(l);
+  for (std::size_t l = 0; l < s.nodes.size(); ++l) {
+    const Index x = s.nodes[l];
+    if (owner(x) != me) start_recv[static_cast<std::size_t>(owner(x))].push_back(static_cast<Index>(l));
+    // The edges at x that another part owns: x's tally changes when they do.
+    for (Index t = 0; t < d; ++t)
+      for (const Index e : {x * d + t, lat.step(x, static_cast<std::size_t>(d - 1 - t), -1) * d + t}) {
+        const int p = owner(lat.edge_head(e));
+        if (p != me)
+          recv[color[static_cast<std::size_t>(e)]][static_cast<std::size_t>(p)].push_back(static_cast<Index>(l));
+      }
+  }
+  for (Index l : s.owned) {
+    const Index e = s.global[static_cast<std::size_t>(l)];
+    for (const Index x : {lat.edge_head(e), lat.edge_tail(e)})
+      for (int q : holders_of(x))
+        if (q != me) send[color[static_cast<std::size_t>(e)]][static_cast<std::size_t>(q)].push_back(local_node(x));
+    if (owner(lat.edge_tail(e)) != me) edge_send[static_cast<std::size_t>(owner(lat.edge_tail(e)))].push_back(l);
+  }
+  for (std::size_t l = 0; l < s.global.size(); ++l) {
+    const int p = owner(lat.edge_head(s.global[l]));
+    if (p != me) edge_recv[static_cast<std::size_t>(p)].push_back(static_cast<Index>(l));
+  }
+  std::vector<char> is_neighbor(static_cast<std::size_t>(s.parts), 0);
+  for (const Groups* g : {&start_send, &start_recv, &edge_send, &edge_recv})
+    for (int q = 0; q < s.parts; ++q)
+      is_neighbor[static_cast<std::size_t>(q)] |= !(*g)[static_cast<std::size_t>(q)].empty();
+  for (std::size_t k = 0; k < classes; ++k)
+    for (int q = 0; q < s.parts; ++q)
+      is_neighbor[static_cast<std::size_t>(q)] |=
+          !send[k][static_cast<std::size_t>(q)].empty() || !recv[k][static_cast<std::size_t>(q)].empty();
+  for (int q = 0; q < s.parts; ++q)
+    if (is_neighbor[static_cast<std::size_t>(q)] && q != me) s.neighbors.push_back(q);
+  flatten_groups(s.neighbors, start_send, s.start_send_sites, s.start_send_counts);
+  flatten_groups(s.neighbors, start_recv, s.start_recv_sites, s.start_recv_counts);
+  flatten_groups(s.neighbors, edge_send, s.edge_send_sites, s.edge_send_counts);
+  flatten_groups(s.neighbors, edge_recv, s.edge_recv_sites, s.edge_recv_counts);
+  s.send_sites.assign(classes, {});
+  s.send_counts.assign(classes, {});
+  s.recv_sites.assign(classes, {});
+  s.recv_counts.assign(classes, {});
+  for (std::size_t k = 0; k < classes; ++k) {
+    flatten_groups(s.neighbors, send[k], s.send_sites[k], s.send_counts[k]);
+    flatten_groups(s.neighbors, recv[k], s.recv_sites[k], s.recv_counts[k]);
+  }
+}
+
+}  // namespace
+
+GraphShare lattice_dual_share(const LatticeShape& shape, int me, int parts) {
+  const Lattice lat(shape);
+  const Index n = lat.size();
+  if (!lat.periodic())
+    throw std::invalid_argument("lattice_dual_share: a path or grid (not periodic) is split from its model");
+  if (parts < 1 || parts > n || me < 0 || me >= parts)
+    throw std::invalid_argument("lattice_dual_share: part " + std::to_string(me) + " of " + std::to_string(parts) +
+                                " for " + std::to_string(n) + " nodes");
+  const auto d = static_cast<Index>(lat.dims());
+  if (static_cast<std::int64_t>(n) * d > std::numeric_limits<Index>::max())
+    throw std::invalid_argument("lattice_dual_share: more edges than a 32-bit index holds");
+  const std::vector<std::uint8_t> color = lattice_edge_colors(lat);
+  std::size_t classes = 0;
+  for (std::uint8_t c : color) classes = std::max<std::size_t>(classes, c + 1u);
+  std::vector<std::size_t> bounds(static_cast<std::size_t>(parts) + 1, 0);
+  for (int r = 0; r < parts; ++r) bounds[static_cast<std::size_t>(r) + 1] = member_share(n, r, parts).second;
+  const auto owner = [&](Index v) {
+    return static_cast<int>(std::upper_bound(bounds.begin(), bounds.end(), static_cast<std::size_t>(v)) -
+                            bounds.begin()) -
+           1;
+  };
+  const auto lo = static_cast<Index>(bounds[static_cast<std::size_t>(me)]);
+  const auto hi = static_cast<Index>(bounds[static_cast<std::size_t>(me) + 1]);
+  GraphShare s;
+  s.part = me;
+  s.parts = parts;
+  s.global_dimension = n * d;
+  // Local edges: the own ones (heads lo..hi-1: ids d lo .. d hi - 1) and those whose tail only is own; local nodes:
+  // the own ones and their neighbours.
+  std::vector<Index> nb;
+  for (Index v = lo; v < hi; ++v) {
+    for (Index t = 0; t < d; ++t) {
+      const Index u = lat.step(v, static_cast<std::size_t>(d - 1 - t), -1);  // the head of edge t into v
+      if (u < lo || u >= hi) s.global.push_back(u * d + t);
+    }
+    lat.neighbors(v, nb);
+    s.nodes.insert(s.nodes.end(), nb.begin(), nb.end());
+    s.nodes.push_back(v);
+  }
+  for (Index e = lo * d; e < hi * d; ++e) s.global.push_back(e);
+  std::sort(s.global.begin(), s.global.end());
+  std::sort(s.nodes.begin(), s.nodes.end());
+  s.nodes.erase(std::unique(s.nodes.begin(), s.nodes.end()), s.nodes.end());
+  const auto local_edge = [&](Index e) {
+    return static_cast<Index>(std::lower_bound(s.global.begin(), s.global.end(), e) - s.global.begin());
+  };
+  const auto local_node = [&](Index v) {
+    const auto it = std::lower_bound(s.nodes.begin(), s.nodes.end(), v);
+    return it != s.nodes.end() && *it == v ? static_cast<Index>(it - s.nodes.begin()) : Index{-1};
+  };
+  for (Index e = lo * d; e < hi * d; ++e) s.owned.push_back(local_edge(e));
+  for (Index v = lo; v < hi; ++v) s.owned_nodes.push_back(local_node(v));
+  // Own edges per class in increasing id (their places: the class's edges below d lo come first).
+  std::vector<std::size_t> place(classes, 0);
+  for (Index e = 0; e < lo * d; ++e) ++place[color[static_cast<std::size_t>(e)]];
+  s.class_sites.assign(classes, {});
+  s.class_places.assign(classes, {});
+  for (Index e = lo * d; e < hi * d; ++e) {
+    const std::size_t k = color[static_cast<std::size_t>(e)];
+    s.class_sites[k].push_back(local_edge(e));
+    s.class_places[k].push_back(place[k]++);
+  }
+  lattice_dual_halo(lat, color, classes, owner, local_node, s);
+  return s;
+}
+
 // ---- the sweep of one part -----------------------------------------------------------------------------
 
 PartitionedColoredSweep::PartitionedColoredSweep(const GraphShare& share, ChainGroup& group)
@@ -690,10 +863,12 @@ void check_partitioned_scheme(const SchemeOptions& scheme) {
 
 // What a member's observer is shown of its share: the rows `rows` (local indices) of the n observed coordinates,
 // whose parts are `part` (empty: contiguous ranges, partition_ranges() of n, the gathered rows already in order).
+// `width`: with contiguous ranges, each member shows `width` coordinates per node of its range (a lattice's d edges).
 struct Shown {
   const std::vector<Index>* rows;
   const std::vector<int>* part;
   Index n;
+  std::size_t width = 1;
 };
 
 // The observer of one member's local run: its own rows of every chain gathered from all members into the global
@@ -707,8 +882,8 @@ class GatheringObserver {
     m_counts.assign(static_cast<std::size_t>(group.size()), 0);
     if (part.empty()) {
       for (int r = 0; r < group.size(); ++r) {
-        const auto [first, last] = member_share(n, r, group.size());
-        m_counts[static_cast<std::size_t>(r)] = last - first;
+        const auto [first, last] = member_share(n / shown.width, r, group.size());
+        m_counts[static_cast<std::size_t>(r)] = (last - first) * shown.width;
       }
       return;
     }
@@ -888,19 +1063,45 @@ EnsembleStats run_partitioned(const Model& model, Domain domain, const EnsembleO
 
 EnsembleStats run_partitioned(const LatticeShape& shape, const EnsembleOptions& options, const Observer& observe,
                               ChainGroup& group, GraphShare* share_out) {
+  return run_partitioned(shape, Domain::Primal, options, observe, group, share_out);
+}
+
+EnsembleStats run_partitioned(const LatticeShape& shape, Domain domain, const EnsembleOptions& options,
+                              const Observer& observe, ChainGroup& group, GraphShare* share_out) {
+  const bool dual = domain == Domain::Dual;
   GraphShare share;
   std::exception_ptr error;
   try {
-    share = lattice_share(shape, group.rank(), group.size());
-    check_partitioned_options(share.global_dimension, Domain::Primal, options);
+    share =
+        dual ? lattice_dual_share(shape, group.rank(), group.size()) : lattice_share(shape, group.rank(), group.size());
+    check_partitioned_options(share.global_dimension, domain, options);
   } catch (...) {
     error = std::current_exception();
   }
   const std::vector<int> contiguous;
   SchemeOptions colored;
   colored.kind = SchemeKind::Colored;
-  return run_share(share, Shown{&share.owned, &contiguous, share.global_dimension}, options, observe, group, error,
-                   share_out, colored, primal_kernel);
+  if (!dual)
+    return run_share(share, Shown{&share.owned, &contiguous, share.global_dimension}, options, observe, group, error,
+                     share_out, colored, primal_kernel);
+  // The part's own model: its local nodes and edges (in increasing global order), one s and one sigma, whose
+  // DualIncidenceKernel has the whole lattice's coefficients and update path (unit incidence, homogeneous).
+  const auto dual_kernel = [&shape](const GraphShare& s) {
+    const Lattice lat(shape);
+    std::vector<Edge> edges;
+    edges.reserve(s.global.size());
+    const auto local = [&](Index v) {
+      return static_cast<Index>(std::lower_bound(s.nodes.begin(), s.nodes.end(), v) - s.nodes.begin());
+    };
+    for (Index e : s.global) edges.push_back({local(lat.edge_head(e)), local(lat.edge_tail(e))});
+    return DualIncidenceKernel(
+        Model(Graph(static_cast<Index>(s.nodes.size()), std::move(edges)), shape.s, shape.sigma));
+  };
+  const Index nodes = share.global_dimension / static_cast<Index>(std::max<std::size_t>(1, shape.sides.size()));
+  const Shown shown = options.observe_edges
+                          ? Shown{&share.owned, &contiguous, share.global_dimension, shape.sides.size()}
+                          : Shown{&share.owned_nodes, &contiguous, nodes};
+  return run_share(share, shown, options, observe, group, error, share_out, colored, dual_kernel);
 }
 
 }  // namespace dualgibbs

@@ -86,17 +86,17 @@ struct SampleResult {
 DUALGIBBS_EXPORT std::uint64_t sample_checkpoints(const SampleOptions& options) noexcept;
 
 /// The lattice a run of these options on this source samples by its shape, never building its graph: with
-/// distribute "graph", partition "ranges", the primal domain and the gibbs scheme, a `path`, `cycle`, `grid`, `torus`
-/// or `torus3` spec with one `s` and one `sigma` (no node, observation, precision or canonical file). Every front end
-/// decides with this.
+/// distribute "graph", partition "ranges" and the gibbs scheme, a `path`, `cycle`, `grid`, `torus` or `torus3` spec
+/// (in the dual domain a `cycle`, `torus` or `torus3`) with one `s` and one `sigma` (no node, observation, precision or
+/// canonical file). Every front end decides with this.
 /// \param source the model's source
 /// \param options the run's options
 /// \return the lattice's shape (then sample(shape, ...)), or empty (load the model, sample(model, ...))
 /// \throws std::invalid_argument for a bad graph spec.
 DUALGIBBS_EXPORT std::optional<LatticeShape> lattice_shape(const ModelSource& source, const SampleOptions& options);
 
-/// sample() of a lattice given by its shape, split over execution.group (distribute "graph", partition "ranges",
-/// the primal domain and the colored scan): every member builds only its share (lattice_share()), never the whole
+/// sample() of a lattice given by its shape, split over execution.group (distribute "graph", partition "ranges", the
+/// colored scan): every member builds only its share (lattice_share(), lattice_dual_share()), never the whole
 /// graph, and the draws are bitwise those of sample() on the lattice's Model with the colored scan. Without a group
 /// of two or more members the one process runs the same split sweep alone.
 /// \param shape the lattice (lattice_shape())

@@ -173,6 +173,17 @@ struct DUALGIBBS_EXPORT LatticeShape {
 ///         32-bit index, s or sigma not finite and non-zero, or a part out of range.
 DUALGIBBS_EXPORT GraphShare lattice_share(const LatticeShape& shape, int me, int parts);
 
+/// Part `me`'s dual share of a periodic lattice (cycle, torus, torus3) cut into contiguous node ranges, built from the
+/// shape alone: the share make_dual_share() gives from the lattice's graph (greedy_edge_coloring, partition_ranges),
+/// except edge_owner, which stays empty (the edges of part r are the d-edge ranges of its nodes). Memory: one byte
+/// per edge and two per node for the greedy edge colours, plus the part's edges and nodes.
+/// \param shape the lattice, periodic
+/// \param me the part, in [0, parts)
+/// \param parts the number of parts, 1 to the number of nodes
+/// \return the share
+/// \throws std::invalid_argument as lattice_share(), for a lattice that is not periodic, or more than 2^31 edges.
+DUALGIBBS_EXPORT GraphShare lattice_dual_share(const LatticeShape& shape, int me, int parts);
+
 /// The colour-ordered Gibbs sweep of one part (a scheme, sampler.hpp) on the kernel of its local precision: class by
 /// class, the part's own sites of the class with the deviates ColoredSweep gives them in one process (block
 /// p / kBlock of the class, place p % kBlock within it: the block's lane streams are drawn up to the last owned
@@ -314,6 +325,15 @@ DUALGIBBS_EXPORT EnsembleStats run_partitioned(const Model& model, Domain domain
 /// \return the run's totals
 /// \throws what lattice_share() and run_partitioned() throw, on every member.
 DUALGIBBS_EXPORT EnsembleStats run_partitioned(const LatticeShape& shape, const EnsembleOptions& options,
+                                               const Observer& observe, ChainGroup& group, GraphShare* share = nullptr);
+
+/// run_partitioned() of a lattice given by its shape in `domain`: the primal as above, the dual (periodic lattices)
+/// from lattice_dual_share(), each member's kernel that of its own nodes and edges, never the whole graph. \param shape
+/// the lattice \param domain the domain to sample \param options chains, sweeps, seed, checkpoints, start, noise,
+/// lockstep \param observe called on every member at every checkpoint (may be empty) \param group the members sharing
+/// the lattice \param share if not null, receives this member's share \return the run's totals \throws what
+/// lattice_share(), lattice_dual_share() and run_partitioned() throw, on every member.
+DUALGIBBS_EXPORT EnsembleStats run_partitioned(const LatticeShape& shape, Domain domain, const EnsembleOptions& options,
                                                const Observer& observe, ChainGroup& group, GraphShare* share = nullptr);
 
 }  // namespace dualgibbs
