@@ -464,6 +464,24 @@ class Lattice {
   Index m_n = 0;
 };
 
+// The nodes 0..n-1 cut into `parts` contiguous ranges (partition_ranges(): member_share()), and the part of a node.
+class NodeRanges {
+ public:
+  NodeRanges(Index n, int parts) : m_bounds(static_cast<std::size_t>(parts) + 1, 0) {
+    for (int r = 0; r < parts; ++r) m_bounds[static_cast<std::size_t>(r) + 1] = member_share(n, r, parts).second;
+  }
+  // The first node of part r (r = parts: n).
+  Index first(int r) const noexcept { return static_cast<Index>(m_bounds[static_cast<std::size_t>(r)]); }
+  int owner(Index v) const noexcept {
+    return static_cast<int>(std::upper_bound(m_bounds.begin(), m_bounds.end(), static_cast<std::size_t>(v)) -
+                            m_bounds.begin()) -
+           1;
+  }
+
+ private:
+  std::vector<std::size_t> m_bounds;
+};
+
 // greedy_coloring() of the lattice's Q, from the formula of its neighbours: one byte per node.
 std::vector<std::uint8_t> lattice_colors(const Lattice& lat) {
   std::vector<std::uint8_t> color(static_cast<std::size_t>(lat.size()), 0);
@@ -533,15 +551,9 @@ GraphShare lattice_share(const LatticeShape& shape, int me, int parts) {
   const std::vector<std::uint8_t> color = lattice_colors(lat);
   std::size_t classes = 0;
   for (std::uint8_t c : color) classes = std::max<std::size_t>(classes, c + 1u);
-  std::vector<std::size_t> bounds(static_cast<std::size_t>(parts) + 1, 0);
-  for (int r = 0; r < parts; ++r) bounds[static_cast<std::size_t>(r) + 1] = member_share(n, r, parts).second;
-  const auto owner = [&](Index v) {
-    return static_cast<int>(std::upper_bound(bounds.begin(), bounds.end(), static_cast<std::size_t>(v)) -
-                            bounds.begin()) -
-           1;
-  };
-  const auto lo = static_cast<Index>(bounds[static_cast<std::size_t>(me)]);
-  const auto hi = static_cast<Index>(bounds[static_cast<std::size_t>(me) + 1]);
+  const NodeRanges ranges(n, parts);
+  const auto owner = [&ranges](Index v) { return ranges.owner(v); };
+  const Index lo = ranges.first(me), hi = ranges.first(me + 1);
   GraphShare s;
   s.part = me;
   s.parts = parts;
@@ -707,15 +719,9 @@ GraphShare lattice_dual_share(const LatticeShape& shape, int me, int parts) {
   const std::vector<std::uint8_t> color = lattice_edge_colors(lat);
   std::size_t classes = 0;
   for (std::uint8_t c : color) classes = std::max<std::size_t>(classes, c + 1u);
-  std::vector<std::size_t> bounds(static_cast<std::size_t>(parts) + 1, 0);
-  for (int r = 0; r < parts; ++r) bounds[static_cast<std::size_t>(r) + 1] = member_share(n, r, parts).second;
-  const auto owner = [&](Index v) {
-    return static_cast<int>(std::upper_bound(bounds.begin(), bounds.end(), static_cast<std::size_t>(v)) -
-                            bounds.begin()) -
-           1;
-  };
-  const auto lo = static_cast<Index>(bounds[static_cast<std::size_t>(me)]);
-  const auto hi = static_cast<Index>(bounds[static_cast<std::size_t>(me) + 1]);
+  const NodeRanges ranges(n, parts);
+  const auto owner = [&ranges](Index v) { return ranges.owner(v); };
+  const Index lo = ranges.first(me), hi = ranges.first(me + 1);
   GraphShare s;
   s.part = me;
   s.parts = parts;
